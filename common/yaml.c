@@ -1,0 +1,1 @@
+#include "kh/yaml.h"

@@ -1,0 +1,153 @@
+/*
+ * fakeapi.h - an embeddable fake Kubernetes API server.
+ *
+ * fakeapi_start() serves the Kubernetes REST API on 127.0.0.1 from a SQLite
+ * database (in memory by default), in the calling process, on threads of its
+ * own. kubectl and the official clients work against it unchanged. Tests can
+ * also reach the store directly (fakeapi_apply, fakeapi_get, fakeapi_list),
+ * without HTTP.
+ *
+ * Threads: the server runs one thread per HTTP connection plus one
+ * background thread (garbage collection, namespace deletion, compaction).
+ * Every function below is thread-safe unless it says otherwise; none may be
+ * called from inside a clock callback.
+ *
+ * Ownership: objects are jansson values. Functions that return a json_t * give
+ * the caller a new reference; arguments are borrowed.
+ *
+ * Errors: functions return 0 or a negative fakeapi_errcode. An optional
+ * fakeapi_error (caller-owned) receives the details: the HTTP code, the
+ * Kubernetes reason and the message the server would have answered.
+ */
+#ifndef FAKEAPI_FAKEAPI_H
+#define FAKEAPI_FAKEAPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fakeapi_server fakeapi_server;
+
+typedef enum fakeapi_errcode {
+    FAKEAPI_OK = 0,
+    FAKEAPI_ERR_NOMEM = -1,          /* out of memory */
+    FAKEAPI_ERR_INVALID = -2,        /* bad argument, malformed or invalid object (400/422) */
+    FAKEAPI_ERR_NOT_FOUND = -3,      /* 404 */
+    FAKEAPI_ERR_CONFLICT = -4,       /* 409 Conflict: stale resourceVersion, precondition */
+    FAKEAPI_ERR_ALREADY_EXISTS = -5, /* 409 AlreadyExists */
+    FAKEAPI_ERR_GONE = -6,           /* 410 Expired: revision compacted */
+    FAKEAPI_ERR_FORBIDDEN = -7,      /* 403: e.g. namespace terminating */
+    FAKEAPI_ERR_UNSUPPORTED = -8,    /* 405/415: verb or media type not supported */
+    FAKEAPI_ERR_STORAGE = -9,        /* SQLite failed */
+    FAKEAPI_ERR_IO = -10,            /* a file could not be read or written */
+    FAKEAPI_ERR_LISTEN = -11,        /* the HTTP server could not start */
+    FAKEAPI_ERR_INTERNAL = -12,      /* a bug: please report */
+} fakeapi_errcode;
+
+/* What went wrong, as the server would have said it in a Status body. */
+typedef struct fakeapi_error {
+    int code;         /* fakeapi_errcode */
+    int http_status;  /* e.g. 404 */
+    char reason[48];  /* Kubernetes reason, e.g. "NotFound" */
+    char message[512];
+} fakeapi_error;
+
+/* A static description of an error code ("not found"). Never NULL. */
+const char *fakeapi_strerror(int code);
+
+/*
+ * The clock every timestamp and timeout comes from. now_ns returns
+ * nanoseconds since the Unix epoch; it is called from any server thread and
+ * must be thread-safe. A virtual clock that jumps forward must call
+ * fakeapi_clock_advanced() so that waits (watch timeouts, bookmarks, delays)
+ * re-read it.
+ */
+typedef struct fakeapi_clock {
+    int64_t (*now_ns)(void *ud);
+    void *ud;
+} fakeapi_clock;
+
+/* Options: zero-initialise, then set what you need. */
+typedef struct fakeapi_options {
+    const char *host;          /* listen address; NULL = "127.0.0.1" */
+    uint16_t port;             /* 0 = pick a free port */
+    const char *db_path;       /* SQLite file; NULL = in memory */
+    const fakeapi_clock *clock; /* NULL = real time; copied by fakeapi_start */
+    uint64_t seed;             /* seeds uids and generated names; 0 = random */
+    size_t max_body_bytes;     /* request body limit; 0 = 3 MiB */
+    bool no_http;              /* in-process only: do not listen at all */
+} fakeapi_options;
+
+/*
+ * Start a server. On success returns 0 and a new server in *out (stop it with
+ * fakeapi_stop). Namespaces default, kube-system and kube-public exist once
+ * it returns. With a db_path that already holds a store, every object is
+ * kept and the resourceVersion continues from where it was.
+ * Errors: FAKEAPI_ERR_LISTEN, FAKEAPI_ERR_STORAGE, FAKEAPI_ERR_NOMEM.
+ */
+int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out);
+
+/*
+ * Stop serving, end open watches, wait for every server thread, close the
+ * database and free the server. NULL does nothing.
+ */
+void fakeapi_stop(fakeapi_server *srv);
+
+/* "http://127.0.0.1:PORT" (borrowed; valid until fakeapi_stop). "" if no_http. */
+const char *fakeapi_url(const fakeapi_server *srv);
+
+/* The port listened on (0 if no_http). */
+uint16_t fakeapi_port(const fakeapi_server *srv);
+
+/* The store's current revision: the resourceVersion of the latest write. */
+uint64_t fakeapi_revision(fakeapi_server *srv);
+
+/* Wake every wait so that it re-reads the clock (see fakeapi_clock). */
+void fakeapi_clock_advanced(fakeapi_server *srv);
+
+/*
+ * Apply a manifest, as `kubectl apply` would: YAML or JSON, one or many
+ * documents, `kind: List` expanded. Each object is created, or, if it exists,
+ * merged into the stored one (a merge patch; status is left alone). Namespaced
+ * objects without a namespace go to "default". Documents are applied in order;
+ * the first failure stops and is returned (earlier documents stay applied).
+ */
+int fakeapi_apply(fakeapi_server *srv, const char *text, size_t len, fakeapi_error *err);
+
+/* fakeapi_apply the contents of a file. */
+int fakeapi_apply_file(fakeapi_server *srv, const char *path, fakeapi_error *err);
+
+/*
+ * Get one object by apiVersion ("v1", "apps/v1", "example.com/v1"), kind,
+ * namespace (NULL or "" for cluster-scoped kinds) and name. On success
+ * *out is a new reference. FAKEAPI_ERR_NOT_FOUND if there is no such kind or
+ * object.
+ */
+int fakeapi_get(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                const char *name, json_t **out, fakeapi_error *err);
+
+/*
+ * List objects of a kind, sorted by namespace then name: ns NULL means every
+ * namespace; label_selector may be NULL. On success *out is a new JSON array
+ * of the objects.
+ */
+int fakeapi_list(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                 const char *label_selector, json_t **out, fakeapi_error *err);
+
+/*
+ * Delete one object as a client's DELETE with default options would
+ * (background propagation; finalizers only set deletionTimestamp).
+ */
+int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kind,
+                   const char *ns, const char *name, fakeapi_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * patch.h - the three Kubernetes patch types, applied to jansson documents.
+ *
+ *  - JSON patch (RFC 6902): add, remove, replace, move, copy, test, with
+ *    RFC 6901 pointers ("~0", "~1", "-" for append).
+ *  - JSON merge patch (RFC 7386): objects merge recursively, null deletes,
+ *    everything else replaces.
+ *  - Strategic merge patch (K8S-API.md items 54-55): like merge patch, but
+ *    lists named by the caller's merge-key callback merge element by element
+ *    on a key, primitive lists marked as sets are unioned, and the directives
+ *    $patch (delete, replace, merge), $setElementOrder/<list>,
+ *    $retainKeys, $deleteFromPrimitiveList/<list> are honoured and never
+ *    left in the result.
+ *
+ * None of these functions modifies its inputs: each returns a new document.
+ * Reentrant; no global state.
+ */
+#ifndef FAKEAPI_PATCH_H
+#define FAKEAPI_PATCH_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+/*
+ * Apply an RFC 6902 patch (a JSON array of operations) to doc.
+ * Returns 0 and a new document in *out (caller owns); or -1 with a message
+ * in err ("test operation failed at /spec/x", "path /a/b not found",
+ * "invalid operation: ...") and *out untouched. A failed "test" is -2, so the
+ * caller can answer 409/422 as the API server does (it answers 422 for a
+ * failed test, 400 for malformed patches, we keep them apart).
+ */
+int fakeapi__json_patch(const json_t *doc, const json_t *patch, json_t **out, char *err,
+                        size_t errlen);
+
+/* Apply an RFC 7386 merge patch. patch may be any JSON value (non-objects
+ * replace doc). Returns 0 and a new document in *out; -1 only on allocation
+ * failure. */
+int fakeapi__merge_patch(const json_t *doc, const json_t *patch, json_t **out);
+
+/*
+ * The merge key of the list found at path, or NULL if that list is
+ * replaced wholesale. path is the list's field names from the document root
+ * joined by '.', with array positions left out, e.g.
+ * "spec.template.spec.containers" or "spec.template.spec.containers.ports".
+ * Return "" for a list of primitives merged as a set (finalizers).
+ */
+typedef const char *(*fakeapi__smp_key_fn)(const char *path, void *ud);
+
+/*
+ * Apply a strategic merge patch. key_fn may be NULL (then every list is
+ * replaced, i.e. it behaves as a merge patch plus directives).
+ * Returns 0 and a new document in *out; -1 with a message for a malformed
+ * patch (e.g. "$patch delete on a list without a merge key", unknown
+ * directive value) and *out untouched.
+ */
+int fakeapi__smp_patch(const json_t *doc, const json_t *patch, fakeapi__smp_key_fn key_fn,
+                       void *ud, json_t **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install what the build and the tests need on Debian 12, if missing.
+set -e
+PKGS="build-essential meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev \
+libsqlite3-dev libcurl4-openssl-dev libcriterion-dev libyaml-dev libgnutls28-dev \
+python3 python3-kubernetes curl"
+command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "installing:$missing" >&2
+    $SUDO apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi

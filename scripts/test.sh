@@ -1,0 +1,19 @@
+#!/bin/sh
+# The whole test suite: a normal build, then an AddressSanitizer +
+# UndefinedBehaviorSanitizer build, each running every Meson suite.
+# Ends with one line: "N passed, M failed".
+set -e
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+[ -d build ] || meson setup build --werror >/dev/null
+[ -d build-asan ] || meson setup build-asan --werror -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dbuildtype=debug >/dev/null
+ninja -C build
+ninja -C build-asan
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
+meson test -C build --print-errorlogs --num-processes 2 "$@" || status=1
+meson test -C build-asan --print-errorlogs --num-processes 2 "$@" || status=1
+python3 scripts/count_results.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json
+exit $status
