@@ -6,13 +6,18 @@
  *   key (exists), !key (does not exist), key>N, key<N (integers).
  * '!=' and 'notin' also match objects that lack the key. Keys may carry a
  * DNS-subdomain prefix ("app.kubernetes.io/name"). Whitespace around tokens
- * is allowed. The empty string selects everything.
+ * is allowed. The empty string selects everything. As in apimachinery,
+ * "key=" (and "key==") selects an empty value; unlike it, "key in ()" is an
+ * error. Keys and values are validated as the API server does.
  *
  * Field selectors (item 32): terms joined by ',': field=value, field==value,
  * field!=value. A field is a dotted path into the object ("metadata.name",
  * "spec.nodeName", "involvedObject.kind"). Values may escape ',', '=' and
  * '\' with a backslash. The caller decides which fields a resource supports
- * (fakeapi__fieldsel_check).
+ * (fakeapi__fieldsel_check). Field selectors are not trimmed; empty terms
+ * ("a=b,") are skipped, as apimachinery does.
+ *
+ * Either kind of selector string may be at most 64 KiB.
  *
  * Ownership: parse returns a new selector the caller frees with _free.
  * Parsed selectors are immutable: any thread may match with one concurrently.
@@ -31,7 +36,7 @@ typedef struct fakeapi__fieldsel fakeapi__fieldsel;
  * Parse a label selector. s may be NULL or "" (matches everything).
  * Returns 0 and a new selector in *out; or -1 with a message in err
  * (e.g. "unable to parse requirement: found '(', expected: identifier")
- * and *out untouched.
+ * and *out untouched. err may be NULL; the message is cut to errlen.
  */
 int fakeapi__labelsel_parse(const char *s, fakeapi__labelsel **out, char *err, size_t errlen);
 
