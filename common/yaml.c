@@ -1,1 +1,1065 @@
+/*
+ * yaml.c - YAML streams to jansson values and back, on libyaml.
+ *
+ * Loading is a recursive descent over libyaml's parser events, one call per
+ * node, so the C stack is bounded by KH_YAML_MAX_DEPTH. Every value built,
+ * including every value an alias copies, is counted against
+ * KH_YAML_MAX_NODES; that budget is what stops "billion laughs" alias bombs.
+ *
+ * Input that starts with '{' or '[' is first tried as a stream of JSON texts
+ * with jansson, the way kubectl sniffs JSON; YAML cannot read "{...}{...}".
+ * If that fails for any reason the YAML loader runs and reports the error.
+ *
+ * Numbers go through strtod/snprintf, so the process must use the C locale
+ * for LC_NUMERIC (the default unless someone calls setlocale).
+ */
 #include "kh/yaml.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#define TAG_PREFIX "tag:yaml.org,2002:"
+#define MAX_DUMP ((size_t)1 << 30)
+
+typedef enum kind { K_STRING, K_NULL, K_BOOL, K_INT, K_REAL } kind;
+
+typedef struct anchor {
+    char *name;
+    json_t *value; /* own reference, so the copy source outlives edits */
+    size_t nodes;  /* what one copy costs against the node budget */
+} anchor;
+
+typedef struct loader {
+    yaml_parser_t parser;
+    const char *text;
+    size_t len;
+    anchor *anchors;
+    size_t n_anchors;
+    size_t cap_anchors;
+    size_t nodes;
+    kh_yaml_error *err;
+} loader;
+
+static const char *const null_words[] = {"~", "null", "Null", "NULL", NULL};
+/* YAML 1.1 booleans as go-yaml v2 (and so sigs.k8s.io/yaml) reads them,
+ * minus the single letters y/n. */
+static const char *const true_words[] = {"true", "True", "TRUE", "yes", "Yes",
+                                         "YES",  "on",   "On",   "ON",  NULL};
+static const char *const false_words[] = {"false", "False", "FALSE", "no",  "No",
+                                          "NO",    "off",   "Off",   "OFF", NULL};
+static const char *const odd_reals[] = {".inf",  ".Inf",  ".INF",  "+.inf", "+.Inf",
+                                        "+.INF", "-.inf", "-.Inf", "-.INF", ".nan",
+                                        ".NaN",  ".NAN",  NULL};
+
+/* ---- errors ---- */
+
+static void verror(kh_yaml_error *err, int line, int column, const char *fmt, va_list ap)
+{
+    if (!err)
+        return;
+    err->line = line;
+    err->column = column;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+}
+
+__attribute__((format(printf, 4, 5))) static int set_error(kh_yaml_error *err, int line, int column,
+                                                           const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    verror(err, line, column, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail_at(loader *ld, yaml_mark_t mark,
+                                                         const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    verror(ld->err, (int)mark.line + 1, (int)mark.column + 1, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int fail_oom(loader *ld)
+{
+    return set_error(ld->err, 0, 0, "out of memory");
+}
+
+/* The reader reports a byte offset rather than a mark. */
+static yaml_mark_t mark_of_offset(const loader *ld, size_t offset)
+{
+    yaml_mark_t mark = {0, 0, 0};
+
+    for (size_t i = 0; i < offset && i < ld->len; i++) {
+        mark.column++;
+        if (ld->text[i] == '\n') {
+            mark.line++;
+            mark.column = 0;
+        }
+    }
+    return mark;
+}
+
+static int fail_parser(loader *ld)
+{
+    const yaml_parser_t *p = &ld->parser;
+    yaml_mark_t mark = p->problem_mark;
+    const char *problem = p->problem ? p->problem : "invalid YAML";
+
+    if (p->error == YAML_MEMORY_ERROR)
+        return fail_oom(ld);
+    if (p->error == YAML_READER_ERROR)
+        mark = mark_of_offset(ld, p->problem_offset);
+    if (p->context)
+        return fail_at(ld, mark, "%s: %s", p->context, problem);
+    return fail_at(ld, mark, "%s", problem);
+}
+
+/* ---- scalar typing ---- */
+
+static int is_one_of(const char *s, size_t n, const char *const *words)
+{
+    for (; *words; words++) {
+        if (strlen(*words) == n && memcmp(*words, s, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int digit_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return INT_MAX;
+}
+
+static size_t span_digits(const char *s, size_t n, int base)
+{
+    size_t i = 0;
+
+    while (i < n && digit_value(s[i]) < base)
+        i++;
+    return i;
+}
+
+static int all_digits(const char *s, size_t n, int base)
+{
+    return n > 0 && span_digits(s, n, base) == n;
+}
+
+/* YAML 1.2 core: [-+]?[0-9]+ | 0x[0-9a-fA-F]+ | 0o[0-7]+ */
+static int is_int(const char *s, size_t n)
+{
+    if (n > 2 && s[0] == '0' && s[1] == 'x')
+        return all_digits(s + 2, n - 2, 16);
+    if (n > 2 && s[0] == '0' && s[1] == 'o')
+        return all_digits(s + 2, n - 2, 8);
+    if (n > 0 && (s[0] == '-' || s[0] == '+'))
+        return all_digits(s + 1, n - 1, 10);
+    return all_digits(s, n, 10);
+}
+
+/* YAML 1.2 core: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+static int is_float(const char *s, size_t n)
+{
+    size_t i = 0, whole, exp;
+
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        i++;
+    whole = span_digits(s + i, n - i, 10);
+    i += whole;
+    if (i < n && s[i] == '.') {
+        size_t frac = span_digits(s + i + 1, n - i - 1, 10);
+        if (whole == 0 && frac == 0)
+            return 0;
+        i += 1 + frac;
+    } else if (whole == 0) {
+        return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '-' || s[i] == '+'))
+            i++;
+        exp = span_digits(s + i, n - i, 10);
+        if (exp == 0)
+            return 0;
+        i += exp;
+    }
+    return i == n;
+}
+
+/* What a plain (unquoted, untagged) scalar means. */
+static kind classify(const char *s, size_t n)
+{
+    if (n == 0 || is_one_of(s, n, null_words))
+        return K_NULL;
+    if (is_one_of(s, n, true_words) || is_one_of(s, n, false_words))
+        return K_BOOL;
+    if (is_int(s, n))
+        return K_INT;
+    if (is_float(s, n) || is_one_of(s, n, odd_reals))
+        return K_REAL;
+    return K_STRING;
+}
+
+static void format_real(double d, char *buf, size_t size)
+{
+    /* The shortest text that reads back as the same double. */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    if (!strpbrk(buf, ".eEn")) /* keep it a real when read back */
+        strncat(buf, ".0", size - strlen(buf) - 1);
+}
+
+/* Integer text to a double, for values that do not fit json_int_t. */
+static double int_as_double(const char *s)
+{
+    double d = 0;
+
+    if (s[0] != '0' || s[1] != 'o')
+        return strtod(s, NULL); /* decimal, and hex as a C99 hex float */
+    for (s += 2; *s; s++)
+        d = d * 8 + (*s - '0');
+    return d;
+}
+
+/* s is NUL-terminated and classified K_INT. */
+static json_t *make_int(const char *s, int as_real)
+{
+    long long v;
+    char *end;
+
+    errno = 0;
+    if (s[0] == '0' && s[1] == 'o')
+        v = strtoll(s + 2, &end, 8);
+    else
+        v = strtoll(s, &end, s[0] == '0' && s[1] == 'x' ? 16 : 10);
+    if (errno == ERANGE)
+        return json_real(int_as_double(s));
+    return as_real ? json_real((double)v) : json_integer((json_int_t)v);
+}
+
+static json_t *make_real(const char *s, size_t n)
+{
+    if (is_one_of(s, n, odd_reals))
+        return NULL;
+    return json_real(strtod(s, NULL));
+}
+
+static int make_scalar(loader *ld, const yaml_event_t *ev, kind k, json_t **out)
+{
+    const char *s = (const char *)ev->data.scalar.value;
+    size_t n = ev->data.scalar.length;
+
+    switch (k) {
+    case K_NULL:
+        *out = json_null();
+        break;
+    case K_BOOL:
+        *out = json_boolean(is_one_of(s, n, true_words));
+        break;
+    case K_INT:
+        *out = make_int(s, 0);
+        break;
+    case K_REAL:
+        *out = is_int(s, n) ? make_int(s, 1) : make_real(s, n);
+        if (!*out) /* jansson refuses infinities and NaN, as JSON does */
+            return fail_at(ld, ev->start_mark, "'%.*s' cannot be represented in JSON", (int)n, s);
+        break;
+    case K_STRING:
+        *out = json_stringn(s, n);
+        break;
+    }
+    return *out ? 0 : fail_oom(ld);
+}
+
+/* The kind an explicitly tagged scalar asks for; unknown tags are ignored. */
+static int tagged_kind(loader *ld, const yaml_event_t *ev, kind *k)
+{
+    static const struct {
+        const char *name;
+        kind k;
+    } known[] = {
+        {"str", K_STRING}, {"null", K_NULL}, {"bool", K_BOOL}, {"int", K_INT}, {"float", K_REAL}};
+    const char *tag = (const char *)ev->data.scalar.tag;
+    const char *s = (const char *)ev->data.scalar.value;
+    size_t n = ev->data.scalar.length;
+    kind got = classify(s, n);
+
+    *k = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? got : K_STRING;
+    if (strcmp(tag, "!") == 0) /* the non-specific tag: a string */
+        *k = K_STRING;
+    if (strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)) != 0)
+        return 0;
+    tag += strlen(TAG_PREFIX);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(tag, known[i].name) != 0)
+            continue;
+        *k = known[i].k;
+        if (*k == K_STRING || got == *k || (*k == K_REAL && got == K_INT))
+            return 0;
+        return fail_at(ld, ev->start_mark, "'%.*s' is not a valid !!%s", (int)n, s, tag);
+    }
+    return 0;
+}
+
+/* ---- anchors and the node budget ---- */
+
+static int count_nodes(loader *ld, size_t n, yaml_mark_t mark)
+{
+    if (n > KH_YAML_MAX_NODES - ld->nodes)
+        return fail_at(ld, mark, "more than %d values (alias bomb?)", KH_YAML_MAX_NODES);
+    ld->nodes += n;
+    return 0;
+}
+
+static void anchors_clear(loader *ld)
+{
+    for (size_t i = 0; i < ld->n_anchors; i++) {
+        free(ld->anchors[i].name);
+        json_decref(ld->anchors[i].value);
+    }
+    ld->n_anchors = 0;
+}
+
+/* The array cannot outgrow the node budget: every anchor names a node. */
+static int anchor_add(loader *ld, const char *name, json_t *value, size_t nodes)
+{
+    anchor *a;
+
+    if (ld->n_anchors == ld->cap_anchors) {
+        size_t cap = ld->cap_anchors ? ld->cap_anchors * 2 : 16;
+        anchor *grown = realloc(ld->anchors, cap * sizeof *grown);
+        if (!grown)
+            return fail_oom(ld);
+        ld->anchors = grown;
+        ld->cap_anchors = cap;
+    }
+    a = &ld->anchors[ld->n_anchors];
+    a->name = strdup(name);
+    if (!a->name)
+        return fail_oom(ld);
+    a->value = json_incref(value);
+    a->nodes = nodes;
+    ld->n_anchors++;
+    return 0;
+}
+
+/* A later anchor of the same name replaces an earlier one. */
+static const anchor *anchor_find(const loader *ld, const char *name)
+{
+    for (size_t i = ld->n_anchors; i > 0; i--) {
+        if (strcmp(ld->anchors[i - 1].name, name) == 0)
+            return &ld->anchors[i - 1];
+    }
+    return NULL;
+}
+
+static const char *event_anchor(const yaml_event_t *ev)
+{
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+        return (const char *)ev->data.scalar.anchor;
+    case YAML_SEQUENCE_START_EVENT:
+        return (const char *)ev->data.sequence_start.anchor;
+    case YAML_MAPPING_START_EVENT:
+        return (const char *)ev->data.mapping_start.anchor;
+    default:
+        return NULL;
+    }
+}
+
+/* ---- nodes ---- */
+
+static int build_node(loader *ld, const yaml_event_t *ev, int depth, json_t **out);
+
+static int next_event(loader *ld, yaml_event_t *ev)
+{
+    return yaml_parser_parse(&ld->parser, ev) ? 0 : fail_parser(ld);
+}
+
+/* Reads the next event of a collection: 1 (and nothing to free) at its end
+ * event, 0 with *ev to delete, -1 on error. */
+static int next_item(loader *ld, yaml_event_type_t end, yaml_event_t *ev)
+{
+    if (next_event(ld, ev) != 0)
+        return -1;
+    if (ev->type != end)
+        return 0;
+    yaml_event_delete(ev);
+    return 1;
+}
+
+/* Reads and builds the next node; *mark (if set) gets where it starts. */
+static int build_next(loader *ld, int depth, json_t **out, yaml_mark_t *mark)
+{
+    yaml_event_t ev;
+    int rc;
+
+    if (next_event(ld, &ev) != 0)
+        return -1;
+    if (mark)
+        *mark = ev.start_mark;
+    rc = build_node(ld, &ev, depth, out);
+    yaml_event_delete(&ev);
+    return rc;
+}
+
+static int build_scalar(loader *ld, const yaml_event_t *ev, json_t **out)
+{
+    kind k = K_STRING;
+
+    if (count_nodes(ld, 1, ev->start_mark) != 0)
+        return -1;
+    if (ev->data.scalar.tag) {
+        if (tagged_kind(ld, ev, &k) != 0)
+            return -1;
+    } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        k = classify((const char *)ev->data.scalar.value, ev->data.scalar.length);
+    }
+    return make_scalar(ld, ev, k, out);
+}
+
+static int build_alias(loader *ld, const yaml_event_t *ev, json_t **out)
+{
+    const char *name = (const char *)ev->data.alias.anchor;
+    const anchor *a = anchor_find(ld, name);
+
+    /* An alias inside its own anchor's node also lands here: the anchor is
+     * only registered once its node is complete, so no cycles. */
+    if (!a)
+        return fail_at(ld, ev->start_mark, "unknown anchor '%s'", name);
+    if (count_nodes(ld, a->nodes, ev->start_mark) != 0)
+        return -1;
+    *out = json_deep_copy(a->value);
+    return *out ? 0 : fail_oom(ld);
+}
+
+static int enter_collection(loader *ld, const yaml_event_t *ev, int depth, json_t *coll)
+{
+    if (!coll)
+        return fail_oom(ld);
+    if (depth > KH_YAML_MAX_DEPTH)
+        return fail_at(ld, ev->start_mark, "nesting deeper than %d", KH_YAML_MAX_DEPTH);
+    return count_nodes(ld, 1, ev->start_mark);
+}
+
+static int build_sequence(loader *ld, const yaml_event_t *ev, int depth, json_t **out)
+{
+    json_t *arr = json_array();
+    yaml_event_t item;
+    int r;
+
+    if (enter_collection(ld, ev, depth, arr) != 0)
+        goto fail;
+    while ((r = next_item(ld, YAML_SEQUENCE_END_EVENT, &item)) == 0) {
+        json_t *v = NULL;
+        int rc = build_node(ld, &item, depth, &v);
+        yaml_event_delete(&item);
+        if (rc != 0)
+            goto fail;
+        if (json_array_append_new(arr, v) != 0) {
+            fail_oom(ld);
+            goto fail;
+        }
+    }
+    if (r < 0)
+        goto fail;
+    *out = arr;
+    return 0;
+fail:
+    json_decref(arr);
+    return -1;
+}
+
+static int is_merge_key(const yaml_event_t *ev)
+{
+    const char *tag = (const char *)ev->data.scalar.tag;
+
+    if (ev->type != YAML_SCALAR_EVENT)
+        return 0;
+    if (tag)
+        return strcmp(tag, TAG_PREFIX "merge") == 0;
+    return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.length == 2 &&
+           memcmp(ev->data.scalar.value, "<<", 2) == 0;
+}
+
+/* Queues the value of a '<<' key: a mapping or a sequence of mappings. */
+static int add_merge(loader *ld, json_t *merges, json_t *v, yaml_mark_t mark)
+{
+    size_t i;
+    json_t *item;
+
+    if (json_is_object(v))
+        return json_array_append(merges, v) == 0 ? 0 : fail_oom(ld);
+    if (!json_is_array(v))
+        goto bad;
+    json_array_foreach(v, i, item)
+    {
+        if (!json_is_object(item))
+            goto bad;
+    }
+    return json_array_extend(merges, v) == 0 ? 0 : fail_oom(ld);
+bad:
+    return fail_at(ld, mark, "'<<' needs a mapping or a sequence of mappings");
+}
+
+/* Keys of the mapping itself win over merged ones, and earlier merged
+ * mappings over later ones, whatever the order in the text. */
+static int apply_merges(loader *ld, json_t *obj, json_t *merges)
+{
+    size_t i;
+    json_t *src;
+
+    json_array_foreach(merges, i, src)
+    {
+        for (void *it = json_object_iter(src); it; it = json_object_iter_next(src, it)) {
+            const char *k = json_object_iter_key(it);
+            size_t klen = json_object_iter_key_len(it);
+            if (json_object_getn(obj, k, klen))
+                continue;
+            if (json_object_setn(obj, k, klen, json_object_iter_value(it)) != 0)
+                return fail_oom(ld);
+        }
+    }
+    return 0;
+}
+
+/* JSON keys are strings: scalar keys are written out the way sigs.k8s.io/yaml
+ * does (1 -> "1", true -> "true"); NULL for a collection. */
+static json_t *key_string(json_t *key)
+{
+    char buf[32];
+
+    switch (json_typeof(key)) {
+    case JSON_STRING:
+        return json_incref(key);
+    case JSON_INTEGER:
+        return json_sprintf("%" JSON_INTEGER_FORMAT, json_integer_value(key));
+    case JSON_REAL:
+        format_real(json_real_value(key), buf, sizeof buf);
+        return json_string(buf);
+    case JSON_TRUE:
+        return json_string("true");
+    case JSON_FALSE:
+        return json_string("false");
+    case JSON_NULL:
+        return json_string("null");
+    default:
+        return NULL;
+    }
+}
+
+/* Builds the key that starts with *kev and the value after it into obj. */
+static int build_pair(loader *ld, const yaml_event_t *kev, int depth, json_t *obj)
+{
+    json_t *key = NULL, *text = NULL, *v = NULL;
+    int rc = -1;
+
+    if (build_node(ld, kev, depth, &key) != 0)
+        return -1;
+    text = key_string(key);
+    if (!text) {
+        fail_at(ld, kev->start_mark, "mapping keys must be scalars");
+        goto out;
+    }
+    if (build_next(ld, depth, &v, NULL) != 0)
+        goto out;
+    /* A repeated key replaces the earlier value, as in go-yaml v2. */
+    rc = json_object_setn_new(obj, json_string_value(text), json_string_length(text), v);
+    if (rc != 0)
+        fail_oom(ld);
+out:
+    json_decref(key);
+    json_decref(text);
+    return rc;
+}
+
+static int build_entry(loader *ld, const yaml_event_t *kev, int depth, json_t *obj, json_t *merges)
+{
+    json_t *v = NULL;
+    yaml_mark_t mark;
+    int rc;
+
+    if (!is_merge_key(kev))
+        return build_pair(ld, kev, depth, obj);
+    if (build_next(ld, depth, &v, &mark) != 0)
+        return -1;
+    rc = add_merge(ld, merges, v, mark);
+    json_decref(v);
+    return rc;
+}
+
+static int build_mapping(loader *ld, const yaml_event_t *ev, int depth, json_t **out)
+{
+    json_t *obj = json_object(), *merges = json_array();
+    yaml_event_t kev;
+    int r;
+
+    if (!merges) {
+        fail_oom(ld);
+        goto fail;
+    }
+    if (enter_collection(ld, ev, depth, obj) != 0)
+        goto fail;
+    while ((r = next_item(ld, YAML_MAPPING_END_EVENT, &kev)) == 0) {
+        int rc = build_entry(ld, &kev, depth, obj, merges);
+        yaml_event_delete(&kev);
+        if (rc != 0)
+            goto fail;
+    }
+    if (r < 0 || apply_merges(ld, obj, merges) != 0)
+        goto fail;
+    json_decref(merges);
+    *out = obj;
+    return 0;
+fail:
+    json_decref(merges);
+    json_decref(obj);
+    return -1;
+}
+
+static int build_kind(loader *ld, const yaml_event_t *ev, int depth, json_t **out)
+{
+    switch (ev->type) {
+    case YAML_ALIAS_EVENT:
+        return build_alias(ld, ev, out);
+    case YAML_SCALAR_EVENT:
+        return build_scalar(ld, ev, out);
+    case YAML_SEQUENCE_START_EVENT:
+        return build_sequence(ld, ev, depth + 1, out);
+    case YAML_MAPPING_START_EVENT:
+        return build_mapping(ld, ev, depth + 1, out);
+    default:
+        return fail_at(ld, ev->start_mark, "unexpected YAML event %d", (int)ev->type);
+    }
+}
+
+/* Builds the node that starts with *ev (still the caller's to delete) and
+ * the nodes after it that belong to it; registers its anchor. */
+static int build_node(loader *ld, const yaml_event_t *ev, int depth, json_t **out)
+{
+    size_t before = ld->nodes;
+    const char *name = event_anchor(ev);
+
+    if (build_kind(ld, ev, depth, out) != 0)
+        return -1;
+    if (name && anchor_add(ld, name, *out, ld->nodes - before) != 0) {
+        json_decref(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- streams ---- */
+
+static int is_empty_document(const yaml_event_t *root)
+{
+    return root->type == YAML_SCALAR_EVENT && !root->data.scalar.tag &&
+           root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && root->data.scalar.length == 0;
+}
+
+/* Called after DOCUMENT_START; reads the root node, leaves DOCUMENT_END. */
+static int load_document(loader *ld, json_t *docs)
+{
+    yaml_event_t root;
+    json_t *v = NULL;
+    int rc, empty;
+
+    anchors_clear(ld); /* anchors never reach across documents */
+    if (next_event(ld, &root) != 0)
+        return -1;
+    empty = is_empty_document(&root);
+    rc = build_node(ld, &root, 0, &v);
+    yaml_event_delete(&root);
+    if (rc != 0)
+        return -1;
+    if (empty) {
+        json_decref(v);
+        return 0;
+    }
+    return json_array_append_new(docs, v) == 0 ? 0 : fail_oom(ld);
+}
+
+static int load_stream(loader *ld, json_t *docs)
+{
+    for (;;) {
+        yaml_event_t ev;
+        yaml_event_type_t type;
+
+        if (next_event(ld, &ev) != 0)
+            return -1;
+        type = ev.type;
+        yaml_event_delete(&ev);
+        if (type == YAML_STREAM_END_EVENT)
+            return 0;
+        if (type == YAML_DOCUMENT_START_EVENT && load_document(ld, docs) != 0)
+            return -1;
+    }
+}
+
+static int load_yaml(const char *text, size_t len, json_t **docs, kh_yaml_error *err)
+{
+    loader ld = {.text = text, .len = len, .err = err};
+    json_t *out = json_array();
+    int rc = -1;
+
+    if (!out || !yaml_parser_initialize(&ld.parser)) {
+        json_decref(out);
+        return set_error(err, 0, 0, "out of memory");
+    }
+    yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text, len);
+    rc = load_stream(&ld, out);
+    anchors_clear(&ld);
+    free(ld.anchors);
+    yaml_parser_delete(&ld.parser);
+    if (rc != 0) {
+        json_decref(out);
+        return -1;
+    }
+    *docs = out;
+    return 0;
+}
+
+/* ---- JSON streams ---- */
+
+static size_t skip_space(const char *text, size_t len, size_t pos)
+{
+    while (pos < len && strchr(" \t\r\n", text[pos]) && text[pos] != '\0')
+        pos++;
+    return pos;
+}
+
+/* Holds JSON to the limits YAML input has; 0 if beyond them. */
+static int within_limits(json_t *v, int depth, size_t *nodes)
+{
+    size_t i;
+    json_t *item;
+    const char *key;
+
+    if (++*nodes > KH_YAML_MAX_NODES || depth > KH_YAML_MAX_DEPTH)
+        return 0;
+    json_array_foreach(v, i, item)
+    {
+        if (!within_limits(item, depth + 1, nodes))
+            return 0;
+    }
+    json_object_foreach(v, key, item)
+    {
+        if (!within_limits(item, depth + 1, nodes))
+            return 0;
+    }
+    return 1;
+}
+
+/* One or more JSON objects or arrays, with only whitespace between them. */
+static int load_json_stream(const char *text, size_t len, json_t **docs)
+{
+    json_t *out = json_array();
+    size_t pos = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    size_t nodes = 0;
+
+    pos = skip_space(text, len, pos);
+    if (!out || len > INT_MAX || pos == len)
+        goto fail;
+    while (pos < len) {
+        json_error_t jerr;
+        json_t *v = NULL;
+        if (text[pos] == '{' || text[pos] == '[')
+            v = json_loadb(text + pos, len - pos, JSON_DISABLE_EOF_CHECK, &jerr);
+        if (v && !within_limits(v, 1, &nodes)) {
+            json_decref(v);
+            v = NULL;
+        }
+        if (!v || json_array_append_new(out, v) != 0)
+            goto fail;
+        /* With JSON_DISABLE_EOF_CHECK jansson reports the bytes it used. */
+        pos = skip_space(text, len, pos + (size_t)jerr.position);
+    }
+    *docs = out;
+    return 0;
+fail:
+    json_decref(out);
+    return -1;
+}
+
+/* ---- public: loading ---- */
+
+int kh_yaml_load(const char *text, size_t len, json_t **docs, kh_yaml_error *err)
+{
+    if (!docs || (!text && len > 0))
+        return set_error(err, 0, 0, "invalid argument");
+    if (!text)
+        text = "";
+    if (load_json_stream(text, len, docs) == 0)
+        return 0;
+    return load_yaml(text, len, docs, err);
+}
+
+static int errno_error(kh_yaml_error *err, const char *path, int errnum)
+{
+    char buf[128];
+
+    return set_error(err, 0, 0, "%s: %s", path, strerror_r(errnum, buf, sizeof buf));
+}
+
+static int too_big(kh_yaml_error *err, const char *path)
+{
+    return set_error(err, 0, 0, "%s: larger than %d bytes", path, KH_YAML_MAX_FILE_SIZE);
+}
+
+/* Grows *buf for more bytes; the cap is one past the limit so a file of
+ * exactly the limit still reads to EOF. */
+static int grow(char **buf, size_t *cap)
+{
+    size_t want = *cap ? *cap * 2 : 64 * 1024;
+    char *p;
+
+    if (want > (size_t)KH_YAML_MAX_FILE_SIZE + 1)
+        want = (size_t)KH_YAML_MAX_FILE_SIZE + 1;
+    p = realloc(*buf, want);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = want;
+    return 0;
+}
+
+static int read_stream(FILE *f, const char *path, char **out, size_t *out_len, kh_yaml_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+
+    do {
+        if (len == cap && len > (size_t)KH_YAML_MAX_FILE_SIZE) {
+            free(buf);
+            return too_big(err, path);
+        }
+        if (len == cap && grow(&buf, &cap) != 0) {
+            free(buf);
+            return set_error(err, 0, 0, "out of memory");
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+    } while (n > 0);
+    if (ferror(f)) {
+        free(buf);
+        return errno_error(err, path, errno ? errno : EIO);
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+int kh_yaml_load_file(const char *path, json_t **docs, kh_yaml_error *err)
+{
+    struct stat st;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    int rc;
+
+    if (!path || !docs)
+        return set_error(err, 0, 0, "invalid argument");
+    f = fopen(path, "rb");
+    if (!f)
+        return errno_error(err, path, errno);
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > KH_YAML_MAX_FILE_SIZE)
+        rc = too_big(err, path);
+    else
+        rc = read_stream(f, path, &buf, &len, err);
+    fclose(f);
+    if (rc != 0)
+        return -1;
+    rc = kh_yaml_load(buf ? buf : "", len, docs, err);
+    free(buf);
+    return rc;
+}
+
+/* ---- dumping ---- */
+
+typedef struct outbuf {
+    char *data;
+    size_t len;
+    size_t cap;
+} outbuf;
+
+static int write_out(void *data, unsigned char *bytes, size_t size)
+{
+    outbuf *out = data;
+
+    if (size > MAX_DUMP - out->len)
+        return 0;
+    if (out->len + size + 1 > out->cap) {
+        size_t cap = out->cap ? out->cap : 256;
+        char *p;
+        while (cap < out->len + size + 1)
+            cap *= 2;
+        p = realloc(out->data, cap);
+        if (!p)
+            return 0;
+        out->data = p;
+        out->cap = cap;
+    }
+    memcpy(out->data + out->len, bytes, size);
+    out->len += size;
+    out->data[out->len] = '\0';
+    return 1;
+}
+
+/* Plain text that a YAML reader (this one, or a YAML 1.1 one such as
+ * go-yaml v2) could take for something other than this string. */
+static int needs_quotes(const char *s, size_t n)
+{
+    static const char *const yaml11_words[] = {"y", "Y", "n", "N", "<<", NULL};
+    size_t i = 0;
+
+    if (classify(s, n) != K_STRING || is_one_of(s, n, yaml11_words))
+        return 1;
+    if (n > 1 && (s[0] == '+' || s[0] == '-' || s[0] == '.'))
+        i = 1;
+    /* 1_000, 0b101, 1:30, 2024-01-01: numbers or timestamps to YAML 1.1. */
+    return i < n && s[i] >= '0' && s[i] <= '9';
+}
+
+static int emit_scalar(yaml_emitter_t *em, const char *s, size_t n, yaml_scalar_style_t style)
+{
+    yaml_event_t ev;
+
+    if (n > INT_MAX ||
+        !yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)n, 1, 1, style))
+        return 0;
+    return yaml_emitter_emit(em, &ev);
+}
+
+static int emit_string(yaml_emitter_t *em, const char *s, size_t n)
+{
+    yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
+
+    if (needs_quotes(s, n))
+        style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    else if (memchr(s, '\n', n))
+        style = YAML_LITERAL_SCALAR_STYLE; /* the emitter falls back if it must */
+    return emit_scalar(em, s, n, style);
+}
+
+static int emit_value(yaml_emitter_t *em, const json_t *v, int depth);
+
+/* jansson's iterators take non-const pointers though they do not modify. */
+static int emit_object(yaml_emitter_t *em, const json_t *v, int depth)
+{
+    json_t *obj = (json_t *)v;
+    yaml_event_t ev;
+
+    if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+        !yaml_emitter_emit(em, &ev))
+        return 0;
+    for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+        if (!emit_string(em, json_object_iter_key(it), json_object_iter_key_len(it)) ||
+            !emit_value(em, json_object_iter_value(it), depth + 1))
+            return 0;
+    }
+    return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+}
+
+static int emit_array(yaml_emitter_t *em, const json_t *v, int depth)
+{
+    yaml_event_t ev;
+
+    if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+        !yaml_emitter_emit(em, &ev))
+        return 0;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        if (!emit_value(em, json_array_get(v, i), depth + 1))
+            return 0;
+    }
+    return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+}
+
+static int emit_value(yaml_emitter_t *em, const json_t *v, int depth)
+{
+    char buf[64];
+
+    if (depth > KH_YAML_MAX_DEPTH)
+        return 0;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return emit_object(em, v, depth);
+    case JSON_ARRAY:
+        return emit_array(em, v, depth);
+    case JSON_STRING:
+        return emit_string(em, json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+        snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        format_real(json_real_value(v), buf, sizeof buf);
+        break;
+    case JSON_TRUE:
+        return emit_scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_FALSE:
+        return emit_scalar(em, "false", 5, YAML_PLAIN_SCALAR_STYLE);
+    default:
+        return emit_scalar(em, "null", 4, YAML_PLAIN_SCALAR_STYLE);
+    }
+    return emit_scalar(em, buf, strlen(buf), YAML_PLAIN_SCALAR_STYLE);
+}
+
+static int emit_document(yaml_emitter_t *em, const json_t *value)
+{
+    yaml_event_t ev;
+
+    if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(em, &ev))
+        return 0;
+    if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) ||
+        !yaml_emitter_emit(em, &ev))
+        return 0;
+    if (!emit_value(em, value, 0))
+        return 0;
+    if (!yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(em, &ev))
+        return 0;
+    if (!yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
+        return 0;
+    return yaml_emitter_flush(em);
+}
+
+char *kh_yaml_dump(const json_t *value)
+{
+    yaml_emitter_t em;
+    outbuf out = {NULL, 0, 0};
+    int ok;
+
+    if (!value || !yaml_emitter_initialize(&em))
+        return NULL;
+    yaml_emitter_set_output(&em, write_out, &out);
+    yaml_emitter_set_indent(&em, 2);
+    yaml_emitter_set_width(&em, -1); /* never fold long lines */
+    yaml_emitter_set_unicode(&em, 1);
+    ok = emit_document(&em, value);
+    yaml_emitter_delete(&em);
+    if (!ok) {
+        free(out.data);
+        return NULL;
+    }
+    return out.data ? out.data : strdup("");
+}
