@@ -493,10 +493,11 @@ fail:
 
 static int is_merge_key(const yaml_event_t *ev)
 {
-    const char *tag = (const char *)ev->data.scalar.tag;
+    const char *tag;
 
     if (ev->type != YAML_SCALAR_EVENT)
         return 0;
+    tag = (const char *)ev->data.scalar.tag;
     if (tag)
         return strcmp(tag, TAG_PREFIX "merge") == 0;
     return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.length == 2 &&
@@ -545,7 +546,7 @@ static int apply_merges(loader *ld, json_t *obj, json_t *merges)
 }
 
 /* JSON keys are strings: scalar keys are written out the way sigs.k8s.io/yaml
- * does (1 -> "1", true -> "true"); NULL for a collection. */
+ * does (1 -> "1", true -> "true"). key is a scalar. */
 static json_t *key_string(json_t *key)
 {
     char buf[32];
@@ -562,10 +563,8 @@ static json_t *key_string(json_t *key)
         return json_string("true");
     case JSON_FALSE:
         return json_string("false");
-    case JSON_NULL:
-        return json_string("null");
     default:
-        return NULL;
+        return json_string("null");
     }
 }
 
@@ -577,9 +576,13 @@ static int build_pair(loader *ld, const yaml_event_t *kev, int depth, json_t *ob
 
     if (build_node(ld, kev, depth, &key) != 0)
         return -1;
+    if (json_is_object(key) || json_is_array(key)) {
+        fail_at(ld, kev->start_mark, "mapping keys must be scalars");
+        goto out;
+    }
     text = key_string(key);
     if (!text) {
-        fail_at(ld, kev->start_mark, "mapping keys must be scalars");
+        fail_oom(ld);
         goto out;
     }
     if (build_next(ld, depth, &v, NULL) != 0)
@@ -786,7 +789,7 @@ static int load_json_stream(const char *text, size_t len, json_t **docs)
         json_error_t jerr;
         json_t *v = NULL;
         if (text[pos] == '{' || text[pos] == '[')
-            v = json_loadb(text + pos, len - pos, JSON_DISABLE_EOF_CHECK, &jerr);
+            v = json_loadb(text + pos, len - pos, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, &jerr);
         if (v && !within_limits(v, 1, &nodes)) {
             json_decref(v);
             v = NULL;
@@ -881,7 +884,7 @@ int kh_yaml_load_file(const char *path, json_t **docs, kh_yaml_error *err)
 
     if (!path || !docs)
         return set_error(err, 0, 0, "invalid argument");
-    f = fopen(path, "rb");
+    f = fopen(path, "rbe"); /* e: close-on-exec, for servers that fork */
     if (!f)
         return errno_error(err, path, errno);
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > KH_YAML_MAX_FILE_SIZE)

@@ -288,6 +288,21 @@ Test(yaml_load, concatenated_json_values)
     cr_assert_eq(json_integer_value(json_object_get(json_array_get(docs, 1), "b")), 2);
     cr_assert_eq(json_integer_value(json_array_get(json_array_get(docs, 3), 1)), 5);
     json_decref(docs);
+    /* JSON documents separated YAML's way go through the YAML loader. */
+    docs = load_ok("{\"a\": 1}\n---\n{\"b\": \"x\\u0000y\"}\n");
+    cr_assert_eq(json_array_size(docs), 2);
+    cr_assert_eq(json_string_length(json_object_get(json_array_get(docs, 1), "b")), 3);
+    json_decref(docs);
+}
+
+/* Concatenated, so only the JSON path can read it. */
+Test(yaml_load, json_with_nul_escape)
+{
+    json_t *docs = load_ok("{\"s\": \"a\\u0000b\"}{\"t\": 1}");
+
+    cr_assert_eq(json_array_size(docs), 2);
+    cr_assert_eq(json_string_length(json_object_get(json_array_get(docs, 0), "s")), 3);
+    json_decref(docs);
 }
 
 Test(yaml_load, json_with_trailing_garbage_is_an_error)
@@ -441,6 +456,7 @@ Test(yaml_scalars, multi_line_plain_and_timestamps_stay_strings)
 
 /* ---- keys ---- */
 
+/* "yes" is the boolean true, so its pair replaces "true: b". */
 Test(yaml_keys, non_string_keys_become_strings)
 {
     assert_loads_as("1: a\ntrue: b\n~: c\n1.5: d\n0x10: e\n\"2\": f\nyes: g\n",
@@ -555,7 +571,8 @@ Test(yaml_anchors, merge_of_non_mapping_is_an_error)
     load_err("a: &s [1]\nb:\n  <<: [*s]\n");
 }
 
-Test(yaml_anchors, alias_bomb_is_rejected)
+/* Without the budget this would build 387 million values: the timeout fails it. */
+Test(yaml_anchors, alias_bomb_is_rejected, .timeout = 10)
 {
     kh_yaml_error err = load_err("a: &a [x, x, x, x, x, x, x, x, x]\n"
                                  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
