@@ -422,6 +422,24 @@ Test(schema_strings, date_time_and_date_formats)
                "Invalid value: \"2024-1-2\": d in body must be of type date: \"2024-1-2\"");
 }
 
+Test(schema_strings, huge_values_give_bounded_valid_messages)
+{
+    /* 40000 two-byte characters: quoted twice they pass the message cap */
+    size_t n = 40000;
+    char *obj = malloc(n * 2 + 16);
+    strcpy(obj, "{'s':'");
+    for (size_t i = 0; i < n; i++)
+        memcpy(obj + 6 + 2 * i, "\xc3\xa9", 2);
+    strcpy(obj + 6 + 2 * n, "'}");
+    json_t *causes =
+        check("{'properties':{'s':{'type':'string','pattern':'^a','format':'date'}}}", obj);
+    cr_assert_eq(json_array_size(causes), 2, "counted causes must all be in the list");
+    const char *msg = json_string_value(json_object_get(json_array_get(causes, 1), "message"));
+    cr_assert(strlen(msg) < 64 * 1024 && strlen(msg) > 60000);
+    json_decref(causes);
+    free(obj);
+}
+
 /* ---- enums, arrays, objects ---------------------------------------------- */
 
 Test(schema_enum, non_string_values_are_quoted_json)
