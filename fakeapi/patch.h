@@ -48,12 +48,29 @@ typedef const char *(*fakeapi__smp_key_fn)(const char *path, void *ud);
 
 /*
  * Apply a strategic merge patch. key_fn may be NULL (then every list is
- * replaced, i.e. it behaves as a merge patch plus directives).
- * Returns 0 and a new document in *out; -1 with a message for a malformed
- * patch (e.g. "$patch delete on a list without a merge key", unknown
- * directive value) and *out untouched.
+ * replaced, i.e. it behaves as a merge patch plus directives); it is called
+ * with ud on this thread, during the call only.
+ * Returns 0 and a new document in *out (caller owns); -1 with a message for
+ * a malformed patch (e.g. "$patch delete on a list without a merge key",
+ * unknown directive value, a list element without its merge key, a
+ * $setElementOrder that contradicts the patch's order), a doc or patch that
+ * is not an object, or allocation failure; *out untouched.
+ * Merged lists are ordered as apimachinery orders them: patch elements in
+ * the patch's (or $setElementOrder's) order, the others in the document's,
+ * so an element the document did not have comes before the old ones.
  */
-int fakeapi__smp_patch(const json_t *doc, const json_t *patch, fakeapi__smp_key_fn key_fn,
-                       void *ud, json_t **out, char *err, size_t errlen);
+int fakeapi__smp_patch(const json_t *doc, const json_t *patch, fakeapi__smp_key_fn key_fn, void *ud,
+                       json_t **out, char *err, size_t errlen);
+
+/*
+ * The merge keys of the built-in kinds (K8S-API.md item 54), by the end of
+ * path: containers, initContainers, ephemeralContainers, volumes, env and
+ * imagePullSecrets by "name"; their ports by "containerPort"; volumeMounts
+ * by "mountPath"; conditions by "type"; metadata.ownerReferences by "uid";
+ * exactly "spec.ports" (a Service's) by "port"; metadata.finalizers as a
+ * set (""). NULL for every other list (replaced). ud is unused. Returns a
+ * static string; thread-safe.
+ */
+const char *fakeapi__smp_builtin_key(const char *path, void *ud);
 
 #endif
