@@ -887,19 +887,20 @@ static int smp_merge_list(smp_ctx *c, const json_t *orig, const json_t *plist, c
         merge_base(c, orig, plist, key, replace, &merged) != 0)
         goto out;
     if (!replace) {
-        if (merge_elems(c, merged, plist, key) != 0 ||
-            !(res = order_list(merged, plist, orig, key)))
+        if (merge_elems(c, merged, plist, key) != 0)
             goto out;
+        res = order_list(merged, plist, orig, key);
         json_decref(merged);
-        merged = res;
+        if (!(merged = res))
+            goto oom;
     }
-    res = order ? order_list(merged, order, orig, key) : json_incref(merged);
-    if (!res) {
-        smp_fail(c, "out of memory");
-        goto out;
-    }
+    if (!(res = order ? order_list(merged, order, orig, key) : json_incref(merged)))
+        goto oom;
     *out = res;
     rc = 0;
+    goto out;
+oom:
+    smp_fail(c, "out of memory");
 out:
     json_decref(merged);
     return rc;

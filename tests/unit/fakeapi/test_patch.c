@@ -7,7 +7,6 @@
  * written with single quotes; load() turns them into double quotes.
  */
 #include <criterion/criterion.h>
-#include <criterion/parameterized.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,17 +23,6 @@ typedef struct {
 
 typedef int (*apply_fn)(const json_t *doc, const json_t *patch, json_t **out, char *err,
                         size_t errlen);
-
-/* Criterion runs each parameter in a fresh process where pointers in the
- * parameters are meaningless, so tests take an index into a static table. */
-#define INDEX_PARAMS(suite, name, table)                                                           \
-    ParameterizedTestParameters(suite, name)                                                       \
-    {                                                                                              \
-        static size_t idx[sizeof table / sizeof table[0]];                                         \
-        for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++)                                    \
-            idx[k] = k;                                                                            \
-        return cr_make_param_array(size_t, idx, sizeof idx / sizeof idx[0]);                       \
-    }
 
 static char sentinel;
 #define UNTOUCHED ((json_t *)&sentinel)
@@ -88,6 +76,16 @@ static void check_case(const patch_case *c, apply_fn fn)
     json_decref(patch0);
 }
 
+/* One test per theme runs a small table: a process per case would make the
+ * suite slow (Criterion forks per test). Messages name the failing case. */
+static void run_table(const patch_case *cases, size_t n, apply_fn fn)
+{
+    for (size_t i = 0; i < n; i++)
+        check_case(&cases[i], fn);
+}
+
+#define RUN(table, fn) run_table(table, sizeof table / sizeof table[0], fn)
+
 static int merge_adapter(const json_t *doc, const json_t *patch, json_t **out, char *err,
                          size_t errlen)
 {
@@ -104,7 +102,7 @@ static int smp_builtin(const json_t *doc, const json_t *patch, json_t **out, cha
 
 /* ---- RFC 6902 ---------------------------------------------------------- */
 
-static patch_case jp_ok[] = {
+static const patch_case jp_appendix_a[] = {
     /* RFC 6902 appendix A */
     {"A.1 add member", "{'foo':'bar'}", "[{'op':'add','path':'/baz','value':'qux'}]",
      "{'baz':'qux','foo':'bar'}", 0, NULL},
@@ -135,6 +133,14 @@ static patch_case jp_ok[] = {
     {"A.16 add array value", "{'foo':['bar']}",
      "[{'op':'add','path':'/foo/-','value':['abc','def']}]", "{'foo':['bar',['abc','def']]}", 0,
      NULL},
+};
+
+Test(json_patch, rfc6902_appendix_a)
+{
+    RUN(jp_appendix_a, fakeapi__json_patch);
+}
+
+static const patch_case jp_add[] = {
     /* edges */
     {"add at index == size appends", "{'a':[1,2]}", "[{'op':'add','path':'/a/2','value':3}]",
      "{'a':[1,2,3]}", 0, NULL},
@@ -143,9 +149,25 @@ static patch_case jp_ok[] = {
     {"add replaces an existing member", "{'a':1}", "[{'op':'add','path':'/a','value':2}]",
      "{'a':2}", 0, NULL},
     {"add null value", "{}", "[{'op':'add','path':'/a','value':null}]", "{'a':null}", 0, NULL},
+};
+
+Test(json_patch, add_semantics)
+{
+    RUN(jp_add, fakeapi__json_patch);
+}
+
+static const patch_case jp_root[] = {
     {"add at root replaces the document", "{'a':1}", "[{'op':'add','path':'','value':[1]}]", "[1]",
      0, NULL},
     {"replace root", "{'a':1}", "[{'op':'replace','path':'','value':{'b':2}}]", "{'b':2}", 0, NULL},
+};
+
+Test(json_patch, whole_document)
+{
+    RUN(jp_root, fakeapi__json_patch);
+}
+
+static const patch_case jp_escapes[] = {
     {"~1 addresses a slash in a key", "{'a/b':1}", "[{'op':'replace','path':'/a~1b','value':2}]",
      "{'a/b':2}", 0, NULL},
     {"~0 addresses a tilde in a key", "{'m~n':1}", "[{'op':'remove','path':'/m~0n'}]", "{}", 0,
@@ -153,6 +175,14 @@ static patch_case jp_ok[] = {
     {"'/' addresses the empty key", "{'':1}", "[{'op':'replace','path':'/','value':2}]", "{'':2}",
      0, NULL},
     {"digits address object members", "{'0':'x'}", "[{'op':'remove','path':'/0'}]", "{}", 0, NULL},
+};
+
+Test(json_patch, pointer_escapes)
+{
+    RUN(jp_escapes, fakeapi__json_patch);
+}
+
+static const patch_case jp_move_copy[] = {
     {"copy deep-copies", "{'a':{'b':[1]}}",
      "[{'op':'copy','from':'/a','path':'/c'},{'op':'add','path':'/c/b/-','value':2}]",
      "{'a':{'b':[1]},'c':{'b':[1,2]}}", 0, NULL},
@@ -162,6 +192,14 @@ static patch_case jp_ok[] = {
      "{'a':[3,1,2]}", 0, NULL},
     {"move to a sibling prefix is not a child", "{'a':1,'ab':{}}",
      "[{'op':'move','from':'/a','path':'/ab/x'}]", "{'ab':{'x':1}}", 0, NULL},
+};
+
+Test(json_patch, move_and_copy)
+{
+    RUN(jp_move_copy, fakeapi__json_patch);
+}
+
+static const patch_case jp_test_eq[] = {
     {"test: objects equal whatever the key order", "{'a':{'x':1,'y':[1,{'z':null}]}}",
      "[{'op':'test','path':'/a','value':{'y':[1,{'z':null}],'x':1}}]",
      "{'a':{'x':1,'y':[1,{'z':null}]}}", 0, NULL},
@@ -169,6 +207,14 @@ static patch_case jp_ok[] = {
      NULL},
     {"test: whole document", "{'a':1}", "[{'op':'test','path':'','value':{'a':1}}]", "{'a':1}", 0,
      NULL},
+};
+
+Test(json_patch, test_uses_deep_equality)
+{
+    RUN(jp_test_eq, fakeapi__json_patch);
+}
+
+static const patch_case jp_sequence[] = {
     {"operations apply in sequence", "{}",
      "[{'op':'add','path':'/a','value':{}},{'op':'add','path':'/a/b','value':[]},"
      "{'op':'add','path':'/a/b/-','value':1},{'op':'move','from':'/a/b','path':'/c'}]",
@@ -178,17 +224,38 @@ static patch_case jp_ok[] = {
      NULL},
 };
 
-static patch_case jp_err[] = {
+Test(json_patch, sequencing)
+{
+    RUN(jp_sequence, fakeapi__json_patch);
+}
+
+static const patch_case jp_appendix_a_err[] = {
     {"A.9 test failure", "{'baz':'qux','foo':['a',2,'c']}",
      "[{'op':'test','path':'/baz','value':'bar'}]", NULL, -2, "test operation failed at /baz"},
     {"A.12 add to a missing parent", "{'foo':'bar'}",
      "[{'op':'add','path':'/baz/bat','value':'qux'}]", NULL, -1, "not found"},
     {"A.15 string is not a number", "{'/':9,'~1':10}", "[{'op':'test','path':'/~01','value':'10'}]",
      NULL, -2, "test operation failed"},
+};
+
+Test(json_patch_errors, rfc6902_appendix_a)
+{
+    RUN(jp_appendix_a_err, fakeapi__json_patch);
+}
+
+static const patch_case jp_test_fail[] = {
     {"test on a missing path", "{'a':1}", "[{'op':'test','path':'/b','value':1}]", NULL, -2, "/b"},
     {"test fails after earlier ops applied", "{'a':1}",
      "[{'op':'replace','path':'/a','value':2},{'op':'test','path':'/a','value':1}]", NULL, -2,
      NULL},
+};
+
+Test(json_patch_errors, failed_test_is_minus_two)
+{
+    RUN(jp_test_fail, fakeapi__json_patch);
+}
+
+static const patch_case jp_bad_index[] = {
     {"leading zero index", "{'a':[1,2]}", "[{'op':'replace','path':'/a/01','value':0}]", NULL, -1,
      NULL},
     {"add past the end", "{'a':[1]}", "[{'op':'add','path':'/a/2','value':0}]", NULL, -1,
@@ -199,11 +266,27 @@ static patch_case jp_err[] = {
      "not found"},
     {"remove '-'", "{'a':[1]}", "[{'op':'remove','path':'/a/-'}]", NULL, -1, NULL},
     {"replace '-'", "{'a':[1]}", "[{'op':'replace','path':'/a/-','value':2}]", NULL, -1, NULL},
+};
+
+Test(json_patch_errors, bad_array_indices)
+{
+    RUN(jp_bad_index, fakeapi__json_patch);
+}
+
+static const patch_case jp_missing[] = {
     {"replace a missing member", "{'a':1}", "[{'op':'replace','path':'/b','value':2}]", NULL, -1,
      "path /b not found"},
     {"remove a missing member", "{'a':1}", "[{'op':'remove','path':'/b'}]", NULL, -1,
      "path /b not found"},
     {"remove the document", "{'a':1}", "[{'op':'remove','path':''}]", NULL, -1, "whole"},
+};
+
+Test(json_patch_errors, missing_targets)
+{
+    RUN(jp_missing, fakeapi__json_patch);
+}
+
+static const patch_case jp_move_err[] = {
     {"move into its own child", "{'a':{'b':{}}}", "[{'op':'move','from':'/a','path':'/a/b/c'}]",
      NULL, -1, "own child"},
     {"move the root into a child", "{'a':{}}", "[{'op':'move','from':'','path':'/a/x'}]", NULL, -1,
@@ -212,11 +295,27 @@ static patch_case jp_err[] = {
      "/x"},
     {"copy from a missing path", "{'a':1}", "[{'op':'copy','from':'/x','path':'/y'}]", NULL, -1,
      "/x"},
+};
+
+Test(json_patch_errors, move_and_copy)
+{
+    RUN(jp_move_err, fakeapi__json_patch);
+}
+
+static const patch_case jp_bad_ptr[] = {
     {"add below a scalar", "{'a':1}", "[{'op':'add','path':'/a/b','value':2}]", NULL, -1, NULL},
     {"pointer without a leading slash", "{'a':1}", "[{'op':'remove','path':'a'}]", NULL, -1,
      "must start with '/'"},
     {"bad ~ escape", "{'a~2':1}", "[{'op':'remove','path':'/a~2'}]", NULL, -1, "~"},
     {"~ at the end", "{'a~':1}", "[{'op':'remove','path':'/a~'}]", NULL, -1, "~"},
+};
+
+Test(json_patch_errors, bad_pointers)
+{
+    RUN(jp_bad_ptr, fakeapi__json_patch);
+}
+
+static const patch_case jp_malformed[] = {
     {"patch is not an array", "{'a':1}", "{'op':'remove','path':'/a'}", NULL, -1, "array"},
     {"operation is not an object", "{'a':1}", "['remove']", NULL, -1, "operation 0"},
     {"missing op", "{'a':1}", "[{'path':'/a'}]", NULL, -1, "\"op\""},
@@ -232,24 +331,21 @@ static patch_case jp_err[] = {
     {"unknown op", "{'a':1}", "[{'op':'frobnicate','path':'/a'}]", NULL, -1, "frobnicate"},
     {"the failing op is numbered", "{'a':1}",
      "[{'op':'add','path':'/b','value':1},{'op':'nope','path':'/a'}]", NULL, -1, "operation 1"},
+};
+
+Test(json_patch_errors, malformed_operations)
+{
+    RUN(jp_malformed, fakeapi__json_patch);
+}
+
+static const patch_case jp_atomic[] = {
     {"no partial result when a later op fails", "{'a':1}",
      "[{'op':'remove','path':'/a'},{'op':'remove','path':'/a'}]", NULL, -1, NULL},
 };
 
-INDEX_PARAMS(json_patch, ok, jp_ok)
-
-ParameterizedTest(size_t *i, json_patch, ok)
+Test(json_patch_errors, no_partial_result)
 {
-    const patch_case *c = &jp_ok[*i];
-    check_case(c, fakeapi__json_patch);
-}
-
-INDEX_PARAMS(json_patch, errors, jp_err)
-
-ParameterizedTest(size_t *i, json_patch, errors)
-{
-    const patch_case *c = &jp_err[*i];
-    check_case(c, fakeapi__json_patch);
+    RUN(jp_atomic, fakeapi__json_patch);
 }
 
 Test(json_patch, result_shares_nothing_with_input)
@@ -286,7 +382,7 @@ Test(json_patch, long_message_is_truncated_not_overflowed)
 
 /* ---- RFC 7386 ---------------------------------------------------------- */
 
-static patch_case mp_cases[] = {
+static const patch_case mp_appendix_a[] = {
     /* RFC 7386 appendix A */
     {"A 1", "{'a':'b'}", "{'a':'c'}", "{'a':'c'}", 0, NULL},
     {"A 2", "{'a':'b'}", "{'b':'c'}", "{'a':'b','b':'c'}", 0, NULL},
@@ -303,6 +399,14 @@ static patch_case mp_cases[] = {
     {"A 13", "{'e':null}", "{'a':1}", "{'e':null,'a':1}", 0, NULL},
     {"A 14", "[1,2]", "{'a':'b','c':null}", "{'a':'b'}", 0, NULL},
     {"A 15", "{}", "{'a':{'bb':{'ccc':null}}}", "{'a':{'bb':{}}}", 0, NULL},
+};
+
+Test(merge_patch, rfc7386_appendix_a)
+{
+    RUN(mp_appendix_a, merge_adapter);
+}
+
+static const patch_case mp_edges[] = {
     /* edges */
     {"empty patch", "{'a':1}", "{}", "{'a':1}", 0, NULL},
     {"null for a missing key", "{'a':1}", "{'b':null}", "{'a':1}", 0, NULL},
@@ -311,12 +415,9 @@ static patch_case mp_cases[] = {
      "{'m':{'l':{'y':null,'z':'3'}}}", "{'m':{'l':{'x':'1','z':'3'},'n':3}}", 0, NULL},
 };
 
-INDEX_PARAMS(merge_patch, rfc7386, mp_cases)
-
-ParameterizedTest(size_t *i, merge_patch, rfc7386)
+Test(merge_patch, edges)
 {
-    const patch_case *c = &mp_cases[*i];
-    check_case(c, merge_adapter);
+    RUN(mp_edges, merge_adapter);
 }
 
 Test(merge_patch, result_shares_nothing_with_input)
@@ -345,7 +446,7 @@ Test(merge_patch, null_patch_pointer_is_an_error)
 #define POD_AB                                                                                     \
     "{'spec':{'containers':[{'name':'a','image':'nginx:1'},{'name':'b','image':'redis'}]}}"
 
-static patch_case smp_ok[] = {
+static const patch_case smp_kubectl[] = {
     {"kubectl example (K8S-API.md 55)", POD_AB,
      "{'spec':{'$setElementOrder/containers':[{'name':'a'}],'containers':[{'image':'nginx:2',"
      "'name':'a'},{'$patch':'delete','name':'b'}]}}",
@@ -358,6 +459,14 @@ static patch_case smp_ok[] = {
      "{'kind':'Deployment','metadata':{'name':'d'},'spec':{'replicas':1,'template':{'spec':{"
      "'containers':[{'name':'a','image':'nginx:2'}]}}}}",
      0, NULL},
+};
+
+Test(smp, kubectl_example)
+{
+    RUN(smp_kubectl, smp_builtin);
+}
+
+static const patch_case smp_maps[] = {
     {"maps merge recursively", "{'metadata':{'labels':{'a':'1'},'name':'x'}}",
      "{'metadata':{'labels':{'b':'2'}}}", "{'metadata':{'labels':{'a':'1','b':'2'},'name':'x'}}", 0,
      NULL},
@@ -367,10 +476,26 @@ static patch_case smp_ok[] = {
     {"nulls inside new maps are dropped", "{}", "{'a':{'b':null,'c':1}}", "{'a':{'c':1}}", 0, NULL},
     {"scalar replaces map", "{'a':{'b':1}}", "{'a':'x'}", "{'a':'x'}", 0, NULL},
     {"map replaces scalar", "{'a':'x'}", "{'a':{'b':1}}", "{'a':{'b':1}}", 0, NULL},
+};
+
+Test(smp, maps_and_nulls)
+{
+    RUN(smp_maps, smp_builtin);
+}
+
+static const patch_case smp_containers[] = {
     {"containers merge by name in place", POD_AB,
      "{'spec':{'containers':[{'name':'b','image':'redis:7'}]}}",
      "{'spec':{'containers':[{'name':'a','image':'nginx:1'},{'name':'b','image':'redis:7'}]}}", 0,
      NULL},
+};
+
+Test(smp, containers_by_name)
+{
+    RUN(smp_containers, smp_builtin);
+}
+
+static const patch_case smp_order[] = {
     /* apimachinery puts elements the document did not have in front */
     {"new container goes first", "{'spec':{'containers':[{'name':'a'}]}}",
      "{'spec':{'containers':[{'name':'c','image':'x'}]}}",
@@ -382,6 +507,14 @@ static patch_case smp_ok[] = {
      "{'spec':{'containers':[{'name':'2','value':'b'},{'name':'3','value':'c'},{'name':'1',"
      "'value':'a'}]}}",
      0, NULL},
+};
+
+Test(smp, list_order_follows_apimachinery)
+{
+    RUN(smp_order, smp_builtin);
+}
+
+static const patch_case smp_ports[] = {
     {"container ports by containerPort",
      "{'spec':{'containers':[{'name':'a','ports':[{'containerPort':80,'protocol':'TCP'},"
      "{'containerPort':443}]}]}}",
@@ -394,6 +527,14 @@ static patch_case smp_ok[] = {
      "{'spec':{'initContainers':[{'name':'i','ports':[{'containerPort':1,'name':'y'}]}]}}",
      "{'spec':{'initContainers':[{'name':'i','ports':[{'containerPort':1,'name':'y'}]}]}}", 0,
      NULL},
+};
+
+Test(smp, container_ports_by_containerPort)
+{
+    RUN(smp_ports, smp_builtin);
+}
+
+static const patch_case smp_env[] = {
     {"env by name",
      "{'spec':{'containers':[{'name':'a','env':[{'name':'X','value':'1'},{'name':'Y','value':"
      "'2'}]}]}}",
@@ -408,6 +549,14 @@ static patch_case smp_ok[] = {
     {"deleting an absent element is a no-op", "{'spec':{'containers':[{'name':'a'}]}}",
      "{'spec':{'containers':[{'$patch':'delete','name':'zz'}]}}",
      "{'spec':{'containers':[{'name':'a'}]}}", 0, NULL},
+};
+
+Test(smp, env_by_name)
+{
+    RUN(smp_env, smp_builtin);
+}
+
+static const patch_case smp_volumes[] = {
     {"volumeMounts by mountPath",
      "{'spec':{'containers':[{'name':'a','volumeMounts':[{'mountPath':'/a','name':'v1'},"
      "{'mountPath':'/b','name':'v2'}]}]}}",
@@ -424,6 +573,14 @@ static patch_case smp_ok[] = {
     {"imagePullSecrets by name", "{'spec':{'imagePullSecrets':[{'name':'a'}]}}",
      "{'spec':{'imagePullSecrets':[{'name':'a'},{'name':'b'}]}}",
      "{'spec':{'imagePullSecrets':[{'name':'a'},{'name':'b'}]}}", 0, NULL},
+};
+
+Test(smp, volumes_mounts_and_pull_secrets)
+{
+    RUN(smp_volumes, smp_builtin);
+}
+
+static const patch_case smp_finalizers[] = {
     {"finalizers: set union", "{'metadata':{'finalizers':['a','b']}}",
      "{'metadata':{'finalizers':['b','c']}}", "{'metadata':{'finalizers':['a','b','c']}}", 0, NULL},
     {"finalizers: a new value goes first", "{'metadata':{'finalizers':['a']}}",
@@ -432,12 +589,28 @@ static patch_case smp_ok[] = {
      "{'metadata':{'finalizers':['a','a']}}", "{'metadata':{'finalizers':['a']}}", 0, NULL},
     {"finalizers: added to an object without any", "{'metadata':{'name':'x'}}",
      "{'metadata':{'finalizers':['f']}}", "{'metadata':{'name':'x','finalizers':['f']}}", 0, NULL},
+};
+
+Test(smp, finalizers_are_a_set)
+{
+    RUN(smp_finalizers, smp_builtin);
+}
+
+static const patch_case smp_owner_refs[] = {
     {"ownerReferences by uid",
      "{'metadata':{'ownerReferences':[{'uid':'u1','name':'x','controller':false}]}}",
      "{'metadata':{'ownerReferences':[{'uid':'u1','controller':true},{'uid':'u2','name':'y'}]}}",
      "{'metadata':{'ownerReferences':[{'uid':'u1','name':'x','controller':true},{'uid':'u2',"
      "'name':'y'}]}}",
      0, NULL},
+};
+
+Test(smp, owner_references_by_uid)
+{
+    RUN(smp_owner_refs, smp_builtin);
+}
+
+static const patch_case smp_service[] = {
     {"Service ports by port", "{'spec':{'ports':[{'port':80,'targetPort':8080},{'port':443}]}}",
      "{'spec':{'ports':[{'port':80,'targetPort':9090}]}}",
      "{'spec':{'ports':[{'port':80,'targetPort':9090},{'port':443}]}}", 0, NULL},
@@ -448,6 +621,14 @@ static patch_case smp_ok[] = {
      "{'status':{'conditions':[{'type':'Ready','status':'True'},{'type':'Synced','status':"
      "'True'}]}}",
      0, NULL},
+};
+
+Test(smp, service_ports_and_conditions)
+{
+    RUN(smp_service, smp_builtin);
+}
+
+static const patch_case smp_replaced[] = {
     {"lists without a merge key are replaced", "{'spec':{'tolerations':[{'key':'a'}],'x':[1,2]}}",
      "{'spec':{'tolerations':[{'key':'b'}],'x':[3]}}",
      "{'spec':{'tolerations':[{'key':'b'}],'x':[3]}}", 0, NULL},
@@ -461,12 +642,28 @@ static patch_case smp_ok[] = {
     {"a merge list where the document has a scalar", "{'spec':{'containers':'oops'}}",
      "{'spec':{'containers':[{'name':'a'},{'$patch':'delete','name':'b'}]}}",
      "{'spec':{'containers':[{'name':'a'}]}}", 0, NULL},
+};
+
+Test(smp, lists_without_key_are_replaced)
+{
+    RUN(smp_replaced, smp_builtin);
+}
+
+static const patch_case smp_delete_elem[] = {
     /* apimachinery's 'delete all duplicate entries in a merging list' */
     {"delete removes every duplicate",
      "{'spec':{'containers':[{'name':'1'},{'name':'1'},{'name':'2','value':'a'},{'name':'3'},"
      "{'name':'3'}]}}",
      "{'spec':{'containers':[{'name':'1','$patch':'delete'},{'name':'3','$patch':'delete'}]}}",
      "{'spec':{'containers':[{'name':'2','value':'a'}]}}", 0, NULL},
+};
+
+Test(smp, delete_element_directive)
+{
+    RUN(smp_delete_elem, smp_builtin);
+}
+
+static const patch_case smp_retain[] = {
     {"$retainKeys drops unlisted fields",
      "{'spec':{'strategy':{'type':'RollingUpdate','rollingUpdate':{'maxSurge':1}}}}",
      "{'spec':{'strategy':{'$retainKeys':['type'],'type':'Recreate'}}}",
@@ -475,6 +672,14 @@ static patch_case smp_ok[] = {
      "{'s':{'$retainKeys':['type','x']}}", "{'s':{'type':'R','x':1}}", 0, NULL},
     {"$retainKeys allows null for unlisted fields", "{'s':{'a':1,'b':2}}",
      "{'s':{'$retainKeys':['a'],'b':null}}", "{'s':{'a':1}}", 0, NULL},
+};
+
+Test(smp, retain_keys)
+{
+    RUN(smp_retain, smp_builtin);
+}
+
+static const patch_case smp_delprim[] = {
     {"$deleteFromPrimitiveList", "{'metadata':{'finalizers':['a','b','c','b']}}",
      "{'metadata':{'$deleteFromPrimitiveList/finalizers':['b','zz']}}",
      "{'metadata':{'finalizers':['a','c']}}", 0, NULL},
@@ -484,6 +689,14 @@ static patch_case smp_ok[] = {
      "{'metadata':{'$setElementOrder/finalizers':['a','c'],'$deleteFromPrimitiveList/"
      "finalizers':['b'],'finalizers':['c']}}",
      "{'metadata':{'finalizers':['a','c']}}", 0, NULL},
+};
+
+Test(smp, delete_from_primitive_list)
+{
+    RUN(smp_delprim, smp_builtin);
+}
+
+static const patch_case smp_replace[] = {
     {"$patch replace in a list", POD_AB,
      "{'spec':{'containers':[{'$patch':'replace'},{'name':'c','image':'x'}]}}",
      "{'spec':{'containers':[{'name':'c','image':'x'}]}}", 0, NULL},
@@ -498,6 +711,14 @@ static patch_case smp_ok[] = {
     {"$patch replace on a map", "{'spec':{'selector':{'a':'1','b':'2'},'x':1}}",
      "{'spec':{'selector':{'$patch':'replace','c':'3'}}}", "{'spec':{'selector':{'c':'3'},'x':1}}",
      0, NULL},
+};
+
+Test(smp, patch_replace)
+{
+    RUN(smp_replace, smp_builtin);
+}
+
+static const patch_case smp_map_dirs[] = {
     {"$patch delete on a map", "{'spec':{'selector':{'a':'1'},'x':1}}",
      "{'spec':{'selector':{'$patch':'delete'}}}", "{'spec':{'x':1}}", 0, NULL},
     {"$patch delete on a missing map", "{'spec':{}}", "{'spec':{'selector':{'$patch':'delete'}}}",
@@ -505,6 +726,14 @@ static patch_case smp_ok[] = {
     {"$patch delete at the top", "{'a':1}", "{'$patch':'delete'}", "{}", 0, NULL},
     {"$patch merge on a map is the default", "{'a':{'b':1}}", "{'a':{'$patch':'merge','c':2}}",
      "{'a':{'b':1,'c':2}}", 0, NULL},
+};
+
+Test(smp, patch_delete_and_merge_on_maps)
+{
+    RUN(smp_map_dirs, smp_builtin);
+}
+
+static const patch_case smp_set_order[] = {
     {"$setElementOrder alone reorders",
      "{'spec':{'containers':[{'name':'a'},{'name':'b'},"
      "{'name':'c'}]}}",
@@ -533,6 +762,14 @@ static patch_case smp_ok[] = {
     {"$setElementOrder on a replace list is ignored", "{'spec':{'tolerations':[{'key':'a'}]}}",
      "{'spec':{'$setElementOrder/tolerations':[{'key':'b'}],'tolerations':[{'key':'b'}]}}",
      "{'spec':{'tolerations':[{'key':'b'}]}}", 0, NULL},
+};
+
+Test(smp, set_element_order)
+{
+    RUN(smp_set_order, smp_builtin);
+}
+
+static const patch_case smp_misc[] = {
     {"directives never reach the output", "{}",
      "{'spec':{'selector':{'$patch':'replace','a':'1'},'containers':[{'name':'a','env':[{'name':"
      "'X'},{'$patch':'delete','name':'Y'}]}],'$setElementOrder/volumes':[],"
@@ -545,12 +782,25 @@ static patch_case smp_ok[] = {
      "{'spec':{'ports':[{'port':80.0,'name':'b'}]}}", 0, NULL},
 };
 
-static patch_case smp_err[] = {
+Test(smp, directives_and_dollar_fields)
+{
+    RUN(smp_misc, smp_builtin);
+}
+
+static const patch_case smp_err_dir[] = {
     {"unknown $patch value", "{}", "{'spec':{'$patch':'explode'}}", NULL, -1, "explode"},
     {"$patch is not a string", "{}", "{'spec':{'$patch':1}}", NULL, -1, "$patch"},
     {"$patch delete on a list without a merge key", "{'spec':{'tolerations':[{'key':'a'}]}}",
      "{'spec':{'tolerations':[{'$patch':'delete','key':'a'}]}}", NULL, -1,
      "$patch delete on a list without a merge key"},
+};
+
+Test(smp_errors, patch_directive)
+{
+    RUN(smp_err_dir, smp_builtin);
+}
+
+static const patch_case smp_err_keys[] = {
     {"$patch delete element without the merge key", POD_AB,
      "{'spec':{'containers':[{'$patch':'delete','image':'x'}]}}", NULL, -1, "\"name\""},
     {"patch element without the merge key", POD_AB, "{'spec':{'containers':[{'image':'x'}]}}", NULL,
@@ -562,19 +812,51 @@ static patch_case smp_err[] = {
      "not an object"},
     {"document element without the merge key", "{'spec':{'containers':[{'image':'x'}]}}",
      "{'spec':{'containers':[{'name':'a'}]}}", NULL, -1, "existing list"},
+};
+
+Test(smp_errors, merge_keys)
+{
+    RUN(smp_err_keys, smp_builtin);
+}
+
+static const patch_case smp_err_sets[] = {
     {"object in a set", "{'metadata':{'finalizers':['a']}}",
      "{'metadata':{'finalizers':[{'a':1}]}}", NULL, -1, "not a primitive"},
     {"$patch delete in a set", "{'metadata':{'finalizers':['a']}}",
      "{'metadata':{'finalizers':[{'$patch':'delete'}]}}", NULL, -1, "$deleteFromPrimitiveList"},
+};
+
+Test(smp_errors, sets)
+{
+    RUN(smp_err_sets, smp_builtin);
+}
+
+static const patch_case smp_err_list_dir[] = {
     {"$patch merge in a list", POD_AB, "{'spec':{'containers':[{'$patch':'merge','name':'a'}]}}",
      NULL, -1, "merge"},
     {"unknown $patch in a list", POD_AB, "{'spec':{'containers':[{'$patch':'x','name':'a'}]}}",
      NULL, -1, "unknown $patch"},
+};
+
+Test(smp_errors, list_directives)
+{
+    RUN(smp_err_list_dir, smp_builtin);
+}
+
+static const patch_case smp_err_retain[] = {
     {"$retainKeys not a list", "{}", "{'spec':{'$retainKeys':'type'}}", NULL, -1, "$retainKeys"},
     {"$retainKeys with a non-string", "{}", "{'spec':{'$retainKeys':[1]}}", NULL, -1,
      "$retainKeys"},
     {"patch sets a field not in $retainKeys", "{}", "{'spec':{'$retainKeys':['type'],'other':1}}",
      NULL, -1, "\"other\""},
+};
+
+Test(smp_errors, retain_keys)
+{
+    RUN(smp_err_retain, smp_builtin);
+}
+
+static const patch_case smp_err_order[] = {
     {"$setElementOrder not a list", POD_AB, "{'spec':{'$setElementOrder/containers':{'name':'a'}}}",
      NULL, -1, "must be a list"},
     /* apimachinery's 'should check if order in $setElementOrder and patch list match' */
@@ -593,32 +875,45 @@ static patch_case smp_err[] = {
     {"$setElementOrder for a field that is not a list", POD_AB,
      "{'spec':{'$setElementOrder/containers':[{'name':'a'}],'containers':{'name':'a'}}}", NULL, -1,
      "not a list"},
+};
+
+Test(smp_errors, set_element_order)
+{
+    RUN(smp_err_order, smp_builtin);
+}
+
+static const patch_case smp_err_delprim[] = {
     {"$deleteFromPrimitiveList not a list", "{}",
      "{'metadata':{'$deleteFromPrimitiveList/finalizers':'a'}}", NULL, -1, "list of primitives"},
     {"$deleteFromPrimitiveList with an object", "{}",
      "{'metadata':{'$deleteFromPrimitiveList/finalizers':[{}]}}", NULL, -1, "list of primitives"},
     {"$deleteFromPrimitiveList/ without a name", "{}",
      "{'metadata':{'$deleteFromPrimitiveList/':[]}}", NULL, -1, "no list name"},
+};
+
+Test(smp_errors, delete_from_primitive_list)
+{
+    RUN(smp_err_delprim, smp_builtin);
+}
+
+static const patch_case smp_err_types[] = {
     {"patch is not an object", "{}", "[{'op':'add'}]", NULL, -1, "JSON object"},
     {"document is not an object", "[]", "{}", NULL, -1, "not a JSON object"},
+};
+
+Test(smp_errors, not_objects)
+{
+    RUN(smp_err_types, smp_builtin);
+}
+
+static const patch_case smp_err_atomic[] = {
     {"no partial result after a late error", "{'a':1,'b':{'c':1}}", "{'a':2,'b':{'$patch':'nope'}}",
      NULL, -1, "b: "},
 };
 
-INDEX_PARAMS(smp, ok, smp_ok)
-
-ParameterizedTest(size_t *i, smp, ok)
+Test(smp_errors, no_partial_result)
 {
-    const patch_case *c = &smp_ok[*i];
-    check_case(c, smp_builtin);
-}
-
-INDEX_PARAMS(smp, errors, smp_err)
-
-ParameterizedTest(size_t *i, smp, errors)
-{
-    const patch_case *c = &smp_err[*i];
-    check_case(c, smp_builtin);
+    RUN(smp_err_atomic, smp_builtin);
 }
 
 Test(smp, without_key_fn_every_list_is_replaced)
@@ -726,7 +1021,7 @@ typedef struct {
     const char *key; /* NULL: replaced */
 } key_case;
 
-static key_case key_cases[] = {
+static const key_case key_cases[] = {
     {"spec.containers", "name"},
     {"spec.template.spec.containers", "name"},
     {"spec.jobTemplate.spec.template.spec.initContainers", "name"},
@@ -755,17 +1050,17 @@ static key_case key_cases[] = {
     {"", NULL},
 };
 
-INDEX_PARAMS(builtin_key, table, key_cases)
-
-ParameterizedTest(size_t *i, builtin_key, table)
+Test(builtin_key, table)
 {
-    const key_case *c = &key_cases[*i];
-    const char *got = fakeapi__smp_builtin_key(c->path, NULL);
-    if (!c->key)
-        cr_assert_null(got, "%s: got \"%s\", want NULL", c->path, got);
-    else
-        cr_assert(got && strcmp(got, c->key) == 0, "%s: got %s%s%s, want \"%s\"", c->path,
-                  got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", c->key);
+    for (size_t i = 0; i < sizeof key_cases / sizeof key_cases[0]; i++) {
+        const key_case *c = &key_cases[i];
+        const char *got = fakeapi__smp_builtin_key(c->path, NULL);
+        if (!c->key)
+            cr_assert_null(got, "%s: got \"%s\", want NULL", c->path, got);
+        else
+            cr_assert(got && strcmp(got, c->key) == 0, "%s: got %s%s%s, want \"%s\"", c->path,
+                      got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", c->key);
+    }
 }
 
 Test(builtin_key, null_path)
