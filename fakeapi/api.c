@@ -1,0 +1,260 @@
+/*
+ * api.c - the in-process API: apply, get, list, delete without HTTP.
+ *
+ * Each call builds the request an HTTP client would send and runs it through
+ * fakeapi__handle(), so in-process and HTTP clients see the same semantics.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kh/yaml.h"
+#include "server_int.h"
+
+static int code_for(int http)
+{
+    switch (http) {
+    case 400:
+    case 422:
+        return FAKEAPI_ERR_INVALID;
+    case 403:
+        return FAKEAPI_ERR_FORBIDDEN;
+    case 404:
+        return FAKEAPI_ERR_NOT_FOUND;
+    case 405:
+    case 415:
+        return FAKEAPI_ERR_UNSUPPORTED;
+    case 410:
+        return FAKEAPI_ERR_GONE;
+    default:
+        return http >= 500 ? FAKEAPI_ERR_INTERNAL : FAKEAPI_ERR_INVALID;
+    }
+}
+
+static int fail(fakeapi_error *err, int code, int http, const char *reason, const char *msg)
+{
+    if (err) {
+        err->code = code;
+        err->http_status = http;
+        snprintf(err->reason, sizeof err->reason, "%s", reason ? reason : "");
+        snprintf(err->message, sizeof err->message, "%s", msg ? msg : fakeapi_strerror(code));
+    }
+    return code;
+}
+
+/* Turn an error response into a code and fakeapi_error. */
+static int from_status(const fakeapi__resp *resp, fakeapi_error *err)
+{
+    json_t *st = json_loadb(resp->body ? resp->body : "", resp->body_len, 0, NULL);
+    const char *reason = json_string_value(json_object_get(st, "reason"));
+    int code = code_for(resp->status);
+    if (resp->status == 409)
+        code = reason && !strcmp(reason, "AlreadyExists") ? FAKEAPI_ERR_ALREADY_EXISTS
+                                                          : FAKEAPI_ERR_CONFLICT;
+    fail(err, code, resp->status, reason, json_string_value(json_object_get(st, "message")));
+    json_decref(st);
+    return code;
+}
+
+/* Run one request; on 2xx store the parsed body in *out (if non-NULL). */
+static int run(fakeapi_server *srv, const char *method, const char *path, json_t *query,
+               const char *ctype, const json_t *body, json_t **out, fakeapi_error *err)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_t *q = query ? json_incref(query) : json_object();
+    fakeapi__req req = {.method = method,
+                        .path = path,
+                        .query = q,
+                        .content_type = ctype,
+                        .accept = "application/json",
+                        .user_agent = "fakeapi-inprocess",
+                        .body = text ? text : "",
+                        .body_len = text ? strlen(text) : 0};
+    fakeapi__resp resp = {0};
+    fakeapi__handle(srv, &req, &resp);
+    int rc = 0;
+    if (resp.status >= 300) {
+        rc = from_status(&resp, err);
+    } else if (out) {
+        *out = json_loadb(resp.body, resp.body_len, 0, NULL);
+        if (!*out)
+            rc = fail(err, FAKEAPI_ERR_INTERNAL, 500, "InternalError", "unparsable response");
+    }
+    fakeapi__resp_deinit(&resp);
+    json_decref(q);
+    free(text);
+    return rc;
+}
+
+/* The URL path of a kind's collection, or of one object when name is set. */
+static int kind_path(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                     const char *name, char *buf, size_t len, fakeapi_error *err)
+{
+    fakeapi__resource *r = fakeapi__registry_find_kind(srv->reg, api_version, kind);
+    if (!r) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "no matches for kind \"%s\" in version \"%s\"", kind ? kind : "",
+                 api_version ? api_version : "");
+        return fail(err, FAKEAPI_ERR_NOT_FOUND, 404, "NotFound", msg);
+    }
+    int n = snprintf(
+        buf, len, "/%s%s%s/%s%s%s/%s%s%s", *r->group ? "apis" : "api", *r->group ? "/" : "",
+        r->group, r->version, r->namespaced && ns && *ns ? "/namespaces/" : "",
+        r->namespaced && ns && *ns ? ns : "", r->plural, name ? "/" : "", name ? name : "");
+    fakeapi__resource_unref(r);
+    if (n < 0 || (size_t)n >= len)
+        return fail(err, FAKEAPI_ERR_INVALID, 400, "BadRequest", "name too long");
+    return 0;
+}
+
+static bool kind_namespaced(fakeapi_server *srv, const char *api_version, const char *kind)
+{
+    fakeapi__resource *r = fakeapi__registry_find_kind(srv->reg, api_version, kind);
+    bool ns = r && r->namespaced;
+    fakeapi__resource_unref(r);
+    return ns;
+}
+
+static int apply_one(fakeapi_server *srv, json_t *obj, fakeapi_error *err)
+{
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    if (!av || !kind)
+        return fail(err, FAKEAPI_ERR_INVALID, 400, "BadRequest",
+                    "every document needs apiVersion and kind");
+    if (!ns && kind_namespaced(srv, av, kind))
+        ns = "default";
+    char path[1024];
+    int rc = kind_path(srv, av, kind, ns, NULL, path, sizeof path, err);
+    if (rc < 0)
+        return rc;
+    if (name) {
+        char item[1300];
+        snprintf(item, sizeof item, "%s/%s", path, name);
+        rc = run(srv, "PATCH", item, NULL, "application/merge-patch+json", obj, NULL, err);
+        if (rc != FAKEAPI_ERR_NOT_FOUND)
+            return rc;
+    }
+    return run(srv, "POST", path, NULL, "application/json", obj, NULL, err);
+}
+
+int fakeapi_apply(fakeapi_server *srv, const char *text, size_t len, fakeapi_error *err)
+{
+    json_t *docs = NULL;
+    kh_yaml_error yerr;
+    if (kh_yaml_load(text, len, &docs, &yerr) < 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "line %d column %d: %s", yerr.line, yerr.column, yerr.message);
+        return fail(err, FAKEAPI_ERR_INVALID, 400, "BadRequest", msg);
+    }
+    int rc = 0;
+    size_t i;
+    json_t *doc;
+    json_array_foreach(docs, i, doc)
+    {
+        const char *kind = json_string_value(json_object_get(doc, "kind"));
+        if (kind && !strcmp(kind, "List")) {
+            size_t j;
+            json_t *item;
+            json_array_foreach(json_object_get(doc, "items"), j, item)
+            {
+                if ((rc = apply_one(srv, item, err)) < 0)
+                    goto out;
+            }
+        } else if (json_is_object(doc) && (rc = apply_one(srv, doc, err)) < 0) {
+            goto out;
+        }
+    }
+out:
+    json_decref(docs);
+    return rc;
+}
+
+int fakeapi_apply_file(fakeapi_server *srv, const char *path, fakeapi_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: cannot open", path);
+        return fail(err, FAKEAPI_ERR_IO, 0, "", msg);
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[65536];
+    int rc = 0;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n > cap) {
+            cap = (len + n) * 2;
+            char *p = realloc(buf, cap);
+            if (!p) {
+                rc = fail(err, FAKEAPI_ERR_NOMEM, 0, "", NULL);
+                break;
+            }
+            buf = p;
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    if (rc == 0)
+        rc = fakeapi_apply(srv, buf ? buf : "", len, err);
+    free(buf);
+    return rc;
+}
+
+int fakeapi_get(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                const char *name, json_t **out, fakeapi_error *err)
+{
+    char path[1024];
+    if (!name || !*name)
+        return fail(err, FAKEAPI_ERR_INVALID, 400, "BadRequest", "name is required");
+    int rc = kind_path(srv, api_version, kind, ns, name, path, sizeof path, err);
+    return rc < 0 ? rc : run(srv, "GET", path, NULL, NULL, NULL, out, err);
+}
+
+int fakeapi_list(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                 const char *label_selector, json_t **out, fakeapi_error *err)
+{
+    char path[1024];
+    int rc = kind_path(srv, api_version, kind, ns, NULL, path, sizeof path, err);
+    if (rc < 0)
+        return rc;
+    json_t *q = json_object(), *list = NULL;
+    if (label_selector)
+        json_object_set_new(q, "labelSelector", json_string(label_selector));
+    rc = run(srv, "GET", path, q, NULL, NULL, &list, err);
+    json_decref(q);
+    if (rc == 0) {
+        *out = json_incref(json_object_get(list, "items"));
+        json_decref(list);
+    }
+    return rc;
+}
+
+int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                   const char *name, fakeapi_error *err)
+{
+    char path[1024];
+    int rc = kind_path(srv, api_version, kind, ns, name, path, sizeof path, err);
+    return rc < 0 ? rc : run(srv, "DELETE", path, NULL, NULL, NULL, NULL, err);
+}
+
+int fakeapi__bootstrap(fakeapi_server *srv);
+
+/* The namespaces every cluster has, created once per store. */
+int fakeapi__bootstrap(fakeapi_server *srv)
+{
+    static const char *const names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        json_t *ns = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                               "metadata", "name", names[i]);
+        int rc = run(srv, "POST", "/api/v1/namespaces", NULL, "application/json", ns, NULL, NULL);
+        json_decref(ns);
+        if (rc < 0 && rc != FAKEAPI_ERR_ALREADY_EXISTS)
+            return -1;
+    }
+    return 0;
+}

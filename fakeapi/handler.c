@@ -1,0 +1,157 @@
+/*
+ * handler.c - route a request to discovery, OpenAPI, the control endpoint
+ * or a verb on a resource. Runs on the caller's thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "discovery.h"
+#include "verbs.h"
+#include "watch.h"
+
+static void not_served(fakeapi__resp *resp)
+{
+    fakeapi__resp_error(resp, 404, "NotFound", NULL,
+                        "the server could not find the requested resource");
+}
+
+static void method_not_allowed(fakeapi__resp *resp)
+{
+    fakeapi__resp_error(resp, 405, "MethodNotAllowed", NULL,
+                        "the server does not allow this method on the requested resource");
+}
+
+/* A discovery document: answer it, or 404 when the generator says NULL. */
+static void answer_doc(fakeapi__resp *resp, json_t *doc)
+{
+    if (doc)
+        fakeapi__resp_json(resp, 200, doc);
+    else
+        not_served(resp);
+}
+
+static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
+                        fakeapi__resp *resp)
+{
+    if (strcmp(req->method, "GET") != 0) {
+        method_not_allowed(resp);
+        return;
+    }
+    switch (rt->kind) {
+    case FAKEAPI__RT_VERSION:
+        answer_doc(resp, fakeapi__disc_version());
+        break;
+    case FAKEAPI__RT_API:
+        answer_doc(resp, fakeapi__disc_api());
+        break;
+    case FAKEAPI__RT_APIS:
+        answer_doc(resp, fakeapi__disc_apis(srv->reg));
+        break;
+    case FAKEAPI__RT_GROUP:
+        answer_doc(resp, fakeapi__disc_group(srv->reg, rt->group));
+        break;
+    case FAKEAPI__RT_GROUPVERSION:
+        answer_doc(resp, fakeapi__disc_resources(srv->reg, rt->group, rt->version));
+        break;
+    case FAKEAPI__RT_OPENAPI_V3:
+        answer_doc(resp, fakeapi__openapi_v3_root(srv->reg));
+        break;
+    case FAKEAPI__RT_OPENAPI_V3_GV:
+        answer_doc(resp, fakeapi__openapi_v3_gv(srv->reg, rt->group, rt->version));
+        break;
+    case FAKEAPI__RT_HEALTH:
+        resp->content_type = "text/plain; charset=utf-8";
+        fakeapi__resp_take(resp, 200, strdup("ok"), 2);
+        break;
+    default:
+        not_served(resp);
+        break;
+    }
+}
+
+static void dispatch_verb(fakeapi__ctx *c)
+{
+    const char *m = c->req->method;
+    switch (c->rt->kind) {
+    case FAKEAPI__RT_COLLECTION:
+        if (!strcmp(m, "GET"))
+            fakeapi__do_list(c);
+        else if (!strcmp(m, "POST") && c->ns)
+            fakeapi__do_create(c);
+        else if (!strcmp(m, "DELETE") && c->ns)
+            fakeapi__do_deletecollection(c);
+        else
+            method_not_allowed(c->resp);
+        break;
+    case FAKEAPI__RT_OBJECT:
+        if (!strcmp(m, "GET"))
+            fakeapi__do_get(c);
+        else if (!strcmp(m, "PUT"))
+            fakeapi__do_update(c);
+        else if (!strcmp(m, "PATCH"))
+            fakeapi__do_patch(c);
+        else if (!strcmp(m, "DELETE"))
+            fakeapi__do_delete(c);
+        else
+            method_not_allowed(c->resp);
+        break;
+    case FAKEAPI__RT_SUBRESOURCE:
+        if (!fakeapi__resource_has_sub(c->res, c->rt->sub))
+            not_served(c->resp);
+        else
+            fakeapi__do_subresource(c);
+        break;
+    default:
+        not_served(c->resp);
+        break;
+    }
+}
+
+static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
+                            fakeapi__resp *resp)
+{
+    fakeapi__resource *res = fakeapi__registry_find(srv->reg, rt->group, rt->version, rt->resource);
+    if (!res) {
+        not_served(resp);
+        return;
+    }
+    fakeapi__ctx c = {.srv = srv, .req = req, .resp = resp, .rt = rt, .res = res};
+    bool has_ns = rt->ns[0] != '\0';
+    if (has_ns && !res->namespaced) {
+        not_served(resp);
+    } else if (!has_ns && res->namespaced && rt->kind != FAKEAPI__RT_COLLECTION) {
+        not_served(resp);
+    } else {
+        /* A namespaced collection without a namespace lists everywhere. */
+        c.ns = res->namespaced ? (has_ns ? rt->ns : NULL) : "";
+        if (!has_ns && res->namespaced && strcmp(req->method, "GET") != 0)
+            method_not_allowed(resp);
+        else
+            dispatch_verb(&c);
+    }
+    fakeapi__resource_unref(res);
+}
+
+void fakeapi__handle(fakeapi_server *srv, const fakeapi__req *req, fakeapi__resp *resp)
+{
+    fakeapi__route rt;
+    atomic_fetch_add(&srv->requests, 1);
+    if (fakeapi__route_parse(req->path, &rt) < 0) {
+        not_served(resp);
+        return;
+    }
+    switch (rt.kind) {
+    case FAKEAPI__RT_COLLECTION:
+    case FAKEAPI__RT_OBJECT:
+    case FAKEAPI__RT_SUBRESOURCE:
+        handle_resource(srv, req, &rt, resp);
+        break;
+    case FAKEAPI__RT_CONTROL:
+        fakeapi__control(srv, req, &rt, resp);
+        break;
+    default:
+        handle_info(srv, req, &rt, resp);
+        break;
+    }
+}

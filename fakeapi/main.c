@@ -1,0 +1,160 @@
+/*
+ * main.c - the fakeapi program: `fakeapi serve`, a standalone fake
+ * Kubernetes API server that kubectl and any client can use.
+ * Uses only the public header.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakeapi/fakeapi.h"
+
+#define MAX_LOADS 64
+
+typedef struct serve_args {
+    fakeapi_options opts;
+    const char *kubeconfig;
+    const char *loads[MAX_LOADS];
+    int nloads;
+} serve_args;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: fakeapi serve [--host H] [--port N] [--db FILE] [--kubeconfig FILE]\n"
+                 "                     [--seed N] [--load MANIFEST]...\n"
+                 "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port)\n"
+                 "  from an in-memory store, or FILE with --db (kept across restarts).\n"
+                 "  --kubeconfig FILE  write a kubeconfig for kubectl and clients there\n"
+                 "  --load MANIFEST    apply a YAML/JSON manifest at start (repeatable)\n");
+}
+
+static int parse_u64(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || !*s || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, serve_args *a)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        unsigned long long n;
+        if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!val) {
+            fprintf(stderr, "fakeapi: %s needs a value\n", opt);
+            return -1;
+        }
+        i++;
+        if (!strcmp(opt, "--host"))
+            a->opts.host = val;
+        else if (!strcmp(opt, "--port") && parse_u64(val, 65535, &n) == 0)
+            a->opts.port = (uint16_t)n;
+        else if (!strcmp(opt, "--db"))
+            a->opts.db_path = val;
+        else if (!strcmp(opt, "--kubeconfig"))
+            a->kubeconfig = val;
+        else if (!strcmp(opt, "--seed") && parse_u64(val, UINT64_MAX, &n) == 0)
+            a->opts.seed = n;
+        else if (!strcmp(opt, "--load") && a->nloads < MAX_LOADS)
+            a->loads[a->nloads++] = val;
+        else {
+            fprintf(stderr, "fakeapi: bad option or value: %s %s\n", opt, val);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int write_kubeconfig(const char *path, const char *url)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "apiVersion: v1\n"
+            "kind: Config\n"
+            "clusters:\n"
+            "- name: fakeapi\n"
+            "  cluster:\n"
+            "    server: %s\n"
+            "    insecure-skip-tls-verify: true\n"
+            "users:\n"
+            "- name: fakeapi\n"
+            "  user:\n"
+            "    token: fakeapi\n"
+            "contexts:\n"
+            "- name: fakeapi\n"
+            "  context:\n"
+            "    cluster: fakeapi\n"
+            "    user: fakeapi\n"
+            "    namespace: default\n"
+            "current-context: fakeapi\n",
+            url);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int serve(int argc, char **argv)
+{
+    serve_args a = {0};
+    if (parse_args(argc, argv, &a) < 0) {
+        usage(stderr);
+        return 2;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any server thread starts */
+    fakeapi_server *srv;
+    int rc = fakeapi_start(&a.opts, &srv);
+    if (rc < 0) {
+        fprintf(stderr, "fakeapi: cannot start: %s\n", fakeapi_strerror(rc));
+        return 1;
+    }
+    for (int i = 0; i < a.nloads; i++) {
+        fakeapi_error err = {0};
+        if (fakeapi_apply_file(srv, a.loads[i], &err) < 0) {
+            fprintf(stderr, "fakeapi: %s: %s\n", a.loads[i], err.message);
+            fakeapi_stop(srv);
+            return 1;
+        }
+    }
+    if (a.kubeconfig && write_kubeconfig(a.kubeconfig, fakeapi_url(srv)) < 0) {
+        fprintf(stderr, "fakeapi: cannot write %s: %s\n", a.kubeconfig, strerror(errno));
+        fakeapi_stop(srv);
+        return 1;
+    }
+    printf("fakeapi: serving the Kubernetes API at %s\n", fakeapi_url(srv));
+    if (a.kubeconfig)
+        printf("fakeapi: kubeconfig written to %s\n"
+               "  export KUBECONFIG=%s\n  kubectl get namespaces\n",
+               a.kubeconfig, a.kubeconfig);
+    else
+        printf("  kubectl --server %s get namespaces\n", fakeapi_url(srv));
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&set, &sig);
+    printf("fakeapi: %s, shutting down\n", sig == SIGINT ? "interrupted" : "terminated");
+    fakeapi_stop(srv);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "serve"))
+        return serve(argc, argv);
+    usage(argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
+    return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
+}

@@ -1,0 +1,199 @@
+#include "objmeta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *fakeapi__meta(json_t *obj)
+{
+    if (!json_is_object(obj))
+        return NULL;
+    json_t *m = json_object_get(obj, "metadata");
+    if (json_is_object(m))
+        return m;
+    m = json_object();
+    if (json_object_set_new(obj, "metadata", m) < 0)
+        return NULL;
+    return m;
+}
+
+const char *fakeapi__meta_str(const json_t *obj, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+int fakeapi__meta_set_str(json_t *obj, const char *field, const char *value)
+{
+    json_t *m = fakeapi__meta(obj);
+    return m ? json_object_set_new(m, field, json_string(value)) : -1;
+}
+
+long long fakeapi__meta_rv(const json_t *obj)
+{
+    const char *rv = fakeapi__meta_str(obj, "resourceVersion");
+    if (!rv || !*rv)
+        return 0;
+    char *end;
+    long long n = strtoll(rv, &end, 10);
+    return (*end || n < 0) ? -1 : n;
+}
+
+static bool is_alnum_lower(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static int check_label(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!is_alnum_lower(s[i]) && s[i] != '-')
+            return -1;
+    return 0;
+}
+
+static int check_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 253)
+        return -1;
+    const char *p = s;
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        size_t l = dot ? (size_t)(dot - p) : strlen(p);
+        if (check_label(p, l) < 0)
+            return -1;
+        if (!dot)
+            return 0;
+        p = dot + 1;
+    }
+}
+
+int fakeapi__name_check(fakeapi__namerule rule, const char *name, char *msg, size_t len)
+{
+    switch (rule) {
+    case FAKEAPI__NAME_LABEL:
+        if (check_label(name, strlen(name)) == 0)
+            return 0;
+        snprintf(msg, len,
+                 "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+                 "or '-', and must start and end with an alphanumeric character (e.g. "
+                 "'my-name',  or '123-abc', regex used for validation is "
+                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+        return -1;
+    case FAKEAPI__NAME_PATHSEGMENT:
+        if (*name && strcmp(name, ".") && strcmp(name, "..") && !strpbrk(name, "/%"))
+            return 0;
+        snprintf(msg, len, "may not be '.' or '..' and may not contain '/' or '%%'");
+        return -1;
+    case FAKEAPI__NAME_SUBDOMAIN:
+    default:
+        if (check_subdomain(name) == 0)
+            return 0;
+        snprintf(msg, len,
+                 "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                 "characters, '-' or '.', and must start and end with an alphanumeric character "
+                 "(e.g. 'example.com', regex used for validation is "
+                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+        return -1;
+    }
+}
+
+static json_t *finalizers(const json_t *obj)
+{
+    return json_object_get(json_object_get(obj, "metadata"), "finalizers");
+}
+
+bool fakeapi__has_finalizer(const json_t *obj, const char *s)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(finalizers(obj), i, f)
+    {
+        if (json_string_value(f) && !strcmp(json_string_value(f), s))
+            return true;
+    }
+    return false;
+}
+
+bool fakeapi__remove_finalizer(json_t *obj, const char *s)
+{
+    json_t *fs = finalizers(obj);
+    bool removed = false;
+    for (size_t i = json_array_size(fs); i-- > 0;) {
+        const char *v = json_string_value(json_array_get(fs, i));
+        if (v && !strcmp(v, s)) {
+            json_array_remove(fs, i);
+            removed = true;
+        }
+    }
+    if (fs && json_array_size(fs) == 0)
+        json_object_del(json_object_get(obj, "metadata"), "finalizers");
+    return removed;
+}
+
+size_t fakeapi__finalizer_count(const json_t *obj)
+{
+    return json_array_size(finalizers(obj));
+}
+
+char *fakeapi__labels_text(const json_t *obj)
+{
+    json_t *l = json_object_get(json_object_get(obj, "metadata"), "labels");
+    if (!json_is_object(l) || json_object_size(l) == 0)
+        return NULL;
+    return json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+/* Compare a and b over every top-level key but the skipped ones. */
+static bool equal_except(const json_t *a, const json_t *b, const char *const *skip)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)a, k, v)
+    {
+        bool skipped = false;
+        for (const char *const *s = skip; *s; s++)
+            skipped |= !strcmp(k, *s);
+        if (!skipped && !json_equal(v, json_object_get(b, k)))
+            return false;
+    }
+    json_object_foreach((json_t *)b, k, v)
+    {
+        bool skipped = false;
+        for (const char *const *s = skip; *s; s++)
+            skipped |= !strcmp(k, *s);
+        if (!skipped && !json_object_get(a, k))
+            return false;
+    }
+    return true;
+}
+
+bool fakeapi__spec_changed(const json_t *a, const json_t *b)
+{
+    static const char *const skip[] = {"metadata", "status", "apiVersion", "kind", NULL};
+    return !equal_except(a, b, skip);
+}
+
+bool fakeapi__same_object(const json_t *a, const json_t *b)
+{
+    static const char *const top[] = {"metadata", NULL};
+    static const char *const meta[] = {"resourceVersion", "managedFields", NULL};
+    return equal_except(a, b, top) &&
+           equal_except(json_object_get(a, "metadata"), json_object_get(b, "metadata"), meta);
+}
+
+json_t *fakeapi__owner_uids(const json_t *obj)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *ref;
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
+    {
+        const char *uid = json_string_value(json_object_get(ref, "uid"));
+        if (uid && out)
+            json_array_append_new(out, json_string(uid));
+    }
+    return out;
+}

@@ -1,0 +1,48 @@
+/*
+ * router.h - Kubernetes URL paths to routes (K8S-API.md section 2).
+ *
+ * Pure parsing: no registry lookups, so it is trivially testable. The
+ * handler decides whether the named resource exists.
+ * Reentrant.
+ */
+#ifndef FAKEAPI_ROUTER_H
+#define FAKEAPI_ROUTER_H
+
+typedef enum fakeapi__route_kind {
+    FAKEAPI__RT_UNKNOWN = 0,
+    FAKEAPI__RT_VERSION,       /* /version */
+    FAKEAPI__RT_HEALTH,        /* /healthz /readyz /livez (and sub-paths) */
+    FAKEAPI__RT_API,           /* /api */
+    FAKEAPI__RT_APIS,          /* /apis */
+    FAKEAPI__RT_GROUP,         /* /apis/<g> */
+    FAKEAPI__RT_GROUPVERSION,  /* /api/v1, /apis/<g>/<v> */
+    FAKEAPI__RT_COLLECTION,    /* .../<res> or .../namespaces/<ns>/<res> */
+    FAKEAPI__RT_OBJECT,        /* .../<res>/<name> */
+    FAKEAPI__RT_SUBRESOURCE,   /* .../<res>/<name>/<sub> */
+    FAKEAPI__RT_OPENAPI_V3,    /* /openapi/v3 */
+    FAKEAPI__RT_OPENAPI_V3_GV, /* /openapi/v3/api/v1, /openapi/v3/apis/<g>/<v> */
+    FAKEAPI__RT_OPENAPI_V2,    /* /openapi/v2 */
+    FAKEAPI__RT_CONTROL,       /* /fakeapi/v1/... (rest in .name) */
+    FAKEAPI__RT_METRICS,       /* /metrics */
+} fakeapi__route_kind;
+
+#define FAKEAPI__SEG_MAX 254
+
+typedef struct fakeapi__route {
+    fakeapi__route_kind kind;
+    char group[FAKEAPI__SEG_MAX];
+    char version[64];
+    char ns[FAKEAPI__SEG_MAX]; /* "" when not namespaced */
+    char resource[FAKEAPI__SEG_MAX];
+    char name[FAKEAPI__SEG_MAX]; /* for CONTROL: the path after /fakeapi/v1/ */
+    char sub[64];
+} fakeapi__route;
+
+/*
+ * Parse path (no query string) into *rt. Returns 0, or -1 for a path the API
+ * does not serve (rt->kind is FAKEAPI__RT_UNKNOWN) or one with an
+ * over-long segment.
+ */
+int fakeapi__route_parse(const char *path, fakeapi__route *rt);
+
+#endif

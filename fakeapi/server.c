@@ -1,0 +1,321 @@
+/*
+ * server.c - fakeapi_start/fakeapi_stop and the libmicrohttpd glue.
+ *
+ * DESIGN: libmicrohttpd runs one thread per connection
+ * (MHD_USE_THREAD_PER_CONNECTION), so a watch can block in its content
+ * callback without holding up anyone else, and every other request runs to
+ * completion on its own thread. Request bodies are collected up to
+ * max_body (413 past it). fakeapi_stop ends watches first (hub), then stops
+ * libmicrohttpd (which joins the connection threads), then the collector,
+ * then closes the store.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gc.h"
+#include "server_int.h"
+#include "timefmt.h"
+#include "watch.h"
+
+#define DEFAULT_MAX_BODY ((size_t)3 << 20)
+#define WATCH_BLOCK 65536
+
+/* Per-request state between libmicrohttpd's calls. */
+typedef struct conn_req {
+    char *body;
+    size_t len, cap;
+    bool too_large;
+} conn_req;
+
+int64_t fakeapi__srv_now(fakeapi_server *srv)
+{
+    return fakeapi__now_ns(srv->has_clock ? &srv->clock : NULL);
+}
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    json_object_set_new(cls, key, json_string(value ? value : ""));
+    return MHD_YES;
+}
+
+static int body_append(conn_req *cr, const char *data, size_t n, size_t max)
+{
+    if (cr->too_large || cr->len + n > max) {
+        cr->too_large = true;
+        return 0;
+    }
+    if (cr->len + n + 1 > cr->cap) {
+        size_t cap = cr->cap ? cr->cap : 4096;
+        while (cap < cr->len + n + 1)
+            cap *= 2;
+        char *p = realloc(cr->body, cap);
+        if (!p)
+            return -1;
+        cr->body = p;
+        cr->cap = cap;
+    }
+    memcpy(cr->body + cr->len, data, n);
+    cr->len += n;
+    cr->body[cr->len] = '\0';
+    return 0;
+}
+
+static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    size_t n = fakeapi__watch_read(cls, buf, max);
+    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void watch_done(void *cls)
+{
+    fakeapi__watch_free(cls);
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *resp)
+{
+    struct MHD_Response *r;
+    if (resp->watch) {
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, WATCH_BLOCK, watch_reader,
+                                              resp->watch, watch_done);
+        if (!r) {
+            fakeapi__watch_free(resp->watch);
+            return MHD_NO;
+        }
+    } else {
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body ? resp->body : (char *)"",
+                                            resp->body ? MHD_RESPMEM_MUST_FREE
+                                                       : MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        resp->body = NULL;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            resp->content_type ? resp->content_type : "application/json");
+    MHD_add_response_header(r, "Cache-Control", "no-cache, private");
+    if (resp->retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", resp->retry_after);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    fakeapi_server *srv = cls;
+    conn_req *cr = *con_cls;
+    if (!cr) {
+        if (!(cr = calloc(1, sizeof *cr)))
+            return MHD_NO;
+        *con_cls = cr;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (body_append(cr, upload_data, *upload_size, srv->max_body) < 0)
+            return MHD_NO;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    fakeapi__resp resp = {0};
+    json_t *query = json_object();
+    if (cr->too_large) {
+        fakeapi__resp_error(&resp, 413, "RequestEntityTooLarge", NULL,
+                            "the request body is larger than the limit of %zu bytes",
+                            srv->max_body);
+    } else {
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, query);
+        fakeapi__req req = {
+            .method = method,
+            .path = url,
+            .query = query,
+            .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+            .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+            .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
+            .body = cr->body ? cr->body : "",
+            .body_len = cr->len,
+        };
+        fakeapi__handle(srv, &req, &resp);
+    }
+    enum MHD_Result ret = send_resp(conn, &resp);
+    fakeapi__resp_deinit(&resp);
+    json_decref(query);
+    return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)conn, (void)toe;
+    conn_req *cr = *con_cls;
+    if (cr) {
+        free(cr->body);
+        free(cr);
+        *con_cls = NULL;
+    }
+}
+
+static void quiet_logger(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls, (void)fmt, (void)ap; /* library code never prints */
+}
+
+static int listen_http(fakeapi_server *srv)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(srv->opts.port)};
+    const char *host = srv->opts.host ? srv->opts.host : "127.0.0.1";
+    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+        return -1;
+    srv->mhd = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ITC,
+        0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)512 * 1024, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+    if (!srv->mhd)
+        return -1;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? info->port : srv->opts.port;
+    snprintf(srv->url, sizeof srv->url, "http://%s:%u", host, (unsigned)srv->port);
+    return 0;
+}
+
+/* Seed from the options, or from the OS when the embedder did not choose. */
+static uint64_t pick_seed(uint64_t seed)
+{
+    if (seed)
+        return seed;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(&seed, sizeof seed, 1, f) != 1)
+            seed = 0;
+        fclose(f);
+    }
+    return seed ? seed : (uint64_t)fakeapi__now_ns(NULL) ^ (uint64_t)getpid();
+}
+
+int fakeapi__bootstrap(fakeapi_server *srv);
+
+int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
+{
+    static const fakeapi_options defaults = {0};
+    fakeapi_server *srv = calloc(1, sizeof *srv);
+    char err[512];
+    int rc = FAKEAPI_ERR_NOMEM;
+    if (!srv)
+        return rc;
+    srv->opts = opts ? *opts : defaults;
+    if (srv->opts.clock) {
+        srv->clock = *srv->opts.clock;
+        srv->has_clock = true;
+        srv->opts.clock = NULL;
+    }
+    srv->max_body = srv->opts.max_body_bytes ? srv->opts.max_body_bytes : DEFAULT_MAX_BODY;
+    fakeapi__rng_seed(&srv->rng, pick_seed(srv->opts.seed));
+    srv->reg = fakeapi__registry_new();
+    srv->hub = fakeapi__hub_new();
+    if (!srv->reg || !srv->hub)
+        goto fail;
+    rc = FAKEAPI_ERR_STORAGE;
+    if (fakeapi__store_open(srv->opts.db_path, &srv->store, err, sizeof err) < 0 ||
+        fakeapi__bootstrap(srv) < 0)
+        goto fail;
+    rc = FAKEAPI_ERR_INTERNAL;
+    if (fakeapi__gc_start(srv) < 0)
+        goto fail;
+    rc = FAKEAPI_ERR_LISTEN;
+    if (!srv->opts.no_http && listen_http(srv) < 0)
+        goto fail;
+    *out = srv;
+    return 0;
+fail:
+    fakeapi_stop(srv);
+    return rc;
+}
+
+void fakeapi_stop(fakeapi_server *srv)
+{
+    if (!srv)
+        return;
+    atomic_store(&srv->stopping, true);
+    if (srv->hub)
+        fakeapi__hub_close_all(srv->hub);
+    if (srv->mhd)
+        MHD_stop_daemon(srv->mhd);
+    fakeapi__gc_stop(srv);
+    fakeapi__store_close(srv->store);
+    fakeapi__hub_free(srv->hub);
+    fakeapi__registry_free(srv->reg);
+    free(srv);
+}
+
+const char *fakeapi_url(const fakeapi_server *srv)
+{
+    return srv->url;
+}
+
+uint16_t fakeapi_port(const fakeapi_server *srv)
+{
+    return srv->port;
+}
+
+uint64_t fakeapi_revision(fakeapi_server *srv)
+{
+    fakeapi__store_lock(srv->store);
+    uint64_t rv = fakeapi__store_rev(srv->store);
+    fakeapi__store_unlock(srv->store);
+    return rv;
+}
+
+void fakeapi_clock_advanced(fakeapi_server *srv)
+{
+    fakeapi__hub_tick(srv->hub);
+}
+
+const char *fakeapi_strerror(int code)
+{
+    switch (code) {
+    case FAKEAPI_OK:
+        return "success";
+    case FAKEAPI_ERR_NOMEM:
+        return "out of memory";
+    case FAKEAPI_ERR_INVALID:
+        return "invalid argument or object";
+    case FAKEAPI_ERR_NOT_FOUND:
+        return "not found";
+    case FAKEAPI_ERR_CONFLICT:
+        return "conflict";
+    case FAKEAPI_ERR_ALREADY_EXISTS:
+        return "already exists";
+    case FAKEAPI_ERR_GONE:
+        return "resource version expired";
+    case FAKEAPI_ERR_FORBIDDEN:
+        return "forbidden";
+    case FAKEAPI_ERR_UNSUPPORTED:
+        return "not supported";
+    case FAKEAPI_ERR_STORAGE:
+        return "storage error";
+    case FAKEAPI_ERR_IO:
+        return "I/O error";
+    case FAKEAPI_ERR_LISTEN:
+        return "cannot listen";
+    case FAKEAPI_ERR_INTERNAL:
+        return "internal error";
+    default:
+        return "unknown error";
+    }
+}

@@ -1,0 +1,69 @@
+/*
+ * server_int.h - the server object shared by the fakeapi modules.
+ *
+ * DESIGN (threads and locks):
+ *  - libmicrohttpd runs one thread per connection; each runs a request
+ *    through fakeapi__handle() and, for watches, blocks in the watch's
+ *    content callback.
+ *  - One background thread (gc.c) runs garbage collection and namespace
+ *    deletion when woken after a delete.
+ *  - Locks, in the order they are taken: the store lock (store.h), which
+ *    also guards srv->rng; then the hub lock (watch.c); then each watch's own
+ *    lock. The registry lock is a leaf, taken alone.
+ *  - A write holds the store lock from BEGIN until its events are handed to
+ *    the hub, so watches see events in revision order, and a watch that
+ *    registers under the store lock sees nothing twice and misses nothing.
+ */
+#ifndef FAKEAPI_SERVER_INT_H
+#define FAKEAPI_SERVER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "fakeapi/fakeapi.h"
+#include "http.h"
+#include "registry.h"
+#include "rng.h"
+#include "router.h"
+#include "store.h"
+
+struct MHD_Daemon;
+typedef struct fakeapi__hub fakeapi__hub;
+
+struct fakeapi_server {
+    fakeapi_options opts;
+    fakeapi_clock clock;
+    bool has_clock;
+    char url[96];
+    uint16_t port;
+    struct MHD_Daemon *mhd;
+    fakeapi__store *store;
+    fakeapi__registry *reg;
+    fakeapi__hub *hub;
+    fakeapi__rng rng; /* under the store lock */
+    size_t max_body;
+
+    /* gc.c: the background thread */
+    pthread_t gc_thread;
+    bool gc_started;
+    pthread_mutex_t gc_mu;
+    pthread_cond_t gc_cond;
+    bool gc_stop;
+    unsigned long gc_pending; /* wake-ups asked for */
+
+    atomic_bool stopping;
+    atomic_ulong requests;
+};
+
+/* Handle one API request: fills *resp (status, body, or a watch stream). */
+void fakeapi__handle(fakeapi_server *srv, const fakeapi__req *req, fakeapi__resp *resp);
+
+/* The control endpoint /fakeapi/v1/... (control.c). */
+void fakeapi__control(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
+                      fakeapi__resp *resp);
+
+/* Nanoseconds from the server's clock. */
+int64_t fakeapi__srv_now(fakeapi_server *srv);
+
+#endif

@@ -1,0 +1,493 @@
+/*
+ * store.c - SQLite storage for objects, history and owner links.
+ *
+ * DESIGN: a single connection, opened SQLITE_OPEN_NOMUTEX, used only under
+ * s->mu (the store lock, see store.h). Statements are prepared once and
+ * reset after each use. The revision counter lives in memory while running
+ * and in meta('rev') on disk, written in the same transaction as the
+ * objects, so a crash never leaves the counter behind the data.
+ */
+#include "store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    Q_GET,
+    Q_PUT,
+    Q_DEL,
+    Q_EVENT,
+    Q_SCAN_ALL,
+    Q_SCAN_NS,
+    Q_HIST_KEY,
+    Q_HIST_ALL,
+    Q_COMPACT,
+    Q_SET_META,
+    Q_OWN_DEL,
+    Q_OWN_ADD,
+    Q_DEPS,
+    Q_UID,
+    Q_COUNT_ALL,
+    Q_COUNT_NS,
+    Q_HIST_LEN,
+    Q_DELETING,
+    Q_ORPHANS,
+    Q_BEGIN,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_MAX
+};
+
+static const char *const queries[Q_MAX] = {
+    [Q_GET] = "SELECT data FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
+    [Q_PUT] = "INSERT INTO objects(key,ns,name,uid,rv,labels,data) VALUES(?1,?2,?3,?4,?5,?6,?7) "
+              "ON CONFLICT(key,ns,name) DO UPDATE SET uid=?4,rv=?5,labels=?6,data=?7",
+    [Q_DEL] = "DELETE FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
+    [Q_EVENT] = "INSERT INTO events(rv,type,key,ns,name,data,prev) VALUES(?1,?2,?3,?4,?5,?6,?7)",
+    [Q_SCAN_ALL] = "SELECT ns,name,labels,data FROM objects WHERE key=?1 AND (ns,name)>(?2,?3) "
+                   "ORDER BY key,ns,name",
+    [Q_SCAN_NS] = "SELECT ns,name,labels,data FROM objects WHERE key=?1 AND ns=?2 AND name>?3 "
+                  "ORDER BY key,ns,name",
+    [Q_HIST_KEY] = "SELECT rv,type,key,ns,name,data,prev FROM events WHERE key=?1 AND rv>?2 "
+                   "ORDER BY rv",
+    [Q_HIST_ALL] = "SELECT rv,type,key,ns,name,data,prev FROM events WHERE rv>?1 ORDER BY rv",
+    [Q_COMPACT] = "DELETE FROM events WHERE rv<=?1",
+    [Q_SET_META] = "INSERT INTO meta(k,v) VALUES(?1,?2) ON CONFLICT(k) DO UPDATE SET v=?2",
+    [Q_OWN_DEL] = "DELETE FROM owners WHERE key=?1 AND ns=?2 AND name=?3",
+    [Q_OWN_ADD] = "INSERT OR IGNORE INTO owners(owner,key,ns,name) VALUES(?1,?2,?3,?4)",
+    [Q_DEPS] = "SELECT key,ns,name FROM owners WHERE owner=?1 ORDER BY key,ns,name",
+    [Q_UID] = "SELECT 1 FROM objects WHERE uid=?1",
+    [Q_COUNT_ALL] = "SELECT count(*) FROM objects WHERE key=?1",
+    [Q_COUNT_NS] = "SELECT count(*) FROM objects WHERE key=?1 AND ns=?2",
+    [Q_HIST_LEN] = "SELECT count(*) FROM events",
+    [Q_DELETING] = "SELECT key,ns,name FROM objects WHERE "
+                   "json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL "
+                   "ORDER BY key,ns,name",
+    [Q_ORPHANS] = "SELECT DISTINCT o.key,o.ns,o.name FROM owners o WHERE NOT EXISTS "
+                  "(SELECT 1 FROM objects WHERE uid=o.owner) ORDER BY o.key,o.ns,o.name",
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+};
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS objects(key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
+    " uid TEXT NOT NULL, rv INTEGER NOT NULL, labels TEXT, data TEXT NOT NULL,"
+    " PRIMARY KEY(key, ns, name));"
+    "CREATE INDEX IF NOT EXISTS objects_uid ON objects(uid);"
+    "CREATE INDEX IF NOT EXISTS objects_deleting ON objects(key) WHERE "
+    " json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL;"
+    "CREATE TABLE IF NOT EXISTS events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
+    " key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, prev TEXT);"
+    "CREATE INDEX IF NOT EXISTS events_key ON events(key, rv);"
+    "CREATE TABLE IF NOT EXISTS owners(owner TEXT NOT NULL, key TEXT NOT NULL, ns TEXT NOT NULL,"
+    " name TEXT NOT NULL, PRIMARY KEY(owner, key, ns, name)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS owners_dep ON owners(key, ns, name);";
+
+struct fakeapi__store {
+    pthread_mutex_t mu;
+    sqlite3 *db;
+    sqlite3_stmt *q[Q_MAX];
+    uint64_t rev;       /* latest revision, committed or inside the open txn */
+    uint64_t rev_begin; /* rev when the open transaction began */
+    uint64_t compacted;
+};
+
+static sqlite3_stmt *stmt(fakeapi__store *s, int which)
+{
+    sqlite3_stmt *st = s->q[which];
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return st;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Run a statement that returns no rows: 0 or -1. */
+static int run(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int set_meta(fakeapi__store *s, const char *k, uint64_t v)
+{
+    sqlite3_stmt *st = stmt(s, Q_SET_META);
+    bind_text(st, 1, k);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)v);
+    return run(st);
+}
+
+static uint64_t get_meta(fakeapi__store *s, const char *k)
+{
+    sqlite3_stmt *st;
+    uint64_t v = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT v FROM meta WHERE k=?1", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    bind_text(st, 1, k);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int fakeapi__store_open(const char *path, fakeapi__store **out, char *err, size_t errlen)
+{
+    fakeapi__store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path ? path : ":memory:", &s->db, flags, NULL) != SQLITE_OK)
+        goto fail;
+    const char *pragmas = path ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                               : "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;";
+    if (sqlite3_exec(s->db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+        goto fail;
+    for (int i = 0; i < Q_MAX; i++)
+        if (sqlite3_prepare_v3(s->db, queries[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL) !=
+            SQLITE_OK)
+            goto fail;
+    s->rev = get_meta(s, "rev");
+    s->compacted = get_meta(s, "compacted");
+    *out = s;
+    return 0;
+fail:
+    snprintf(err, errlen, "sqlite: %s: %s",
+             path ? path : ":memory:", s->db ? sqlite3_errmsg(s->db) : "cannot open");
+    fakeapi__store_close(s);
+    return -1;
+}
+
+void fakeapi__store_close(fakeapi__store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < Q_MAX; i++)
+        sqlite3_finalize(s->q[i]);
+    sqlite3_close(s->db);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+void fakeapi__store_lock(fakeapi__store *s)
+{
+    pthread_mutex_lock(&s->mu);
+}
+
+void fakeapi__store_unlock(fakeapi__store *s)
+{
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t fakeapi__store_rev(fakeapi__store *s)
+{
+    return s->rev;
+}
+
+uint64_t fakeapi__store_compacted(fakeapi__store *s)
+{
+    return s->compacted;
+}
+
+int fakeapi__store_begin(fakeapi__store *s)
+{
+    s->rev_begin = s->rev;
+    return run(stmt(s, Q_BEGIN));
+}
+
+int fakeapi__store_commit(fakeapi__store *s)
+{
+    if (s->rev != s->rev_begin && set_meta(s, "rev", s->rev) < 0) {
+        fakeapi__store_rollback(s);
+        return -1;
+    }
+    if (run(stmt(s, Q_COMMIT)) < 0) {
+        fakeapi__store_rollback(s);
+        return -1;
+    }
+    return 0;
+}
+
+void fakeapi__store_rollback(fakeapi__store *s)
+{
+    run(stmt(s, Q_ROLLBACK));
+    s->rev = s->rev_begin;
+}
+
+uint64_t fakeapi__store_next_rev(fakeapi__store *s)
+{
+    return ++s->rev;
+}
+
+static void bind_key(sqlite3_stmt *st, const char *key, const char *ns, const char *name)
+{
+    bind_text(st, 1, key);
+    bind_text(st, 2, ns ? ns : "");
+    bind_text(st, 3, name);
+}
+
+int fakeapi__store_get_text(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                            char **text, size_t *len)
+{
+    sqlite3_stmt *st = stmt(s, Q_GET);
+    bind_key(st, key, ns, name);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return 1;
+    }
+    if (rc != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return -1;
+    }
+    size_t n = (size_t)sqlite3_column_bytes(st, 0);
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, sqlite3_column_text(st, 0), n);
+        p[n] = '\0';
+    }
+    sqlite3_reset(st);
+    if (!p)
+        return -1;
+    *text = p;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                       json_t **out)
+{
+    char *text;
+    size_t len;
+    int rc = fakeapi__store_get_text(s, key, ns, name, &text, &len);
+    if (rc != 0)
+        return rc;
+    json_t *v = json_loadb(text, len, 0, NULL);
+    free(text);
+    if (!v)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fakeapi__store_put(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                       const char *uid, uint64_t rv, const char *labels, const char *text)
+{
+    sqlite3_stmt *st = stmt(s, Q_PUT);
+    bind_key(st, key, ns, name);
+    bind_text(st, 4, uid ? uid : "");
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)rv);
+    bind_text(st, 6, labels);
+    bind_text(st, 7, text);
+    return run(st);
+}
+
+int fakeapi__store_del(fakeapi__store *s, const char *key, const char *ns, const char *name)
+{
+    sqlite3_stmt *st = stmt(s, Q_DEL);
+    bind_key(st, key, ns, name);
+    if (run(st) < 0)
+        return -1;
+    return fakeapi__store_set_owners(s, key, ns, name, NULL);
+}
+
+int fakeapi__store_add_event(fakeapi__store *s, uint64_t rv, int type, const char *key,
+                             const char *ns, const char *name, const char *text, const char *prev)
+{
+    sqlite3_stmt *st = stmt(s, Q_EVENT);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)rv);
+    sqlite3_bind_int(st, 2, type);
+    bind_text(st, 3, key);
+    bind_text(st, 4, ns ? ns : "");
+    bind_text(st, 5, name);
+    bind_text(st, 6, text);
+    bind_text(st, 7, prev);
+    return run(st);
+}
+
+int fakeapi__store_scan(fakeapi__store *s, const char *key, const char *ns, const char *after_ns,
+                        const char *after_name, fakeapi__store_scan_fn cb, void *ud)
+{
+    sqlite3_stmt *st;
+    if (ns) {
+        st = stmt(s, Q_SCAN_NS);
+        bind_key(st, key, ns, after_name ? after_name : "");
+    } else {
+        st = stmt(s, Q_SCAN_ALL);
+        bind_key(st, key, after_ns ? after_ns : "", after_name ? after_name : "");
+        /* (ns,name) > ("", "") would skip cluster-scoped name ""; names are never empty. */
+    }
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ret = cb(ud, (const char *)sqlite3_column_text(st, 0),
+                 (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
+                 (const char *)sqlite3_column_text(st, 3), (size_t)sqlite3_column_bytes(st, 3));
+        if (ret != 0)
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        ret = -1;
+    sqlite3_reset(st);
+    return ret < 0 ? ret : 0;
+}
+
+static int load_visit(void *ud, const char *ns, const char *name, const char *labels,
+                      const char *text, size_t len)
+{
+    (void)ns, (void)name, (void)labels;
+    json_t *obj = json_loadb(text, len, 0, NULL);
+    return obj && json_array_append_new(ud, obj) == 0 ? 0 : -1;
+}
+
+int fakeapi__store_load_all(fakeapi__store *s, const char *key, const char *ns, json_t *arr)
+{
+    return fakeapi__store_scan(s, key, ns, NULL, NULL, load_visit, arr);
+}
+
+static long count_rows(sqlite3_stmt *st)
+{
+    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    return n;
+}
+
+long fakeapi__store_count(fakeapi__store *s, const char *key, const char *ns)
+{
+    sqlite3_stmt *st = stmt(s, ns ? Q_COUNT_NS : Q_COUNT_ALL);
+    bind_text(st, 1, key);
+    if (ns)
+        bind_text(st, 2, ns);
+    return count_rows(st);
+}
+
+long fakeapi__store_history_len(fakeapi__store *s)
+{
+    return count_rows(stmt(s, Q_HIST_LEN));
+}
+
+int fakeapi__store_history(fakeapi__store *s, const char *key, uint64_t after,
+                           fakeapi__store_hist_fn cb, void *ud)
+{
+    sqlite3_stmt *st;
+    if (key) {
+        st = stmt(s, Q_HIST_KEY);
+        bind_text(st, 1, key);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)after);
+    } else {
+        st = stmt(s, Q_HIST_ALL);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)after);
+    }
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ret = cb(ud, (uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1),
+                 (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+                 (const char *)sqlite3_column_text(st, 4), (const char *)sqlite3_column_text(st, 5),
+                 (const char *)sqlite3_column_text(st, 6));
+        if (ret != 0)
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        ret = -1;
+    sqlite3_reset(st);
+    return ret < 0 ? ret : 0;
+}
+
+int fakeapi__store_compact(fakeapi__store *s, uint64_t upto)
+{
+    if (upto > s->rev)
+        upto = s->rev;
+    if (upto <= s->compacted)
+        return 0;
+    sqlite3_stmt *st = stmt(s, Q_COMPACT);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)upto);
+    if (run(st) < 0 || set_meta(s, "compacted", upto) < 0)
+        return -1;
+    s->compacted = upto;
+    return 0;
+}
+
+int fakeapi__store_set_owners(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                              const json_t *owner_uids)
+{
+    sqlite3_stmt *st = stmt(s, Q_OWN_DEL);
+    bind_key(st, key, ns, name);
+    if (run(st) < 0)
+        return -1;
+    size_t i;
+    json_t *uid;
+    json_array_foreach(owner_uids, i, uid)
+    {
+        st = stmt(s, Q_OWN_ADD);
+        bind_text(st, 1, json_string_value(uid));
+        bind_text(st, 2, key);
+        bind_text(st, 3, ns ? ns : "");
+        bind_text(st, 4, name);
+        if (!json_string_value(uid) || run(st) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int visit_keys(sqlite3_stmt *st, fakeapi__store_dep_fn cb, void *ud)
+{
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ret =
+            cb(ud, (const char *)sqlite3_column_text(st, 0),
+               (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2));
+        if (ret != 0)
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        ret = -1;
+    sqlite3_reset(st);
+    return ret < 0 ? ret : 0;
+}
+
+int fakeapi__store_dependents(fakeapi__store *s, const char *owner_uid, fakeapi__store_dep_fn cb,
+                              void *ud)
+{
+    sqlite3_stmt *st = stmt(s, Q_DEPS);
+    bind_text(st, 1, owner_uid);
+    return visit_keys(st, cb, ud);
+}
+
+int fakeapi__store_deleting(fakeapi__store *s, fakeapi__store_dep_fn cb, void *ud)
+{
+    return visit_keys(stmt(s, Q_DELETING), cb, ud);
+}
+
+int fakeapi__store_orphans(fakeapi__store *s, fakeapi__store_dep_fn cb, void *ud)
+{
+    return visit_keys(stmt(s, Q_ORPHANS), cb, ud);
+}
+
+int fakeapi__store_uid_exists(fakeapi__store *s, const char *uid)
+{
+    sqlite3_stmt *st = stmt(s, Q_UID);
+    bind_text(st, 1, uid);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+const char *fakeapi__store_errmsg(fakeapi__store *s)
+{
+    return sqlite3_errmsg(s->db);
+}

@@ -1,0 +1,268 @@
+/*
+ * verbs_delete.c - delete and deletecollection: DeleteOptions from the body
+ * or the query, preconditions, finalizers and deletionTimestamp, propagation
+ * policies (the garbage collector, gc.c, finishes what they start), and the
+ * removal of a CRD's objects with the CRD.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "objmeta.h"
+#include "selector.h"
+#include "timefmt.h"
+#include "verbs.h"
+
+typedef struct delete_opts {
+    const char *policy;  /* Background, Foreground, Orphan; NULL = kind default */
+    const char *pre_uid; /* preconditions */
+    const char *pre_rv;
+    json_t *body; /* owns the strings above when they came from it */
+} delete_opts;
+
+static int parse_delete_opts(fakeapi__ctx *c, delete_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->policy = fakeapi__q(c->req, "propagationPolicy");
+    if (c->req->body_len > 0) {
+        json_error_t jerr;
+        o->body = json_loadb(c->req->body, c->req->body_len, 0, &jerr);
+        if (!json_is_object(o->body)) {
+            fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                                "the body of the request was not valid DeleteOptions: %s",
+                                o->body ? "not an object" : jerr.text);
+            json_decref(o->body);
+            o->body = NULL;
+            return -1;
+        }
+        const char *p = json_string_value(json_object_get(o->body, "propagationPolicy"));
+        if (p)
+            o->policy = p;
+        json_t *orphan = json_object_get(o->body, "orphanDependents");
+        if (!p && json_is_boolean(orphan))
+            o->policy = json_is_true(orphan) ? "Orphan" : "Background";
+        json_t *pre = json_object_get(o->body, "preconditions");
+        o->pre_uid = json_string_value(json_object_get(pre, "uid"));
+        o->pre_rv = json_string_value(json_object_get(pre, "resourceVersion"));
+    }
+    if (o->policy && strcmp(o->policy, "Background") && strcmp(o->policy, "Foreground") &&
+        strcmp(o->policy, "Orphan")) {
+        fakeapi__resp_error(c->resp, 422, "Invalid", NULL,
+                            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: "
+                            "Unsupported value: \"%s\": supported values: \"Foreground\", "
+                            "\"Background\", \"Orphan\"",
+                            o->policy);
+        json_decref(o->body);
+        o->body = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* A CRD takes its objects with it. Inside the txn, before the CRD goes. */
+static int remove_crd_objects(fakeapi__txn *t, const json_t *crd)
+{
+    const char *name = fakeapi__meta_str(crd, "name");
+    json_t *spec = json_object_get(crd, "spec");
+    const char *group = json_string_value(json_object_get(spec, "group"));
+    const char *plural =
+        json_string_value(json_object_get(json_object_get(spec, "names"), "plural"));
+    if (!group || !plural)
+        return 0;
+    char key[512];
+    snprintf(key, sizeof key, "%s/%s", group, plural);
+    fakeapi__resource *res = fakeapi__registry_find_key(t->srv->reg, key);
+    if (!res)
+        return 0;
+    json_t *victims = json_array();
+    /* Collect first: the scan's statement cannot run while we write. */
+    int rc = fakeapi__store_load_all(t->srv->store, key, NULL, victims);
+    size_t i;
+    json_t *obj;
+    json_array_foreach(victims, i, obj)
+    {
+        if (rc == 0)
+            rc = fakeapi__txn_remove(t, res, obj);
+    }
+    json_decref(victims);
+    fakeapi__resource_unref(res);
+    if (rc == 0)
+        fakeapi__registry_remove_crd(t->srv->reg, name);
+    return rc;
+}
+
+int fakeapi__delete_in_txn(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
+                           const char *policy)
+{
+    bool is_ns = !strcmp(res->store_key, "/namespaces");
+    if (fakeapi__meta_str(obj, "deletionTimestamp"))
+        return 0; /* already deleting: nothing more to do */
+    json_t *prev = json_deep_copy(obj);
+    if (!prev)
+        return -1;
+    json_t *meta = fakeapi__meta(obj);
+    const char *fin = NULL;
+    if (policy && !strcmp(policy, "Foreground"))
+        fin = "foregroundDeletion";
+    else if (policy && !strcmp(policy, "Orphan"))
+        fin = "orphan";
+    if (fin && !fakeapi__has_finalizer(obj, fin)) {
+        json_t *fs = json_object_get(meta, "finalizers");
+        if (!json_is_array(fs))
+            json_object_set_new(meta, "finalizers", fs = json_array());
+        json_array_append_new(fs, json_string(fin));
+    }
+    if (fakeapi__finalizer_count(obj) == 0 && !is_ns) {
+        json_decref(prev);
+        if (!strcmp(res->kind, "CustomResourceDefinition") && remove_crd_objects(t, obj) < 0)
+            return -1;
+        return fakeapi__txn_remove(t, res, obj) < 0 ? -1 : 1;
+    }
+    char now[40];
+    fakeapi__fmt_time(fakeapi__srv_now(t->srv), now, sizeof now);
+    json_object_set_new(meta, "deletionTimestamp", json_string(now));
+    json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+    json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+    json_object_set_new(meta, "generation", json_integer(gen + 1));
+    if (is_ns)
+        json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Terminating"));
+    int rc = fakeapi__txn_put(t, res, obj, prev);
+    json_decref(prev);
+    fakeapi__txn_wake_gc(t);
+    return rc < 0 ? -1 : 0;
+}
+
+static int check_preconditions(fakeapi__ctx *c, const delete_opts *o, const json_t *obj)
+{
+    const char *uid = fakeapi__meta_str(obj, "uid");
+    const char *rv = fakeapi__meta_str(obj, "resourceVersion");
+    char q[300];
+    fakeapi__resource_qualified(c->res, q, sizeof q);
+    if (o->pre_uid && (!uid || strcmp(o->pre_uid, uid))) {
+        fakeapi__resp_error(c->resp, 409, "Conflict", fakeapi__details(c->res, c->rt->name),
+                            "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
+                            "UID in precondition: %s, UID in object meta: %s",
+                            q, c->rt->name, o->pre_uid, uid ? uid : "");
+        return -1;
+    }
+    if (o->pre_rv && (!rv || strcmp(o->pre_rv, rv))) {
+        fakeapi__resp_error(c->resp, 409, "Conflict", fakeapi__details(c->res, c->rt->name),
+                            "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
+                            "ResourceVersion in precondition: %s, ResourceVersion in object "
+                            "meta: %s",
+                            q, c->rt->name, o->pre_rv, rv ? rv : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* The body of a successful immediate delete (K8S-API.md item 48). */
+static json_t *deleted_status(const fakeapi__resource *res, const json_t *obj)
+{
+    if (!strcmp(res->kind, "Pod"))
+        return json_incref((json_t *)obj);
+    json_t *d = fakeapi__details(res, fakeapi__meta_str(obj, "name"));
+    json_object_set_new(d, "uid", json_string(fakeapi__meta_str(obj, "uid")));
+    return json_pack("{s:s, s:s, s:{}, s:s, s:o}", "kind", "Status", "apiVersion", "v1", "metadata",
+                     "status", "Success", "details", d);
+}
+
+void fakeapi__do_delete(fakeapi__ctx *c)
+{
+    delete_opts o;
+    if (parse_delete_opts(c, &o) < 0)
+        return;
+    fakeapi__txn t;
+    json_t *obj = NULL;
+    if (fakeapi__txn_begin(&t, c->srv) < 0) {
+        fakeapi__storage_error(c);
+        goto out;
+    }
+    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &obj);
+    if (rc != 0) {
+        if (rc == 1)
+            fakeapi__not_found(c, c->rt->name);
+        else
+            fakeapi__storage_error(c);
+        fakeapi__txn_abort(&t);
+        goto out;
+    }
+    if (check_preconditions(c, &o, obj) < 0) {
+        fakeapi__txn_abort(&t);
+        goto out;
+    }
+    rc = fakeapi__delete_in_txn(&t, c->res, obj, o.policy);
+    if (rc < 0) {
+        fakeapi__txn_abort(&t);
+        fakeapi__storage_error(c);
+        goto out;
+    }
+    if (fakeapi__dry_run(c))
+        fakeapi__txn_abort(&t);
+    else if (fakeapi__txn_commit(&t) < 0) {
+        fakeapi__storage_error(c);
+        goto out;
+    }
+    fakeapi__resp_json(c->resp, 200, rc == 1 ? deleted_status(c->res, obj) : json_incref(obj));
+out:
+    json_decref(obj);
+    json_decref(o.body);
+}
+
+void fakeapi__do_deletecollection(fakeapi__ctx *c)
+{
+    delete_opts o;
+    fakeapi__labelsel *lsel = NULL;
+    fakeapi__fieldsel *fsel = NULL;
+    json_t *all = json_array(), *gone = json_array();
+    char err[512];
+    if (parse_delete_opts(c, &o) < 0)
+        goto out;
+    if (fakeapi__labelsel_parse(fakeapi__q(c->req, "labelSelector"), &lsel, err, sizeof err) < 0 ||
+        fakeapi__fieldsel_parse(fakeapi__q(c->req, "fieldSelector"), &fsel, err, sizeof err) < 0) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s", err);
+        goto out;
+    }
+    fakeapi__txn t;
+    if (fakeapi__txn_begin(&t, c->srv) < 0) {
+        fakeapi__storage_error(c);
+        goto out;
+    }
+    const char *ns = c->ns && *c->ns ? c->ns : (c->res->namespaced ? NULL : "");
+    int rc = fakeapi__store_load_all(c->srv->store, c->res->store_key, ns, all);
+    size_t i;
+    json_t *obj;
+    json_array_foreach(all, i, obj)
+    {
+        if (rc < 0)
+            break;
+        if (!fakeapi__labelsel_match(lsel, json_object_get(fakeapi__meta(obj), "labels")) ||
+            !fakeapi__fieldsel_match(fsel, obj))
+            continue;
+        rc = fakeapi__delete_in_txn(&t, c->res, obj, o.policy);
+        json_array_append(gone, obj);
+    }
+    if (rc < 0) {
+        fakeapi__txn_abort(&t);
+        fakeapi__storage_error(c);
+        goto out;
+    }
+    if (fakeapi__dry_run(c))
+        fakeapi__txn_abort(&t);
+    else if (fakeapi__txn_commit(&t) < 0) {
+        fakeapi__storage_error(c);
+        goto out;
+    }
+    char rv[24];
+    snprintf(rv, sizeof rv, "%llu", (unsigned long long)fakeapi_revision(c->srv));
+    fakeapi__resp_json(c->resp, 200,
+                       json_pack("{s:s, s:s, s:{s:s}, s:O}", "kind", c->res->list_kind,
+                                 "apiVersion", c->res->group_version, "metadata", "resourceVersion",
+                                 rv, "items", gone));
+out:
+    fakeapi__labelsel_free(lsel);
+    fakeapi__fieldsel_free(fsel);
+    json_decref(all);
+    json_decref(gone);
+    json_decref(o.body);
+}

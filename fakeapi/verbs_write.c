@@ -1,0 +1,780 @@
+/*
+ * verbs_write.c - create, update (PUT) and patch, and the admission steps
+ * they share: type and name checks, metadata stamping, generation, finalizer
+ * rules, CRD schemas, status/spec separation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kh/yaml.h"
+#include "objmeta.h"
+#include "patch.h"
+#include "schema.h"
+#include "timefmt.h"
+#include "verbs.h"
+
+#define GENERATE_NAME_TRIES 8
+
+json_t *fakeapi__details(const fakeapi__resource *res, const char *name)
+{
+    json_t *d = json_object();
+    if (!d)
+        return NULL;
+    if (name && *name)
+        json_object_set_new(d, "name", json_string(name));
+    if (*res->group)
+        json_object_set_new(d, "group", json_string(res->group));
+    json_object_set_new(d, "kind", json_string(res->plural));
+    return d;
+}
+
+void fakeapi__not_found(fakeapi__ctx *c, const char *name)
+{
+    char q[300];
+    fakeapi__resource_qualified(c->res, q, sizeof q);
+    fakeapi__resp_error(c->resp, 404, "NotFound", fakeapi__details(c->res, name),
+                        "%s \"%s\" not found", q, name);
+}
+
+void fakeapi__storage_error(fakeapi__ctx *c)
+{
+    fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "storage error: %s",
+                        fakeapi__store_errmsg(c->srv->store));
+}
+
+bool fakeapi__dry_run(const fakeapi__ctx *c)
+{
+    const char *d = fakeapi__q(c->req, "dryRun");
+    return d && !strcmp(d, "All");
+}
+
+/* 422 Invalid with one cause. */
+static void invalid(fakeapi__ctx *c, const char *name, const char *field, const char *reason,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void invalid_causes(fakeapi__ctx *c, const char *name, json_t *causes)
+{
+    char msg[1024];
+    size_t off = 0;
+    size_t i;
+    json_t *cause;
+    json_array_foreach(causes, i, cause)
+    {
+        off += (size_t)snprintf(msg + off, off < sizeof msg ? sizeof msg - off : 0, "%s%s: %s",
+                                i ? ", " : "", json_string_value(json_object_get(cause, "field")),
+                                json_string_value(json_object_get(cause, "message")));
+        if (off >= sizeof msg)
+            off = sizeof msg - 1;
+    }
+    json_t *details = fakeapi__details(c->res, name);
+    json_object_set_new(details, "kind", json_string(c->res->kind));
+    json_object_set(details, "causes", causes);
+    char q[300];
+    snprintf(q, sizeof q, "%s%s%s", c->res->kind, *c->res->group ? "." : "", c->res->group);
+    fakeapi__resp_error(c->resp, 422, "Invalid", details, "%s \"%s\" is invalid: %s%s", q,
+                        name ? name : "", json_array_size(causes) > 1 ? "[" : "", msg);
+    if (json_array_size(causes) > 1) {
+        /* The API server wraps several causes in [...]; close the bracket. */
+        json_t *st = json_loadb(c->resp->body, c->resp->body_len, 0, NULL);
+        if (st) {
+            char *m = NULL;
+            if (asprintf(&m, "%s]", json_string_value(json_object_get(st, "message"))) > 0)
+                json_object_set_new(st, "message", json_string(m));
+            free(m);
+            fakeapi__resp_json(c->resp, 422, st);
+        }
+    }
+}
+
+static void invalid(fakeapi__ctx *c, const char *name, const char *field, const char *reason,
+                    const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *causes =
+        json_pack("[{s:s, s:s, s:s}]", "reason", reason, "message", msg, "field", field);
+    invalid_causes(c, name, causes);
+    json_decref(causes);
+}
+
+json_t *fakeapi__body_object(fakeapi__ctx *c)
+{
+    const fakeapi__req *req = c->req;
+    json_t *v = NULL;
+    if (req->body_len == 0) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "request body is empty");
+        return NULL;
+    }
+    json_error_t jerr;
+    v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
+               fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
+        json_t *docs = NULL;
+        kh_yaml_error yerr;
+        if (kh_yaml_load(req->body, req->body_len, &docs, &yerr) == 0 && json_array_size(docs) == 1)
+            v = json_incref(json_array_get(docs, 0));
+        json_decref(docs);
+    }
+    if (!v) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the body of the request was in an unknown format - accepted media "
+                            "types include: application/json, application/yaml (%s at line %d)",
+                            jerr.text, jerr.line);
+        return NULL;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the body of the request must be a JSON object");
+        return NULL;
+    }
+    return v;
+}
+
+/* labels and annotations: maps of strings; anything else cannot be decoded. */
+static int check_string_maps(fakeapi__ctx *c, const json_t *obj)
+{
+    static const char *const fields[] = {"labels", "annotations"};
+    json_t *meta = json_object_get(obj, "metadata");
+    if (meta && !json_is_object(meta)) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "metadata: expected an object");
+        return -1;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        json_t *m = json_object_get(meta, fields[i]);
+        const char *k;
+        json_t *v;
+        if (m && !json_is_object(m) && !json_is_null(m))
+            goto bad;
+        json_object_foreach(m, k, v)
+        {
+            if (!json_is_string(v))
+                goto bad;
+        }
+        continue;
+    bad:
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "json: cannot unmarshal metadata.%s: expected a map of strings",
+                            fields[i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* apiVersion and kind must name this resource; absent ones are filled in. */
+static int check_type(fakeapi__ctx *c, json_t *obj)
+{
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    if ((av && strcmp(av, c->res->group_version)) || (kind && strcmp(kind, c->res->kind))) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the API version in the data (%s) does not match the expected API "
+                            "version (%s), or the kind (%s) does not match %s",
+                            av ? av : "", c->res->group_version, kind ? kind : "", c->res->kind);
+        return -1;
+    }
+    json_object_set_new(obj, "apiVersion", json_string(c->res->group_version));
+    json_object_set_new(obj, "kind", json_string(c->res->kind));
+    return check_string_maps(c, obj);
+}
+
+/* The URL's namespace wins; a different one in the body is an error. */
+static int check_namespace(fakeapi__ctx *c, json_t *obj)
+{
+    const char *ns = fakeapi__meta_str(obj, "namespace");
+    if (!c->res->namespaced) {
+        if (ns && *ns)
+            json_object_del(fakeapi__meta(obj), "namespace");
+        return 0;
+    }
+    if (ns && *ns && strcmp(ns, c->ns)) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the namespace of the provided object does not match the namespace "
+                            "sent on the request");
+        return -1;
+    }
+    return fakeapi__meta_set_str(obj, "namespace", c->ns);
+}
+
+/* CRD kinds: prune unknown fields, apply defaults, validate. */
+static int check_schema(fakeapi__ctx *c, json_t *obj)
+{
+    if (!c->res->schema)
+        return 0;
+    fakeapi__schema_prune(c->res->schema, obj);
+    fakeapi__schema_default(c->res->schema, obj);
+    json_t *causes = json_array();
+    int n = fakeapi__schema_validate(c->res->schema, obj, causes);
+    if (n > 0)
+        invalid_causes(c, fakeapi__meta_str(obj, "name"), causes);
+    json_decref(causes);
+    return n > 0 ? -1 : 0;
+}
+
+static int check_crd(fakeapi__ctx *c, json_t *obj)
+{
+    if (strcmp(c->res->kind, "CustomResourceDefinition") != 0)
+        return 0;
+    json_t *spec = json_object_get(obj, "spec");
+    json_t *names = json_object_get(spec, "names");
+    const char *group = json_string_value(json_object_get(spec, "group"));
+    const char *plural = json_string_value(json_object_get(names, "plural"));
+    const char *name = fakeapi__meta_str(obj, "name");
+    if (!group || !plural || !json_string_value(json_object_get(names, "kind"))) {
+        invalid(c, name, "spec", "FieldValueRequired",
+                "Required value: spec.group, spec.names.plural and spec.names.kind");
+        return -1;
+    }
+    char want[512];
+    snprintf(want, sizeof want, "%s.%s", plural, group);
+    if (!name || strcmp(name, want)) {
+        invalid(c, name, "metadata.name", "FieldValueInvalid",
+                "Invalid value: \"%s\": must be spec.names.plural+\".\"+spec.group",
+                name ? name : "");
+        return -1;
+    }
+    if (json_array_size(json_object_get(spec, "versions")) == 0) {
+        invalid(c, name, "spec.versions", "FieldValueRequired",
+                "Required value: must have "
+                "exactly one version marked as "
+                "storage version");
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks every new state passes, on create and on update. */
+static int admit(fakeapi__ctx *c, json_t *obj)
+{
+    if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0)
+        return -1;
+    return 0;
+}
+
+/* A CRD's status as the API server reports it once it is serving. */
+static void crd_set_established(json_t *crd, const char *now)
+{
+    json_t *names = json_object_get(json_object_get(crd, "spec"), "names");
+    json_t *status = json_pack(
+        "{s:O?, s:[{s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s}], "
+        "s:[]}",
+        "acceptedNames", names, "conditions", "type", "NamesAccepted", "status", "True", "reason",
+        "NoConflicts", "message", "no conflicts found", "lastTransitionTime", now, "type",
+        "Established", "status", "True", "reason", "InitialNamesAccepted", "message",
+        "the initial names have been accepted", "lastTransitionTime", now, "storedVersions");
+    json_t *versions = json_object_get(json_object_get(crd, "spec"), "versions");
+    size_t i;
+    json_t *v;
+    json_array_foreach(versions, i, v)
+    {
+        if (json_is_true(json_object_get(v, "storage")))
+            json_array_append(json_object_get(status, "storedVersions"),
+                              json_object_get(v, "name"));
+    }
+    if (status)
+        json_object_set_new(crd, "status", status);
+}
+
+/* After a CRD write inside the txn: serve its kinds (undone if the txn fails
+ * is not needed: the registry follows the stored CRD on the next write). */
+static int serve_crd(fakeapi__ctx *c, const json_t *crd)
+{
+    if (strcmp(c->res->kind, "CustomResourceDefinition") != 0 || fakeapi__dry_run(c))
+        return 0;
+    char err[256];
+    if (fakeapi__registry_add_crd(c->srv->reg, crd, err, sizeof err) < 0) {
+        invalid(c, fakeapi__meta_str(crd, "name"), "spec", "FieldValueInvalid", "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stamp what the server owns on a new object. Holds the store lock. */
+static void stamp_new(fakeapi__ctx *c, json_t *obj)
+{
+    char uid[40], now[40];
+    fakeapi__rng_uuid(&c->srv->rng, uid);
+    fakeapi__fmt_time(fakeapi__srv_now(c->srv), now, sizeof now);
+    json_t *m = fakeapi__meta(obj);
+    json_object_set_new(m, "uid", json_string(uid));
+    json_object_set_new(m, "creationTimestamp", json_string(now));
+    json_object_set_new(m, "generation", json_integer(1));
+    json_object_del(m, "deletionTimestamp");
+    json_object_del(m, "deletionGracePeriodSeconds");
+    json_object_del(m, "selfLink");
+    if (!strcmp(c->res->store_key, "/namespaces")) {
+        json_t *spec = json_object_get(obj, "spec");
+        if (!json_is_object(spec))
+            json_object_set_new(obj, "spec", spec = json_object());
+        json_object_set_new(spec, "finalizers", json_pack("[s]", "kubernetes"));
+        json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+    } else if (!strcmp(c->res->kind, "CustomResourceDefinition")) {
+        crd_set_established(obj, now);
+    } else if ((c->res->subresources & FAKEAPI__SUB_STATUS) && strcmp(c->res->kind, "Node")) {
+        /* With a status subresource, status is the controllers' to write. */
+        json_object_del(obj, "status");
+    }
+}
+
+/* Namespaced creates need a live namespace. Holds the store lock. */
+static int check_namespace_live(fakeapi__ctx *c, const char *ns)
+{
+    if (!c->res->namespaced)
+        return 0;
+    json_t *nsobj = NULL;
+    int rc = fakeapi__store_get(c->srv->store, "/namespaces", "", ns, &nsobj);
+    if (rc < 0) {
+        fakeapi__storage_error(c);
+        return -1;
+    }
+    if (rc == 1) {
+        fakeapi__resp_error(c->resp, 404, "NotFound",
+                            json_pack("{s:s, s:s}", "name", ns, "kind", "namespaces"),
+                            "namespaces \"%s\" not found", ns);
+        return -1;
+    }
+    bool terminating = fakeapi__meta_str(nsobj, "deletionTimestamp") != NULL;
+    json_decref(nsobj);
+    if (terminating) {
+        fakeapi__resp_error(c->resp, 403, "Forbidden",
+                            json_pack("{s:s, s:s}", "name", ns, "kind", "namespaces"),
+                            "%s \"%s\" is forbidden: unable to create new content in namespace "
+                            "%s because it is being terminated",
+                            c->res->plural, "", ns);
+        return -1;
+    }
+    return 0;
+}
+
+/* Pick a free name for generateName. Holds the store lock. */
+static int generate_name(fakeapi__ctx *c, json_t *obj)
+{
+    const char *prefix = fakeapi__meta_str(obj, "generateName");
+    char base[64], name[80];
+    snprintf(base, sizeof base, "%.58s", prefix);
+    for (int i = 0; i < GENERATE_NAME_TRIES; i++) {
+        char suffix[6];
+        fakeapi__rng_name_suffix(&c->srv->rng, suffix, 5);
+        snprintf(name, sizeof name, "%s%s", base, suffix);
+        char *text = NULL;
+        int rc =
+            fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, name, &text, NULL);
+        free(text);
+        if (rc == 1)
+            return fakeapi__meta_set_str(obj, "name", name);
+        if (rc < 0)
+            return -1;
+    }
+    return -1;
+}
+
+static int check_name(fakeapi__ctx *c, const char *name)
+{
+    char msg[512];
+    if (fakeapi__name_check(c->res->name_rule, name, msg, sizeof msg) == 0)
+        return 0;
+    invalid(c, name, "metadata.name", "FieldValueInvalid", "Invalid value: \"%s\": %s", name, msg);
+    return -1;
+}
+
+void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
+{
+    const char *name = fakeapi__meta_str(obj, "name");
+    const char *gen = fakeapi__meta_str(obj, "generateName");
+    if ((!name || !*name) && gen && *gen) {
+        if (generate_name(c, obj) < 0) {
+            fakeapi__resp_error(c->resp, 409, "AlreadyExists", fakeapi__details(c->res, gen),
+                                "could not generate a unique name for prefix %s", gen);
+            goto fail;
+        }
+        name = fakeapi__meta_str(obj, "name");
+    }
+    if (check_namespace_live(c, c->ns) < 0)
+        goto fail;
+    char *text = NULL;
+    int rc = fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, name, &text, NULL);
+    free(text);
+    if (rc == 0) {
+        char q[300];
+        fakeapi__resource_qualified(c->res, q, sizeof q);
+        fakeapi__resp_error(c->resp, 409, "AlreadyExists", fakeapi__details(c->res, name),
+                            "%s \"%s\" already exists", q, name);
+        goto fail;
+    }
+    stamp_new(c, obj);
+    if (rc < 0 || fakeapi__txn_put(t, c->res, obj, NULL) < 0) {
+        fakeapi__storage_error(c);
+        goto fail;
+    }
+    if (serve_crd(c, obj) < 0)
+        goto fail;
+    if (fakeapi__dry_run(c))
+        fakeapi__txn_abort(t);
+    else if (fakeapi__txn_commit(t) < 0) {
+        fakeapi__storage_error(c);
+        json_decref(obj);
+        return;
+    }
+    fakeapi__resp_json(c->resp, 201, obj);
+    return;
+fail:
+    fakeapi__txn_abort(t);
+    json_decref(obj);
+}
+
+/* Everything a create checks before it takes the store lock. */
+static int prepare_create(fakeapi__ctx *c, json_t *obj)
+{
+    if (check_type(c, obj) < 0 || check_namespace(c, obj) < 0)
+        return -1;
+    const char *name = fakeapi__meta_str(obj, "name");
+    const char *gen = fakeapi__meta_str(obj, "generateName");
+    if ((!name || !*name) && (!gen || !*gen)) {
+        invalid(c, "", "metadata.name", "FieldValueRequired",
+                "Required value: name or generateName is required");
+        return -1;
+    }
+    if (name && *name && check_name(c, name) < 0)
+        return -1;
+    if (fakeapi__meta_rv(obj) != 0) {
+        invalid(c, name, "metadata.resourceVersion", "FieldValueInvalid",
+                "Invalid value: \"%s\": resourceVersion should not be set on objects to be "
+                "created",
+                fakeapi__meta_str(obj, "resourceVersion"));
+        return -1;
+    }
+    return admit(c, obj);
+}
+
+void fakeapi__do_create(fakeapi__ctx *c)
+{
+    json_t *obj = fakeapi__body_object(c);
+    if (!obj)
+        return;
+    if (prepare_create(c, obj) < 0) {
+        json_decref(obj);
+        return;
+    }
+    fakeapi__txn t;
+    if (fakeapi__txn_begin(&t, c->srv) < 0) {
+        json_decref(obj);
+        fakeapi__storage_error(c);
+        return;
+    }
+    fakeapi__finish_create(c, &t, obj);
+}
+
+/* Carry over what clients cannot change on update. */
+static void keep_server_fields(json_t *next, const json_t *cur)
+{
+    static const char *const kept[] = {
+        "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+        NULL};
+    json_t *nm = fakeapi__meta(next);
+    json_t *cm = json_object_get(cur, "metadata");
+    for (const char *const *k = kept; *k; k++) {
+        json_t *v = json_object_get(cm, *k);
+        if (v)
+            json_object_set(nm, *k, v);
+        else
+            json_object_del(nm, *k);
+    }
+}
+
+/* The new state a write to sub ("status", or the main resource) may make. */
+static json_t *scope_write(const fakeapi__ctx *c, const json_t *cur, json_t *next, const char *sub)
+{
+    if (sub && !strcmp(sub, "status")) {
+        /* Only status changes (and, as the API server allows, nothing else). */
+        json_t *out = json_deep_copy(cur);
+        json_t *st = json_object_get(next, "status");
+        if (out && st)
+            json_object_set(out, "status", st);
+        else if (out)
+            json_object_del(out, "status");
+        json_decref(next);
+        return out;
+    }
+    if (c->res->subresources & FAKEAPI__SUB_STATUS) {
+        json_t *st = json_object_get(cur, "status");
+        if (st)
+            json_object_set(next, "status", st);
+        else
+            json_object_del(next, "status");
+    }
+    return next;
+}
+
+static bool new_finalizers_added(const json_t *cur, const json_t *next)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(json_object_get(next, "metadata"), "finalizers"), i, f)
+    {
+        if (json_string_value(f) && !fakeapi__has_finalizer(cur, json_string_value(f)))
+            return true;
+    }
+    return false;
+}
+
+static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
+{
+    if (fakeapi__dry_run(c))
+        fakeapi__txn_abort(t);
+    else if (fakeapi__txn_commit(t) < 0) {
+        json_decref(obj);
+        fakeapi__storage_error(c);
+        return;
+    }
+    fakeapi__resp_json(c->resp, 200, obj);
+}
+
+void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_t *next,
+                            const char *sub)
+{
+    const char *name = fakeapi__meta_str(cur, "name");
+    next = scope_write(c, cur, next, sub);
+    if (!next || check_type(c, next) < 0 || check_namespace(c, next) < 0)
+        goto fail;
+    keep_server_fields(next, cur);
+    fakeapi__meta_set_str(next, "name", name);
+    if (admit(c, next) < 0)
+        goto fail;
+    bool deleting = fakeapi__meta_str(cur, "deletionTimestamp") != NULL;
+    if (deleting && new_finalizers_added(cur, next)) {
+        invalid(c, name, "metadata.finalizers", "FieldValueForbidden",
+                "Forbidden: no new finalizers can be added if the object is being deleted");
+        goto fail;
+    }
+    if (fakeapi__same_object(cur, next)) {
+        /* A no-op write: no new revision, no event (as the API server). */
+        fakeapi__txn_abort(t);
+        json_decref(next);
+        fakeapi__resp_json(c->resp, 200, json_incref(cur));
+        json_decref(cur);
+        return;
+    }
+    if (fakeapi__spec_changed(cur, next)) {
+        json_int_t gen =
+            json_integer_value(json_object_get(json_object_get(cur, "metadata"), "generation"));
+        json_object_set_new(fakeapi__meta(next), "generation", json_integer(gen + 1));
+    }
+    int rc;
+    if (deleting && fakeapi__finalizer_count(next) == 0)
+        rc = fakeapi__txn_remove(t, c->res, next);
+    else
+        rc = fakeapi__txn_put(t, c->res, next, cur);
+    if (rc < 0 || serve_crd(c, next) < 0) {
+        if (rc < 0)
+            fakeapi__storage_error(c);
+        goto fail;
+    }
+    json_decref(cur);
+    answer_written(c, t, next);
+    return;
+fail:
+    fakeapi__txn_abort(t);
+    json_decref(cur);
+    json_decref(next);
+}
+
+/* Read the stored object inside t; answers 404/500 itself. NULL on failure. */
+static json_t *load_current(fakeapi__ctx *c, fakeapi__txn *t)
+{
+    json_t *cur = NULL;
+    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
+    if (rc == 1)
+        fakeapi__not_found(c, c->rt->name);
+    else if (rc < 0)
+        fakeapi__storage_error(c);
+    if (rc != 0)
+        fakeapi__txn_abort(t);
+    return rc == 0 ? cur : NULL;
+}
+
+static void conflict(fakeapi__ctx *c, const char *name)
+{
+    char q[300];
+    fakeapi__resource_qualified(c->res, q, sizeof q);
+    fakeapi__resp_error(c->resp, 409, "Conflict", fakeapi__details(c->res, name),
+                        "Operation cannot be fulfilled on %s \"%s\": the object has been "
+                        "modified; please apply your changes to the latest version and try "
+                        "again",
+                        q, name);
+}
+
+/* The optimistic-concurrency check of an update carrying a resourceVersion. */
+static int check_rv(fakeapi__ctx *c, const json_t *cur, const json_t *next, bool required)
+{
+    long long want = fakeapi__meta_rv(next);
+    if (want < 0) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "metadata.resourceVersion: invalid value \"%s\"",
+                            fakeapi__meta_str(next, "resourceVersion"));
+        return -1;
+    }
+    if (want == 0 && required) {
+        invalid(c, c->rt->name, "metadata.resourceVersion", "FieldValueInvalid",
+                "Invalid value: 0x0: must be specified for an update");
+        return -1;
+    }
+    if (want != 0 && want != fakeapi__meta_rv(cur)) {
+        conflict(c, c->rt->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* PUT on the object or its /status. */
+void fakeapi__do_update(fakeapi__ctx *c)
+{
+    json_t *next = fakeapi__body_object(c);
+    if (!next)
+        return;
+    const char *name = fakeapi__meta_str(next, "name");
+    if (name && strcmp(name, c->rt->name)) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the name of the object (%s) does not match the name on the URL (%s)",
+                            name, c->rt->name);
+        json_decref(next);
+        return;
+    }
+    fakeapi__txn t;
+    if (fakeapi__txn_begin(&t, c->srv) < 0) {
+        json_decref(next);
+        fakeapi__storage_error(c);
+        return;
+    }
+    json_t *cur = load_current(c, &t);
+    if (!cur) {
+        json_decref(next);
+        return;
+    }
+    if (check_rv(c, cur, next, c->res->update_needs_rv) < 0) {
+        fakeapi__txn_abort(&t);
+        json_decref(cur);
+        json_decref(next);
+        return;
+    }
+    fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
+}
+
+static const char *smp_key(const char *path, void *ud)
+{
+    (void)ud;
+    return fakeapi__smp_builtin_key(path, NULL);
+}
+
+/*
+ * Apply the request's patch to doc. Returns a new document, or NULL having
+ * answered the error.
+ */
+static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
+{
+    const fakeapi__req *req = c->req;
+    const char *ct = req->content_type;
+    json_error_t jerr;
+    json_t *patch = json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
+    bool apply = fakeapi__media_is(ct, "application/apply-patch+yaml");
+    if (!patch && apply) {
+        json_t *docs = NULL;
+        if (kh_yaml_load(req->body, req->body_len, &docs, NULL) == 0 && json_array_size(docs) == 1)
+            patch = json_incref(json_array_get(docs, 0));
+        json_decref(docs);
+    }
+    if (!patch) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "error decoding patch: %s",
+                            jerr.text);
+        return NULL;
+    }
+    char err[512] = "";
+    int rc;
+    if (fakeapi__media_is(ct, "application/json-patch+json"))
+        rc = fakeapi__json_patch(doc, patch, &out, err, sizeof err);
+    else if (fakeapi__media_is(ct, "application/merge-patch+json"))
+        rc = fakeapi__merge_patch(doc, patch, &out);
+    else if (fakeapi__media_is(ct, "application/strategic-merge-patch+json") && !c->res->custom)
+        rc = fakeapi__smp_patch(doc, patch, smp_key, NULL, &out, err, sizeof err);
+    else if (apply)
+        rc = c->res->custom ? fakeapi__merge_patch(doc, patch, &out)
+                            : fakeapi__smp_patch(doc, patch, smp_key, NULL, &out, err, sizeof err);
+    else {
+        json_decref(patch);
+        fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL,
+                            "the body of the request was in an unknown format - accepted media "
+                            "types include: application/json-patch+json, "
+                            "application/merge-patch+json, application/apply-patch+yaml%s",
+                            c->res->custom ? "" : ", application/strategic-merge-patch+json");
+        return NULL;
+    }
+    json_decref(patch);
+    if (rc == -2)
+        invalid(c, c->rt->name, "", "FieldValueInvalid", "%s", err);
+    else if (rc < 0)
+        fakeapi__resp_error(c->resp, 422, "Invalid", NULL, "%s", err[0] ? err : "invalid patch");
+    else if (!json_is_object(out)) {
+        fakeapi__resp_error(c->resp, 422, "Invalid", NULL, "the patch result is not an object");
+        json_decref(out);
+        return NULL;
+    }
+    return rc < 0 ? NULL : out;
+}
+
+/* Server-side apply of an object that does not exist yet creates it. */
+static void apply_create(fakeapi__ctx *c, fakeapi__txn *t)
+{
+    json_t *empty = json_object();
+    json_t *obj = apply_patch(c, empty);
+    json_decref(empty);
+    if (!obj || prepare_create(c, obj) < 0) {
+        fakeapi__txn_abort(t);
+        json_decref(obj);
+        return;
+    }
+    fakeapi__meta_set_str(obj, "name", c->rt->name);
+    fakeapi__finish_create(c, t, obj);
+}
+
+/* PATCH on the object or a subresource (scale is handled in verbs_sub.c). */
+void fakeapi__do_patch(fakeapi__ctx *c)
+{
+    bool apply = fakeapi__media_is(c->req->content_type, "application/apply-patch+yaml");
+    if (apply && !fakeapi__q(c->req, "fieldManager")) {
+        invalid(c, c->rt->name, "fieldManager", "FieldValueRequired",
+                "Required value: is required for apply patch");
+        return;
+    }
+    fakeapi__txn t;
+    if (fakeapi__txn_begin(&t, c->srv) < 0) {
+        fakeapi__storage_error(c);
+        return;
+    }
+    json_t *cur = NULL;
+    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
+    if (rc == 1 && apply && !c->rt->sub[0]) {
+        apply_create(c, &t);
+        return;
+    }
+    if (rc != 0) {
+        if (rc == 1)
+            fakeapi__not_found(c, c->rt->name);
+        else
+            fakeapi__storage_error(c);
+        fakeapi__txn_abort(&t);
+        return;
+    }
+    json_t *next = apply_patch(c, cur);
+    if (!next || check_rv(c, cur, next, false) < 0) {
+        fakeapi__txn_abort(&t);
+        json_decref(cur);
+        json_decref(next);
+        return;
+    }
+    /* The patched object keeps its stored resourceVersion semantics: a patch
+     * carrying metadata.resourceVersion was checked above. */
+    fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
+}

@@ -1,0 +1,525 @@
+/*
+ * watch.c - the watch hub and watch streams (see watch.h for the design).
+ *
+ * A watch's bytes come from two places: `pending`, text already formatted
+ * (the initial state or history replay, bookmarks, the ERROR of a 410), and
+ * `q`, a bounded ring of events published since it registered. The reader
+ * drains pending first, then formats queued events one line at a time.
+ */
+#include "watch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "objmeta.h"
+#include "selector.h"
+#include "store.h"
+#include "strbuf.h"
+#include "timefmt.h"
+
+#define WATCH_QUEUE_CAP 1024
+#define WATCH_DEFAULT_TIMEOUT_S 1800 /* plus up to the same again of jitter */
+#define WATCH_BOOKMARK_NS ((int64_t)60 * 1000000000)
+#define WATCH_MAX_WAIT_NS ((int64_t)1000000000)
+
+struct fakeapi__hub {
+    pthread_mutex_t mu;
+    struct fakeapi__watch *head;
+    size_t count;
+    atomic_ullong last_rv; /* every event up to here is in its watches' queues */
+    atomic_ulong slow_closed;
+    bool closing;
+};
+
+typedef struct queued {
+    fakeapi__event *ev;
+    int type; /* as this watch sees it (selector transitions) */
+} queued;
+
+struct fakeapi__watch {
+    fakeapi_server *srv;
+    fakeapi__hub *hub;
+    struct fakeapi__watch *prev, *next; /* hub list, under hub->mu */
+    bool registered;
+    char *key;
+    char *ns; /* NULL = every namespace */
+    char *kind, *api_version;
+    fakeapi__labelsel *lsel;
+    fakeapi__fieldsel *fsel;
+    bool bookmarks;
+
+    pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t cond;
+    queued *q;
+    size_t head, count, cap;
+    bool closed; /* too slow, or the hub is closing: end after pending */
+    uint64_t sent_rv;
+    int64_t deadline_ns;
+    int64_t next_bookmark_ns;
+    fakeapi__strbuf pending;
+    size_t pending_off;
+    bool ending; /* the final bookmark is out; end when pending drains */
+};
+
+fakeapi__event *fakeapi__event_new(uint64_t rv, int type, const char *key, const char *ns,
+                                   const char *name, const char *text, size_t len, json_t *obj,
+                                   json_t *prev)
+{
+    fakeapi__event *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return NULL;
+    atomic_init(&ev->refs, 1);
+    ev->rv = rv;
+    ev->type = type;
+    ev->key = strdup(key);
+    ev->ns = strdup(ns ? ns : "");
+    ev->name = strdup(name);
+    ev->text = malloc(len + 1);
+    if (!ev->key || !ev->ns || !ev->name || !ev->text) {
+        fakeapi__event_unref(ev);
+        return NULL;
+    }
+    memcpy(ev->text, text, len);
+    ev->text[len] = '\0';
+    ev->len = len;
+    ev->obj = json_incref(obj);
+    ev->prev = json_incref(prev);
+    return ev;
+}
+
+fakeapi__event *fakeapi__event_ref(fakeapi__event *ev)
+{
+    atomic_fetch_add(&ev->refs, 1);
+    return ev;
+}
+
+void fakeapi__event_unref(fakeapi__event *ev)
+{
+    if (!ev || atomic_fetch_sub(&ev->refs, 1) != 1)
+        return;
+    free(ev->key);
+    free(ev->ns);
+    free(ev->name);
+    free(ev->text);
+    json_decref(ev->obj);
+    json_decref(ev->prev);
+    free(ev);
+}
+
+fakeapi__hub *fakeapi__hub_new(void)
+{
+    fakeapi__hub *hub = calloc(1, sizeof *hub);
+    if (hub)
+        pthread_mutex_init(&hub->mu, NULL);
+    return hub;
+}
+
+static void watch_close_locked(struct fakeapi__watch *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->closed = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void fakeapi__hub_close_all(fakeapi__hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    hub->closing = true;
+    for (struct fakeapi__watch *w = hub->head; w; w = w->next)
+        watch_close_locked(w);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+void fakeapi__hub_tick(fakeapi__hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
+        pthread_mutex_lock(&w->mu);
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->mu);
+    }
+    pthread_mutex_unlock(&hub->mu);
+}
+
+void fakeapi__hub_free(fakeapi__hub *hub)
+{
+    if (!hub)
+        return;
+    pthread_mutex_destroy(&hub->mu);
+    free(hub);
+}
+
+size_t fakeapi__hub_watch_count(fakeapi__hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    size_t n = hub->count;
+    pthread_mutex_unlock(&hub->mu);
+    return n;
+}
+
+unsigned long fakeapi__hub_slow_closed(fakeapi__hub *hub)
+{
+    return atomic_load(&hub->slow_closed);
+}
+
+static bool sel_match(const struct fakeapi__watch *w, const json_t *obj)
+{
+    return fakeapi__labelsel_match(w->lsel,
+                                   json_object_get(json_object_get(obj, "metadata"), "labels")) &&
+           fakeapi__fieldsel_match(w->fsel, obj);
+}
+
+/*
+ * The type this watch sees for an event, or 0 to skip it: with selectors an
+ * object that starts matching is ADDED and one that stops is DELETED.
+ */
+static int visible_type(const struct fakeapi__watch *w, int type, const json_t *obj,
+                        const json_t *prev)
+{
+    bool plain = fakeapi__labelsel_empty(w->lsel) && fakeapi__fieldsel_empty(w->fsel);
+    if (plain)
+        return type;
+    bool now = sel_match(w, obj);
+    if (type != FAKEAPI__EV_MODIFIED || !prev)
+        return now ? type : 0;
+    bool before = sel_match(w, prev);
+    if (now && before)
+        return FAKEAPI__EV_MODIFIED;
+    if (now)
+        return FAKEAPI__EV_ADDED;
+    return before ? FAKEAPI__EV_DELETED : 0;
+}
+
+static bool watch_wants(const struct fakeapi__watch *w, const char *key, const char *ns)
+{
+    return !strcmp(w->key, key) && (!w->ns || !strcmp(w->ns, ns));
+}
+
+void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
+{
+    pthread_mutex_lock(&hub->mu);
+    for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
+        if (!watch_wants(w, ev->key, ev->ns))
+            continue;
+        int type = visible_type(w, ev->type, ev->obj, ev->prev);
+        if (!type)
+            continue;
+        pthread_mutex_lock(&w->mu);
+        if (w->closed) {
+            /* already ending: nothing more goes in */
+        } else if (w->count == w->cap) {
+            w->closed = true; /* too slow: the client resumes from its last rv */
+            atomic_fetch_add(&hub->slow_closed, 1);
+        } else {
+            w->q[(w->head + w->count++) % w->cap] = (queued){fakeapi__event_ref(ev), type};
+        }
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->mu);
+    }
+    atomic_store(&hub->last_rv, ev->rv);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+static const char *type_name(int type)
+{
+    switch (type) {
+    case FAKEAPI__EV_ADDED:
+        return "ADDED";
+    case FAKEAPI__EV_MODIFIED:
+        return "MODIFIED";
+    default:
+        return "DELETED";
+    }
+}
+
+static void add_line(fakeapi__strbuf *b, const char *type, const char *obj, size_t len)
+{
+    fakeapi__strbuf_addf(b, "{\"type\":\"%s\",\"object\":", type);
+    fakeapi__strbuf_add(b, obj, len);
+    fakeapi__strbuf_add(b, "}\n", 2);
+}
+
+static void add_bookmark(struct fakeapi__watch *w, uint64_t rv, bool initial_end)
+{
+    fakeapi__strbuf_addf(&w->pending,
+                         "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+                         "\"metadata\":{\"resourceVersion\":\"%llu\"%s}}}\n",
+                         w->kind, w->api_version, (unsigned long long)rv,
+                         initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
+                                     : "");
+}
+
+static void watch_destroy(struct fakeapi__watch *w)
+{
+    for (size_t i = 0; i < w->count; i++)
+        fakeapi__event_unref(w->q[(w->head + i) % w->cap].ev);
+    free(w->q);
+    free(w->key);
+    free(w->ns);
+    free(w->kind);
+    free(w->api_version);
+    fakeapi__labelsel_free(w->lsel);
+    fakeapi__fieldsel_free(w->fsel);
+    fakeapi__strbuf_deinit(&w->pending);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cond);
+    free(w);
+}
+
+void fakeapi__watch_free(struct fakeapi__watch *w)
+{
+    if (!w)
+        return;
+    if (w->registered) {
+        fakeapi__hub *hub = w->hub;
+        pthread_mutex_lock(&hub->mu);
+        if (w->prev)
+            w->prev->next = w->next;
+        else
+            hub->head = w->next;
+        if (w->next)
+            w->next->prev = w->prev;
+        hub->count--;
+        pthread_mutex_unlock(&hub->mu);
+    }
+    watch_destroy(w);
+}
+
+/* Called with the store lock held: current objects as ADDED. */
+static int initial_visit(void *ud, const char *ns, const char *name, const char *labels,
+                         const char *text, size_t len)
+{
+    (void)ns, (void)name, (void)labels;
+    struct fakeapi__watch *w = ud;
+    if (!fakeapi__labelsel_empty(w->lsel) || !fakeapi__fieldsel_empty(w->fsel)) {
+        json_t *obj = json_loadb(text, len, 0, NULL);
+        bool ok = obj && sel_match(w, obj);
+        json_decref(obj);
+        if (!ok)
+            return 0;
+    }
+    add_line(&w->pending, "ADDED", text, len);
+    return w->pending.failed ? -1 : 0;
+}
+
+/* Called with the store lock held: history after the client's revision. */
+static int history_visit(void *ud, uint64_t rv, int type, const char *key, const char *ns,
+                         const char *name, const char *text, const char *prev)
+{
+    (void)key, (void)name, (void)rv;
+    struct fakeapi__watch *w = ud;
+    if (w->ns && strcmp(w->ns, ns))
+        return 0;
+    int vt = type;
+    if (!fakeapi__labelsel_empty(w->lsel) || !fakeapi__fieldsel_empty(w->fsel)) {
+        json_t *o = json_loads(text, 0, NULL), *p = prev ? json_loads(prev, 0, NULL) : NULL;
+        vt = o ? visible_type(w, type, o, p) : 0;
+        json_decref(o);
+        json_decref(p);
+    }
+    if (vt)
+        add_line(&w->pending, type_name(vt), text, strlen(text));
+    return w->pending.failed ? -1 : 0;
+}
+
+/* Parse the watch's options; answers 400 itself. */
+static struct fakeapi__watch *watch_new(fakeapi_server *srv, const fakeapi__req *req,
+                                        const fakeapi__resource *res, const char *ns,
+                                        fakeapi__resp *resp)
+{
+    struct fakeapi__watch *w = calloc(1, sizeof *w);
+    char err[512];
+    if (!w)
+        return NULL;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    w->srv = srv;
+    w->hub = srv->hub;
+    w->cap = WATCH_QUEUE_CAP;
+    w->q = calloc(w->cap, sizeof *w->q);
+    w->key = strdup(res->store_key);
+    w->ns = ns && *ns ? strdup(ns) : NULL;
+    w->kind = strdup(res->kind);
+    w->api_version = strdup(res->group_version);
+    w->bookmarks = fakeapi__q_bool(req, "allowWatchBookmarks");
+    if (!w->q || !w->key || !w->kind || !w->api_version) {
+        fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
+        goto fail;
+    }
+    if (fakeapi__labelsel_parse(fakeapi__q(req, "labelSelector"), &w->lsel, err, sizeof err) < 0 ||
+        fakeapi__fieldsel_parse(fakeapi__q(req, "fieldSelector"), &w->fsel, err, sizeof err) < 0) {
+        fakeapi__resp_error(resp, 400, "BadRequest", NULL, "%s", err);
+        goto fail;
+    }
+    return w;
+fail:
+    watch_destroy(w);
+    return NULL;
+}
+
+/* 200 with one ERROR event carrying a 410 Expired Status, then the end. */
+static void expire(struct fakeapi__watch *w, unsigned long long asked, uint64_t oldest)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "too old resource version: %llu (%llu)", asked,
+             (unsigned long long)oldest);
+    json_t *st = fakeapi__status_new(410, "Expired", msg, NULL);
+    char *text = json_dumps(st, JSON_COMPACT);
+    json_decref(st);
+    if (text)
+        add_line(&w->pending, "ERROR", text, strlen(text));
+    free(text);
+    w->closed = true;
+}
+
+static int64_t default_timeout_ns(fakeapi_server *srv)
+{
+    /* Jitter as the real server: between the default and twice it. */
+    uint64_t jitter = fakeapi__rng_next(&srv->rng) % WATCH_DEFAULT_TIMEOUT_S;
+    return (int64_t)(WATCH_DEFAULT_TIMEOUT_S + jitter) * 1000000000;
+}
+
+void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
+                          const fakeapi__resource *res, const char *ns, fakeapi__resp *resp)
+{
+    struct fakeapi__watch *w = watch_new(srv, req, res, ns, resp);
+    if (!w)
+        return;
+    const char *rvs = fakeapi__q(req, "resourceVersion");
+    bool initial_events = fakeapi__q_bool(req, "sendInitialEvents");
+    const char *match = fakeapi__q(req, "resourceVersionMatch");
+    char *end = NULL;
+    unsigned long long rv = rvs && *rvs ? strtoull(rvs, &end, 10) : 0;
+    if (end && *end) {
+        fakeapi__resp_error(resp, 400, "BadRequest", NULL, "invalid resource version: %s", rvs);
+        watch_destroy(w);
+        return;
+    }
+    if (initial_events && (!match || strcmp(match, "NotOlderThan"))) {
+        fakeapi__resp_error(resp, 422, "Invalid", NULL,
+                            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
+                            "Forbidden: sendInitialEvents requires setting resourceVersionMatch "
+                            "to NotOlderThan");
+        watch_destroy(w);
+        return;
+    }
+    long long timeout = fakeapi__q_int(req, "timeoutSeconds", -1);
+    fakeapi__store_lock(srv->store);
+    int64_t now_ns = fakeapi__srv_now(srv);
+    uint64_t now = fakeapi__store_rev(srv->store);
+    uint64_t compacted = fakeapi__store_compacted(srv->store);
+    w->deadline_ns = now_ns + (timeout >= 0 ? timeout * 1000000000 : default_timeout_ns(srv));
+    w->next_bookmark_ns = now_ns + WATCH_BOOKMARK_NS;
+    int rc = 0;
+    if (initial_events || rv == 0) {
+        rc = fakeapi__store_scan(srv->store, w->key, w->ns, NULL, NULL, initial_visit, w);
+        if (initial_events)
+            add_bookmark(w, now, true);
+        w->sent_rv = now;
+    } else if (rv < compacted) {
+        expire(w, rv, compacted + 1);
+    } else {
+        rc = fakeapi__store_history(srv->store, w->key, rv, history_visit, w);
+        w->sent_rv = now > rv ? now : rv;
+    }
+    if (rc == 0 && !w->closed) {
+        pthread_mutex_lock(&srv->hub->mu);
+        w->next = srv->hub->head;
+        if (w->next)
+            w->next->prev = w;
+        srv->hub->head = w;
+        srv->hub->count++;
+        w->registered = true;
+        if (srv->hub->closing)
+            w->closed = true;
+        pthread_mutex_unlock(&srv->hub->mu);
+    }
+    fakeapi__store_unlock(srv->store);
+    if (rc < 0 || w->pending.failed) {
+        fakeapi__watch_free(w);
+        fakeapi__resp_error(resp, 500, "InternalError", NULL, "could not start the watch");
+        return;
+    }
+    resp->status = 200;
+    resp->watch = w;
+}
+
+/* Move bytes from pending to buf. */
+static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
+{
+    size_t avail = w->pending.len - w->pending_off;
+    size_t n = avail < max ? avail : max;
+    memcpy(buf, w->pending.data + w->pending_off, n);
+    w->pending_off += n;
+    if (w->pending_off == w->pending.len) {
+        w->pending.len = 0;
+        w->pending_off = 0;
+    }
+    return n;
+}
+
+static void wait_until(struct fakeapi__watch *w, int64_t until_ns)
+{
+    int64_t left = until_ns - fakeapi__srv_now(w->srv);
+    if (left <= 0)
+        return;
+    /* A virtual clock may jump: never sleep long in real time without looking. */
+    if (left > WATCH_MAX_WAIT_NS)
+        left = WATCH_MAX_WAIT_NS;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ns = ts.tv_nsec + left;
+    ts.tv_sec += ns / 1000000000;
+    ts.tv_nsec = ns % 1000000000;
+    pthread_cond_timedwait(&w->cond, &w->mu, &ts);
+}
+
+size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        if (w->pending.len > w->pending_off) {
+            n = drain_pending(w, buf, max);
+            break;
+        }
+        if (w->ending)
+            break;
+        if (w->count > 0) {
+            queued item = w->q[w->head];
+            w->head = (w->head + 1) % w->cap;
+            w->count--;
+            add_line(&w->pending, type_name(item.type), item.ev->text, item.ev->len);
+            w->sent_rv = item.ev->rv;
+            fakeapi__event_unref(item.ev);
+            continue;
+        }
+        if (w->closed)
+            break;
+        int64_t now = fakeapi__srv_now(w->srv);
+        uint64_t progress = atomic_load(&w->hub->last_rv);
+        if (progress > w->sent_rv)
+            w->sent_rv = progress;
+        if (now >= w->deadline_ns) {
+            if (w->bookmarks)
+                add_bookmark(w, w->sent_rv, false);
+            w->ending = true;
+            continue;
+        }
+        if (w->bookmarks && now >= w->next_bookmark_ns) {
+            add_bookmark(w, w->sent_rv, false);
+            w->next_bookmark_ns = now + WATCH_BOOKMARK_NS;
+            continue;
+        }
+        int64_t until = w->deadline_ns;
+        if (w->bookmarks && w->next_bookmark_ns < until)
+            until = w->next_bookmark_ns;
+        wait_until(w, until);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
