@@ -106,6 +106,11 @@ static json_t *cb_or(const cellbuf *b, const char *dflt)
     return json_string(b->len ? b->s : dflt);
 }
 
+static json_t *str_or(const char *s, const char *dflt)
+{
+    return json_string(s && *s ? s : dflt);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -777,6 +782,7 @@ static void ds_row(const json_t *o, json_t *cells, int64_t now_ns, bool *bad)
 /* -- batch -- */
 
 static const coldef job_cols[] = {
+    {"Status", "string", 0, "Status of the job."},
     {"Completions", "string", 0, "The completion status of the job"},
     {"Duration", "string", 0, "Time required to complete the job."},
     AGE,
@@ -785,9 +791,43 @@ static const coldef job_cols[] = {
     SELECTOR,
 };
 
+/* True if the job has a condition of this type with status True. */
+static bool job_condition(const json_t *o, const char *type)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(dig(o, "status.conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *st = json_string_value(json_object_get(c, "status"));
+        if (t && st && !strcmp(t, type) && !strcmp(st, "True"))
+            return true;
+    }
+    return false;
+}
+
+/* The STATUS column (kubectl >= 1.30): terminal conditions win over deletion. */
+static const char *job_status(const json_t *o)
+{
+    if (job_condition(o, "Complete"))
+        return "Complete";
+    if (job_condition(o, "Failed"))
+        return "Failed";
+    if (dig_str(o, "metadata.deletionTimestamp"))
+        return "Terminating";
+    if (job_condition(o, "SuccessCriteriaMet"))
+        return "SuccessCriteriaMet";
+    if (job_condition(o, "FailureTarget"))
+        return "FailureTarget";
+    if (job_condition(o, "Suspended"))
+        return "Suspended";
+    return "Running";
+}
+
 static void job_row(const json_t *o, json_t *cells, int64_t now_ns, bool *bad)
 {
     char buf[96];
+    push(cells, json_string(job_status(o)), bad);
     json_int_t ok = dig_int(o, "status.succeeded", 0);
     const json_t *completions = dig(o, "spec.completions");
     json_int_t parallelism = dig_int(o, "spec.parallelism", 0);
@@ -819,6 +859,7 @@ static void job_row(const json_t *o, json_t *cells, int64_t now_ns, bool *bad)
 
 static const coldef cronjob_cols[] = {
     {"Schedule", "string", 0, "The schedule in Cron format."},
+    {"Timezone", "string", 0, "The time zone name for the given schedule."},
     {"Suspend", "boolean", 0, "This flag tells the controller to suspend subsequent executions."},
     {"Active", "integer", 0, "A list of pointers to currently running jobs."},
     {"Last Schedule", "string", 0,
@@ -834,6 +875,7 @@ static void cronjob_row(const json_t *o, json_t *cells, int64_t now_ns, bool *ba
 {
     const char *sched = dig_str(o, "spec.schedule");
     push(cells, json_string(sched ? sched : ""), bad);
+    push(cells, str_or(dig_str(o, "spec.timeZone"), "<none>"), bad);
     push(cells, json_boolean(json_is_true(dig(o, "spec.suspend"))), bad);
     push(cells, json_integer((json_int_t)json_array_size(dig(o, "status.active"))), bad);
     push(cells, since_cell(dig_str(o, "status.lastScheduleTime"), now_ns, "<none>"), bad);
@@ -991,11 +1033,6 @@ static json_t *node_address(const json_t *o, const char *type)
             return json_string(addr);
     }
     return json_string("<none>");
-}
-
-static json_t *str_or(const char *s, const char *dflt)
-{
-    return json_string(s && *s ? s : dflt);
 }
 
 static void node_row(const json_t *o, json_t *cells, int64_t now_ns, bool *bad)

@@ -882,16 +882,29 @@ Test(table, nodes_namespaces_leases_jobs)
                   "  'status':{'succeeded':1,'startTime':'2026-12-02T09:34:36Z'}},"
                   " {'metadata':{'name':'k'},'spec':{'parallelism':2},"
                   "  'status':{'startTime':'2026-12-02T09:00:00Z',"
-                  "   'completionTime':'2026-12-02T09:00:45Z'}}]",
+                  "   'completionTime':'2026-12-02T09:00:45Z',"
+                  "   'conditions':[{'type':'Complete','status':'True'}]}}]",
                   T0_NS);
     json_t *names = col_names(t);
-    cr_assert_str_eq(json_string_value(json_array_get(names, 1)), "Completions");
-    cr_assert_str_eq(json_string_value(json_array_get(names, 2)), "Duration");
+    assert_json(names,
+                "['Name','Status','Completions','Duration','Age','Containers','Images',"
+                "'Selector']",
+                "job columns");
     json_decref(names);
-    cr_assert_str_eq(json_string_value(json_array_get(cells(t, 0), 1)), "1/3");
-    cr_assert_str_eq(json_string_value(json_array_get(cells(t, 0), 2)), "60s");
-    cr_assert_str_eq(json_string_value(json_array_get(cells(t, 1), 1)), "0/1 of 2");
-    cr_assert_str_eq(json_string_value(json_array_get(cells(t, 1), 2)), "45s");
+    assert_json(cells(t, 0), "['j','Running','1/3','60s','<unknown>','','','<none>']", "j");
+    cr_assert_str_eq(json_string_value(json_array_get(cells(t, 1), 1)), "Complete");
+    cr_assert_str_eq(json_string_value(json_array_get(cells(t, 1), 2)), "0/1 of 2");
+    cr_assert_str_eq(json_string_value(json_array_get(cells(t, 1), 3)), "45s");
+    json_decref(t);
+
+    t = table_for(
+        "batch", "cronjobs", "v1",
+        "[{'metadata':{'name':'cj','creationTimestamp':'2026-12-02T09:35:36Z'},"
+        "  'spec':{'schedule':'@hourly','suspend':true,'jobTemplate':{'spec':{"
+        "   'template':{'spec':{'containers':[{'name':'c','image':'i'}]}}}}},"
+        "  'status':{'active':[{'name':'x'}],'lastScheduleTime':'2026-12-02T09:35:06Z'}}]",
+        T0_NS);
+    assert_json(cells(t, 0), "['cj','@hourly','<none>',true,1,'30s','0s','c','i','<none>']", "cj");
     json_decref(t);
 }
 
