@@ -43,14 +43,20 @@ static bool is_alnum_lower(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-static int check_label(const char *s, size_t n)
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? of any length. */
+static int check_label_chars(const char *s, size_t n)
 {
-    if (n == 0 || n > 63 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
+    if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
         return -1;
     for (size_t i = 0; i < n; i++)
         if (!is_alnum_lower(s[i]) && s[i] != '-')
             return -1;
     return 0;
+}
+
+static int check_label(const char *s, size_t n)
+{
+    return n > 63 ? -1 : check_label_chars(s, n);
 }
 
 static int check_subdomain(const char *s)
@@ -62,7 +68,9 @@ static int check_subdomain(const char *s)
     for (;;) {
         const char *dot = strchr(p, '.');
         size_t l = dot ? (size_t)(dot - p) : strlen(p);
-        if (check_label(p, l) < 0)
+        /* Like IsDNS1123Subdomain: only the whole name is limited (253), not
+         * each dot-separated part. */
+        if (check_label_chars(p, l) < 0)
             return -1;
         if (!dot)
             return 0;
