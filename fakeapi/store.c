@@ -153,8 +153,10 @@ int fakeapi__store_open(const char *path, fakeapi__store **out, char *err, size_
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path ? path : ":memory:", &s->db, flags, NULL) != SQLITE_OK)
         goto fail;
+    /* In memory: journal_mode=MEMORY, not OFF, which would make ROLLBACK (dry
+     * runs, failed transactions) a no-op that keeps half-written changes. */
     const char *pragmas = path ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                               : "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;";
+                               : "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;";
     if (sqlite3_exec(s->db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
