@@ -55,7 +55,8 @@ typedef enum {
     PB_MICROTIME, /* meta.v1.MicroTime, six fraction digits in JSON */
 } pb_kind;
 
-/* A pointer field in Go: present means set, so "" / 0 / false are kept. */
+/* A pointer field in Go: present means set, so "" / 0 / false are kept.
+ * (Times need no flag: a zero time is null in JSON either way.) */
 #define PB_KEEP 1u
 
 typedef struct pb_message pb_message;
@@ -101,7 +102,7 @@ static const pb_field object_meta_fields[] = {
     {6, "resourceVersion", PB_STRING, 0, NULL},
     {7, "generation", PB_INT64, 0, NULL},
     {8, "creationTimestamp", PB_TIME, 0, NULL},
-    {9, "deletionTimestamp", PB_TIME, PB_KEEP, NULL},
+    {9, "deletionTimestamp", PB_TIME, 0, NULL},
     {10, "deletionGracePeriodSeconds", PB_INT64, PB_KEEP, NULL},
     {11, "labels", PB_MAP_STRING, 0, NULL},
     {12, "annotations", PB_MAP_STRING, 0, NULL},
@@ -170,8 +171,8 @@ static const pb_message service_account = MSG("ServiceAccount", service_account_
 static const pb_field lease_spec_fields[] = {
     {1, "holderIdentity", PB_STRING, PB_KEEP, NULL},
     {2, "leaseDurationSeconds", PB_INT32, PB_KEEP, NULL},
-    {3, "acquireTime", PB_MICROTIME, PB_KEEP, NULL},
-    {4, "renewTime", PB_MICROTIME, PB_KEEP, NULL},
+    {3, "acquireTime", PB_MICROTIME, 0, NULL},
+    {4, "renewTime", PB_MICROTIME, 0, NULL},
     {5, "leaseTransitions", PB_INT32, PB_KEEP, NULL},
     {6, "strategy", PB_STRING, PB_KEEP, NULL},
     {7, "preferredHolder", PB_STRING, PB_KEEP, NULL},
