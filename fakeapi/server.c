@@ -89,6 +89,10 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *res
             fakeapi__watch_free(resp->watch);
             return MHD_NO;
         }
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci)
+            fakeapi__watch_set_socket(resp->watch, ci->connect_fd);
     } else {
         r = MHD_create_response_from_buffer(resp->body_len, resp->body ? resp->body : (char *)"",
                                             resp->body ? MHD_RESPMEM_MUST_FREE
@@ -279,6 +283,35 @@ uint64_t fakeapi_revision(fakeapi_server *srv)
     uint64_t rv = fakeapi__store_rev(srv->store);
     fakeapi__store_unlock(srv->store);
     return rv;
+}
+
+int fakeapi_compact(fakeapi_server *srv, uint64_t revision)
+{
+    fakeapi__store_lock(srv->store);
+    int rc =
+        fakeapi__store_compact(srv->store, revision ? revision : fakeapi__store_rev(srv->store));
+    fakeapi__store_unlock(srv->store);
+    return rc < 0 ? FAKEAPI_ERR_STORAGE : 0;
+}
+
+int fakeapi_watches(fakeapi_server *srv, fakeapi_watch_info **out, size_t *n)
+{
+    return fakeapi__hub_list(srv->hub, out, n) < 0 ? FAKEAPI_ERR_NOMEM : 0;
+}
+
+int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold)
+{
+    return fakeapi__hub_control(srv->hub, id, hold ? 1 : 0, 0) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+}
+
+int fakeapi_watch_release(fakeapi_server *srv, uint64_t id, size_t n)
+{
+    return fakeapi__hub_control(srv->hub, id, -1, n) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+}
+
+unsigned long fakeapi_slow_watch_closes(fakeapi_server *srv)
+{
+    return fakeapi__hub_slow_closed(srv->hub);
 }
 
 void fakeapi_clock_advanced(fakeapi_server *srv)

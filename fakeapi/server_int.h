@@ -52,6 +52,8 @@ struct fakeapi_server {
     bool gc_stop;
     unsigned long gc_pending; /* wake-ups asked for */
 
+    int64_t last_age_check_ns; /* under the store lock: age compaction */
+
     atomic_bool stopping;
     atomic_ulong requests;
 };

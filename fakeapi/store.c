@@ -33,6 +33,7 @@ enum {
     Q_COUNT_ALL,
     Q_COUNT_NS,
     Q_HIST_LEN,
+    Q_AGE_RV,
     Q_DELETING,
     Q_ORPHANS,
     Q_BEGIN,
@@ -46,7 +47,8 @@ static const char *const queries[Q_MAX] = {
     [Q_PUT] = "INSERT INTO objects(key,ns,name,uid,rv,labels,data) VALUES(?1,?2,?3,?4,?5,?6,?7) "
               "ON CONFLICT(key,ns,name) DO UPDATE SET uid=?4,rv=?5,labels=?6,data=?7",
     [Q_DEL] = "DELETE FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
-    [Q_EVENT] = "INSERT INTO events(rv,type,key,ns,name,data,prev) VALUES(?1,?2,?3,?4,?5,?6,?7)",
+    [Q_EVENT] = "INSERT INTO events(rv,type,key,ns,name,data,prev,ts) "
+                "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
     [Q_SCAN_ALL] = "SELECT ns,name,labels,data FROM objects WHERE key=?1 AND (ns,name)>(?2,?3) "
                    "ORDER BY key,ns,name",
     [Q_SCAN_NS] = "SELECT ns,name,labels,data FROM objects WHERE key=?1 AND ns=?2 AND name>?3 "
@@ -63,6 +65,7 @@ static const char *const queries[Q_MAX] = {
     [Q_COUNT_ALL] = "SELECT count(*) FROM objects WHERE key=?1",
     [Q_COUNT_NS] = "SELECT count(*) FROM objects WHERE key=?1 AND ns=?2",
     [Q_HIST_LEN] = "SELECT count(*) FROM events",
+    [Q_AGE_RV] = "SELECT max(rv) FROM events WHERE ts < ?1",
     [Q_DELETING] = "SELECT key,ns,name FROM objects WHERE "
                    "json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL "
                    "ORDER BY key,ns,name",
@@ -82,7 +85,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS objects_deleting ON objects(key) WHERE "
     " json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL;"
     "CREATE TABLE IF NOT EXISTS events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
-    " key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, prev TEXT);"
+    " key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, prev TEXT,"
+    " ts INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS events_key ON events(key, rv);"
     "CREATE TABLE IF NOT EXISTS owners(owner TEXT NOT NULL, key TEXT NOT NULL, ns TEXT NOT NULL,"
     " name TEXT NOT NULL, PRIMARY KEY(owner, key, ns, name)) WITHOUT ROWID;"
@@ -95,6 +99,9 @@ struct fakeapi__store {
     uint64_t rev;       /* latest revision, committed or inside the open txn */
     uint64_t rev_begin; /* rev when the open transaction began */
     uint64_t compacted;
+    long hist_len;    /* events kept, maintained in memory */
+    long hist_begin;  /* hist_len when the open transaction began */
+    int64_t event_ts; /* stamped on the next events (fakeapi__store_stamp) */
 };
 
 static sqlite3_stmt *stmt(fakeapi__store *s, int which)
@@ -119,6 +126,13 @@ static int run(sqlite3_stmt *st)
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+static long count_rows(sqlite3_stmt *st)
+{
+    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    return n;
 }
 
 static int set_meta(fakeapi__store *s, const char *k, uint64_t v)
@@ -166,6 +180,7 @@ int fakeapi__store_open(const char *path, fakeapi__store **out, char *err, size_
             goto fail;
     s->rev = get_meta(s, "rev");
     s->compacted = get_meta(s, "compacted");
+    s->hist_len = count_rows(stmt(s, Q_HIST_LEN));
     *out = s;
     return 0;
 fail:
@@ -209,6 +224,7 @@ uint64_t fakeapi__store_compacted(fakeapi__store *s)
 int fakeapi__store_begin(fakeapi__store *s)
 {
     s->rev_begin = s->rev;
+    s->hist_begin = s->hist_len;
     return run(stmt(s, Q_BEGIN));
 }
 
@@ -229,6 +245,7 @@ void fakeapi__store_rollback(fakeapi__store *s)
 {
     run(stmt(s, Q_ROLLBACK));
     s->rev = s->rev_begin;
+    s->hist_len = s->hist_begin;
 }
 
 uint64_t fakeapi__store_next_rev(fakeapi__store *s)
@@ -320,7 +337,25 @@ int fakeapi__store_add_event(fakeapi__store *s, uint64_t rv, int type, const cha
     bind_text(st, 5, name);
     bind_text(st, 6, text);
     bind_text(st, 7, prev);
-    return run(st);
+    sqlite3_bind_int64(st, 8, s->event_ts);
+    if (run(st) < 0)
+        return -1;
+    s->hist_len++;
+    return 0;
+}
+
+void fakeapi__store_stamp(fakeapi__store *s, int64_t ts)
+{
+    s->event_ts = ts;
+}
+
+uint64_t fakeapi__store_rev_before(fakeapi__store *s, int64_t ts)
+{
+    sqlite3_stmt *st = stmt(s, Q_AGE_RV);
+    sqlite3_bind_int64(st, 1, ts);
+    uint64_t rv = sqlite3_step(st) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rv;
 }
 
 int fakeapi__store_scan(fakeapi__store *s, const char *key, const char *ns, const char *after_ns,
@@ -362,13 +397,6 @@ int fakeapi__store_load_all(fakeapi__store *s, const char *key, const char *ns, 
     return fakeapi__store_scan(s, key, ns, NULL, NULL, load_visit, arr);
 }
 
-static long count_rows(sqlite3_stmt *st)
-{
-    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
-    sqlite3_reset(st);
-    return n;
-}
-
 long fakeapi__store_count(fakeapi__store *s, const char *key, const char *ns)
 {
     sqlite3_stmt *st = stmt(s, ns ? Q_COUNT_NS : Q_COUNT_ALL);
@@ -380,7 +408,7 @@ long fakeapi__store_count(fakeapi__store *s, const char *key, const char *ns)
 
 long fakeapi__store_history_len(fakeapi__store *s)
 {
-    return count_rows(stmt(s, Q_HIST_LEN));
+    return s->hist_len;
 }
 
 int fakeapi__store_history(fakeapi__store *s, const char *key, uint64_t after,
@@ -421,6 +449,7 @@ int fakeapi__store_compact(fakeapi__store *s, uint64_t upto)
     if (run(st) < 0 || set_meta(s, "compacted", upto) < 0)
         return -1;
     s->compacted = upto;
+    s->hist_len = count_rows(stmt(s, Q_HIST_LEN));
     return 0;
 }
 

@@ -91,6 +91,11 @@ typedef int (*fakeapi__store_hist_fn)(void *ud, uint64_t rv, int type, const cha
 int fakeapi__store_history(fakeapi__store *s, const char *key, uint64_t after,
                            fakeapi__store_hist_fn cb, void *ud);
 
+/* The clock time (ns) stamped on events appended from now on. */
+void fakeapi__store_stamp(fakeapi__store *s, int64_t ts);
+/* The newest revision whose event is older than ts (0 if none): compaction by age. */
+uint64_t fakeapi__store_rev_before(fakeapi__store *s, int64_t ts);
+
 /* Drop history events with rv <= upto; later lookups below it are 410. */
 int fakeapi__store_compact(fakeapi__store *s, uint64_t upto);
 /* Number of history events kept. */

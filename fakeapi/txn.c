@@ -13,6 +13,7 @@ int fakeapi__txn_begin(fakeapi__txn *t, fakeapi_server *srv)
     memset(t, 0, sizeof *t);
     t->srv = srv;
     fakeapi__store_lock(srv->store);
+    fakeapi__store_stamp(srv->store, fakeapi__srv_now(srv));
     if (fakeapi__store_begin(srv->store) < 0) {
         fakeapi__store_unlock(srv->store);
         return -1;
@@ -56,6 +57,11 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
     char *prev_text = prev ? json_dumps(prev, JSON_COMPACT) : NULL;
     int rc = -1;
     if (!text || !name || (prev && !prev_text))
+        goto out;
+    /* History keeps the state before a delete too, so past revisions can be
+     * rebuilt (lists at an exact resourceVersion). */
+    if (type == FAKEAPI__EV_DELETED &&
+        fakeapi__store_get_text(s, res->store_key, ns, name, &prev_text, NULL) < 0)
         goto out;
     if (type == FAKEAPI__EV_DELETED) {
         if (fakeapi__store_del(s, res->store_key, ns, name) < 0)
@@ -110,9 +116,32 @@ static void drop_events(fakeapi__txn *t)
     t->n = t->cap = 0;
 }
 
+/* Keep the history within its configured bounds, inside the transaction. */
+static int auto_compact(fakeapi_server *srv)
+{
+    fakeapi__store *s = srv->store;
+    size_t max = srv->opts.history_max_events ? srv->opts.history_max_events : 100000;
+    uint64_t rev = fakeapi__store_rev(s), upto = 0;
+    if ((size_t)fakeapi__store_history_len(s) > max && rev > max)
+        upto = rev - max;
+    if (srv->opts.history_max_age_ms > 0) {
+        int64_t now = fakeapi__srv_now(srv);
+        if (now - srv->last_age_check_ns >= 1000000000) {
+            srv->last_age_check_ns = now;
+            uint64_t old =
+                fakeapi__store_rev_before(s, now - srv->opts.history_max_age_ms * 1000000);
+            if (old > upto)
+                upto = old;
+        }
+    }
+    return upto ? fakeapi__store_compact(s, upto) : 0;
+}
+
 int fakeapi__txn_commit(fakeapi__txn *t)
 {
     fakeapi_server *srv = t->srv;
+    if (t->n && !t->failed && auto_compact(srv) < 0)
+        t->failed = true;
     if (t->failed || fakeapi__store_commit(srv->store) < 0) {
         fakeapi__txn_abort(t);
         return -1;

@@ -12,6 +12,7 @@
 #include "discovery.h"
 #include "objmeta.h"
 #include "selector.h"
+#include "snapshot.h"
 #include "strbuf.h"
 #include "table.h"
 #include "verbs.h"
@@ -204,8 +205,11 @@ static int list_options(fakeapi__ctx *c, list_state *ls)
 }
 
 /* resourceVersion on a list: "", "0", or N (not older than N). */
-static int check_list_rv(fakeapi__ctx *c, uint64_t now, const char *cont)
+/* The revision a list is served at: the store's, or the one asked for
+ * exactly (0 = now). Returns -1 having answered an error. */
+static int check_list_rv(fakeapi__ctx *c, uint64_t now, const char *cont, uint64_t *at)
 {
+    *at = 0;
     const char *rv = fakeapi__q(c->req, "resourceVersion");
     if (!rv || !*rv || !strcmp(rv, "0"))
         return 0;
@@ -222,13 +226,13 @@ static int check_list_rv(fakeapi__ctx *c, uint64_t now, const char *cont)
     }
     const char *match = fakeapi__q(c->req, "resourceVersionMatch");
     if (match && !strcmp(match, "Exact") && n != now) {
-        if (n <= fakeapi__store_compacted(c->srv->store) || n > now) {
+        *at = n;
+        if (n < fakeapi__store_compacted(c->srv->store)) {
             fakeapi__resp_error(c->resp, 410, "Expired", NULL,
                                 "too old resource version: %llu (%llu)", n,
                                 (unsigned long long)fakeapi__store_compacted(c->srv->store) + 1);
             return -1;
         }
-        /* TODO(watch issue): serve exact past revisions from history. */
     }
     if (n > now) {
         fakeapi__resp_error(
@@ -297,11 +301,12 @@ void fakeapi__do_list(fakeapi__ctx *c)
     }
     fakeapi__store_lock(c->srv->store);
     uint64_t now = fakeapi__store_rev(c->srv->store);
-    if (check_list_rv(c, now, cont) < 0) {
+    uint64_t at = 0;
+    if (check_list_rv(c, now, cont, &at) < 0) {
         fakeapi__store_unlock(c->srv->store);
         goto out;
     }
-    if (cont && tok_rv <= fakeapi__store_compacted(c->srv->store)) {
+    if (cont && tok_rv < fakeapi__store_compacted(c->srv->store)) {
         fakeapi__store_unlock(c->srv->store);
         fakeapi__resp_error(c->resp, 410, "Expired", NULL,
                             "The provided continue parameter is too old to display a consistent "
@@ -317,7 +322,7 @@ void fakeapi__do_list(fakeapi__ctx *c)
         fakeapi__storage_error(c);
         goto out;
     }
-    list_answer(c, &ls, cont ? tok_rv : now);
+    list_answer(c, &ls, cont ? tok_rv : (at ? at : now));
 out:
     fakeapi__labelsel_free(ls.lsel);
     fakeapi__fieldsel_free(ls.fsel);

@@ -200,11 +200,68 @@ static int check_namespace(fakeapi__ctx *c, json_t *obj)
     return fakeapi__meta_set_str(obj, "namespace", c->ns);
 }
 
+/* Append to out the dotted paths present in a but not in b (b is a pruned a). */
+static void unknown_fields(const json_t *a, const json_t *b, const char *path, json_t *out)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)a, k, v)
+    {
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k);
+        json_t *w = json_object_get(b, k);
+        if (!w)
+            json_array_append_new(out, json_string(sub));
+        else if (json_is_object(v))
+            unknown_fields(v, w, sub, out);
+        else if (json_is_array(v)) {
+            for (size_t i = 0; i < json_array_size(v) && i < json_array_size(w); i++) {
+                char idx[540];
+                snprintf(idx, sizeof idx, "%s[%zu]", sub, i);
+                unknown_fields(json_array_get(v, i), json_array_get(w, i), idx, out);
+            }
+        }
+    }
+}
+
+/* fieldValidation=Strict (kubectl's default): unknown fields are an error,
+ * not silently pruned. */
+static int check_strict(fakeapi__ctx *c, const json_t *obj)
+{
+    const char *fv = fakeapi__q(c->req, "fieldValidation");
+    if (!fv || strcmp(fv, "Strict"))
+        return 0;
+    json_t *pruned = json_deep_copy(obj), *unknown = json_array();
+    fakeapi__schema_prune(c->res->schema, pruned);
+    unknown_fields(obj, pruned, "", unknown);
+    int rc = 0;
+    if (json_array_size(unknown)) {
+        char msg[900] = "";
+        size_t off = 0;
+        size_t i;
+        json_t *f;
+        json_array_foreach(unknown, i, f)
+        {
+            off += (size_t)snprintf(msg + off, off < sizeof msg ? sizeof msg - off : 0,
+                                    "%sunknown field \"%s\"", i ? ", " : "", json_string_value(f));
+            if (off >= sizeof msg)
+                off = sizeof msg - 1;
+        }
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "strict decoding error: %s", msg);
+        rc = -1;
+    }
+    json_decref(pruned);
+    json_decref(unknown);
+    return rc;
+}
+
 /* CRD kinds: prune unknown fields, apply defaults, validate. */
 static int check_schema(fakeapi__ctx *c, json_t *obj)
 {
     if (!c->res->schema)
         return 0;
+    if (check_strict(c, obj) < 0)
+        return -1;
     fakeapi__schema_prune(c->res->schema, obj);
     fakeapi__schema_default(c->res->schema, obj);
     json_t *causes = json_array();

@@ -9,10 +9,14 @@
 #include "watch.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "objmeta.h"
 #include "selector.h"
@@ -22,8 +26,8 @@
 
 #define WATCH_QUEUE_CAP 1024
 #define WATCH_DEFAULT_TIMEOUT_S 1800 /* plus up to the same again of jitter */
-#define WATCH_BOOKMARK_NS ((int64_t)60 * 1000000000)
-#define WATCH_MAX_WAIT_NS ((int64_t)1000000000)
+#define WATCH_BOOKMARK_MS 60000
+#define WATCH_MAX_WAIT_MS 1000
 
 struct fakeapi__hub {
     pthread_mutex_t mu;
@@ -32,6 +36,7 @@ struct fakeapi__hub {
     atomic_ullong last_rv; /* every event up to here is in its watches' queues */
     atomic_ulong slow_closed;
     bool closing;
+    uint64_t next_id;
 };
 
 typedef struct queued {
@@ -44,6 +49,10 @@ struct fakeapi__watch {
     fakeapi__hub *hub;
     struct fakeapi__watch *prev, *next; /* hub list, under hub->mu */
     bool registered;
+    uint64_t id;
+    int efd;  /* eventfd: writers wake the reader through it */
+    int sock; /* the client's socket, to notice it going away; -1 if unknown */
+    char *client;
     char *key;
     char *ns; /* NULL = every namespace */
     char *kind, *api_version;
@@ -52,7 +61,6 @@ struct fakeapi__watch {
     bool bookmarks;
 
     pthread_mutex_t mu; /* guards everything below */
-    pthread_cond_t cond;
     queued *q;
     size_t head, count, cap;
     bool closed; /* too slow, or the hub is closing: end after pending */
@@ -62,7 +70,19 @@ struct fakeapi__watch {
     fakeapi__strbuf pending;
     size_t pending_off;
     bool ending; /* the final bookmark is out; end when pending drains */
+    int64_t bookmark_ns;
+    size_t pending_lines; /* complete lines in pending not yet handed out */
+    bool held;            /* deterministic runs: deliver only what is released */
+    size_t budget;        /* lines that may pass while held */
 };
+
+/* Wake the reader. Callable with or without w->mu. */
+static void wake(struct fakeapi__watch *w)
+{
+    uint64_t one = 1;
+    ssize_t n = write(w->efd, &one, sizeof one);
+    (void)n; /* EAGAIN: the counter is already non-zero, the reader will wake */
+}
 
 fakeapi__event *fakeapi__event_new(uint64_t rv, int type, const char *key, const char *ns,
                                    const char *name, const char *text, size_t len, json_t *obj,
@@ -121,8 +141,8 @@ static void watch_close_locked(struct fakeapi__watch *w)
 {
     pthread_mutex_lock(&w->mu);
     w->closed = true;
-    pthread_cond_signal(&w->cond);
     pthread_mutex_unlock(&w->mu);
+    wake(w);
 }
 
 void fakeapi__hub_close_all(fakeapi__hub *hub)
@@ -137,11 +157,8 @@ void fakeapi__hub_close_all(fakeapi__hub *hub)
 void fakeapi__hub_tick(fakeapi__hub *hub)
 {
     pthread_mutex_lock(&hub->mu);
-    for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_signal(&w->cond);
-        pthread_mutex_unlock(&w->mu);
-    }
+    for (struct fakeapi__watch *w = hub->head; w; w = w->next)
+        wake(w);
     pthread_mutex_unlock(&hub->mu);
 }
 
@@ -217,8 +234,8 @@ void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
         } else {
             w->q[(w->head + w->count++) % w->cap] = (queued){fakeapi__event_ref(ev), type};
         }
-        pthread_cond_signal(&w->cond);
         pthread_mutex_unlock(&w->mu);
+        wake(w);
     }
     atomic_store(&hub->last_rv, ev->rv);
     pthread_mutex_unlock(&hub->mu);
@@ -236,8 +253,10 @@ static const char *type_name(int type)
     }
 }
 
-static void add_line(fakeapi__strbuf *b, const char *type, const char *obj, size_t len)
+static void add_line(struct fakeapi__watch *w, const char *type, const char *obj, size_t len)
 {
+    fakeapi__strbuf *b = &w->pending;
+    w->pending_lines++;
     fakeapi__strbuf_addf(b, "{\"type\":\"%s\",\"object\":", type);
     fakeapi__strbuf_add(b, obj, len);
     fakeapi__strbuf_add(b, "}\n", 2);
@@ -245,6 +264,7 @@ static void add_line(fakeapi__strbuf *b, const char *type, const char *obj, size
 
 static void add_bookmark(struct fakeapi__watch *w, uint64_t rv, bool initial_end)
 {
+    w->pending_lines++;
     fakeapi__strbuf_addf(&w->pending,
                          "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
                          "\"metadata\":{\"resourceVersion\":\"%llu\"%s}}}\n",
@@ -265,8 +285,10 @@ static void watch_destroy(struct fakeapi__watch *w)
     fakeapi__labelsel_free(w->lsel);
     fakeapi__fieldsel_free(w->fsel);
     fakeapi__strbuf_deinit(&w->pending);
+    free(w->client);
+    if (w->efd >= 0)
+        close(w->efd);
     pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cond);
     free(w);
 }
 
@@ -302,7 +324,7 @@ static int initial_visit(void *ud, const char *ns, const char *name, const char 
         if (!ok)
             return 0;
     }
-    add_line(&w->pending, "ADDED", text, len);
+    add_line(w, "ADDED", text, len);
     return w->pending.failed ? -1 : 0;
 }
 
@@ -322,7 +344,7 @@ static int history_visit(void *ud, uint64_t rv, int type, const char *key, const
         json_decref(p);
     }
     if (vt)
-        add_line(&w->pending, type_name(vt), text, strlen(text));
+        add_line(w, type_name(vt), text, strlen(text));
     return w->pending.failed ? -1 : 0;
 }
 
@@ -336,17 +358,23 @@ static struct fakeapi__watch *watch_new(fakeapi_server *srv, const fakeapi__req 
     if (!w)
         return NULL;
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cond, NULL);
     w->srv = srv;
     w->hub = srv->hub;
-    w->cap = WATCH_QUEUE_CAP;
+    w->sock = -1;
+    w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    w->cap = srv->opts.watch_queue_len ? srv->opts.watch_queue_len : WATCH_QUEUE_CAP;
+    w->bookmark_ns =
+        (srv->opts.bookmark_interval_ms ? srv->opts.bookmark_interval_ms : WATCH_BOOKMARK_MS) *
+        (int64_t)1000000;
+    w->held = srv->opts.hold_new_watches;
+    w->client = strdup(req->user_agent ? req->user_agent : "");
     w->q = calloc(w->cap, sizeof *w->q);
     w->key = strdup(res->store_key);
     w->ns = ns && *ns ? strdup(ns) : NULL;
     w->kind = strdup(res->kind);
     w->api_version = strdup(res->group_version);
     w->bookmarks = fakeapi__q_bool(req, "allowWatchBookmarks");
-    if (!w->q || !w->key || !w->kind || !w->api_version) {
+    if (!w->q || !w->key || !w->kind || !w->api_version || !w->client || w->efd < 0) {
         fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
         goto fail;
     }
@@ -371,7 +399,7 @@ static void expire(struct fakeapi__watch *w, unsigned long long asked, uint64_t 
     char *text = json_dumps(st, JSON_COMPACT);
     json_decref(st);
     if (text)
-        add_line(&w->pending, "ERROR", text, strlen(text));
+        add_line(w, "ERROR", text, strlen(text));
     free(text);
     w->closed = true;
 }
@@ -413,7 +441,7 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
     uint64_t now = fakeapi__store_rev(srv->store);
     uint64_t compacted = fakeapi__store_compacted(srv->store);
     w->deadline_ns = now_ns + (timeout >= 0 ? timeout * 1000000000 : default_timeout_ns(srv));
-    w->next_bookmark_ns = now_ns + WATCH_BOOKMARK_NS;
+    w->next_bookmark_ns = now_ns + w->bookmark_ns;
     int rc = 0;
     if (initial_events || rv == 0) {
         rc = fakeapi__store_scan(srv->store, w->key, w->ns, NULL, NULL, initial_visit, w);
@@ -434,6 +462,7 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
         srv->hub->head = w;
         srv->hub->count++;
         w->registered = true;
+        w->id = ++srv->hub->next_id;
         if (srv->hub->closing)
             w->closed = true;
         pthread_mutex_unlock(&srv->hub->mu);
@@ -448,12 +477,25 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
     resp->watch = w;
 }
 
-/* Move bytes from pending to buf. */
+/* Move bytes from pending to buf; while held, at most one released line. */
 static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
 {
     size_t avail = w->pending.len - w->pending_off;
+    const char *from = w->pending.data + w->pending_off;
+    if (w->held) {
+        const char *nl = memchr(from, '\n', avail);
+        if (nl)
+            avail = (size_t)(nl - from) + 1;
+    }
     size_t n = avail < max ? avail : max;
-    memcpy(buf, w->pending.data + w->pending_off, n);
+    memcpy(buf, from, n);
+    for (size_t i = 0; i < n; i++) {
+        if (from[i] == '\n') {
+            w->pending_lines--;
+            if (w->held && w->budget)
+                w->budget--;
+        }
+    }
     w->pending_off += n;
     if (w->pending_off == w->pending.len) {
         w->pending.len = 0;
@@ -462,20 +504,61 @@ static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
     return n;
 }
 
-static void wait_until(struct fakeapi__watch *w, int64_t until_ns)
+/* True when the client has hung up (so the watch can go at once). */
+static bool client_gone(const struct fakeapi__watch *w, short revents)
 {
-    int64_t left = until_ns - fakeapi__srv_now(w->srv);
-    if (left <= 0)
-        return;
-    /* A virtual clock may jump: never sleep long in real time without looking. */
-    if (left > WATCH_MAX_WAIT_NS)
-        left = WATCH_MAX_WAIT_NS;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t ns = ts.tv_nsec + left;
-    ts.tv_sec += ns / 1000000000;
-    ts.tv_nsec = ns % 1000000000;
-    pthread_cond_timedwait(&w->cond, &w->mu, &ts);
+    (void)w;
+    return revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL);
+}
+
+/* Sleep until woken, the client goes, or until_ns (at most a second of real
+ * time, so a virtual clock that jumps is looked at again). Called and returns
+ * with w->mu held. Returns false if the client is gone. */
+static bool wait_until(struct fakeapi__watch *w, int64_t until_ns)
+{
+    int64_t left_ms = (until_ns - fakeapi__srv_now(w->srv) + 999999) / 1000000;
+    if (left_ms <= 0)
+        return true;
+    if (left_ms > WATCH_MAX_WAIT_MS)
+        left_ms = WATCH_MAX_WAIT_MS;
+    struct pollfd fds[2] = {{.fd = w->efd, .events = POLLIN}, {.fd = w->sock, .events = POLLRDHUP}};
+    pthread_mutex_unlock(&w->mu);
+    int n = poll(fds, w->sock >= 0 ? 2 : 1, (int)left_ms);
+    uint64_t count;
+    if (n > 0 && (fds[0].revents & POLLIN) && read(w->efd, &count, sizeof count) < 0)
+        count = 0;
+    pthread_mutex_lock(&w->mu);
+    return !(n > 0 && w->sock >= 0 && client_gone(w, fds[1].revents));
+}
+
+/* Next step of the stream when nothing is pending: queue, bookmark, end. */
+static bool refill(struct fakeapi__watch *w)
+{
+    if (w->count > 0) {
+        queued item = w->q[w->head];
+        w->head = (w->head + 1) % w->cap;
+        w->count--;
+        add_line(w, type_name(item.type), item.ev->text, item.ev->len);
+        w->sent_rv = item.ev->rv;
+        fakeapi__event_unref(item.ev);
+        return true;
+    }
+    int64_t now = fakeapi__srv_now(w->srv);
+    uint64_t progress = atomic_load(&w->hub->last_rv);
+    if (progress > w->sent_rv)
+        w->sent_rv = progress;
+    if (now >= w->deadline_ns) {
+        if (w->bookmarks)
+            add_bookmark(w, w->sent_rv, false);
+        w->ending = true;
+        return true;
+    }
+    if (w->bookmarks && now >= w->next_bookmark_ns) {
+        add_bookmark(w, w->sent_rv, false);
+        w->next_bookmark_ns = now + w->bookmark_ns;
+        return true;
+    }
+    return false;
 }
 
 size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
@@ -483,43 +566,77 @@ size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
     size_t n = 0;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        if (w->pending.len > w->pending_off) {
+        bool may_send = !w->held || w->budget > 0;
+        if (w->pending.len > w->pending_off && may_send) {
             n = drain_pending(w, buf, max);
             break;
         }
-        if (w->ending)
+        if (w->pending.len == w->pending_off && w->ending)
             break;
-        if (w->count > 0) {
-            queued item = w->q[w->head];
-            w->head = (w->head + 1) % w->cap;
-            w->count--;
-            add_line(&w->pending, type_name(item.type), item.ev->text, item.ev->len);
-            w->sent_rv = item.ev->rv;
-            fakeapi__event_unref(item.ev);
-            continue;
-        }
-        if (w->closed)
+        if (w->pending.len == w->pending_off && w->count == 0 && w->closed)
             break;
-        int64_t now = fakeapi__srv_now(w->srv);
-        uint64_t progress = atomic_load(&w->hub->last_rv);
-        if (progress > w->sent_rv)
-            w->sent_rv = progress;
-        if (now >= w->deadline_ns) {
-            if (w->bookmarks)
-                add_bookmark(w, w->sent_rv, false);
-            w->ending = true;
+        if (w->pending.len == w->pending_off && refill(w))
             continue;
-        }
-        if (w->bookmarks && now >= w->next_bookmark_ns) {
-            add_bookmark(w, w->sent_rv, false);
-            w->next_bookmark_ns = now + WATCH_BOOKMARK_NS;
-            continue;
-        }
         int64_t until = w->deadline_ns;
         if (w->bookmarks && w->next_bookmark_ns < until)
             until = w->next_bookmark_ns;
-        wait_until(w, until);
+        if (!wait_until(w, until))
+            break; /* the client hung up: end now, freeing everything */
     }
     pthread_mutex_unlock(&w->mu);
     return n;
+}
+
+void fakeapi__watch_set_socket(struct fakeapi__watch *w, int fd)
+{
+    w->sock = fd;
+}
+
+static struct fakeapi__watch *find_locked(fakeapi__hub *hub, uint64_t id)
+{
+    for (struct fakeapi__watch *w = hub->head; w; w = w->next)
+        if (w->id == id)
+            return w;
+    return NULL;
+}
+
+int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t release)
+{
+    pthread_mutex_lock(&hub->mu);
+    struct fakeapi__watch *w = find_locked(hub, id);
+    if (w) {
+        pthread_mutex_lock(&w->mu);
+        if (hold >= 0)
+            w->held = hold;
+        w->budget += release;
+        pthread_mutex_unlock(&w->mu);
+        wake(w);
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return w ? 0 : -1;
+}
+
+int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n)
+{
+    pthread_mutex_lock(&hub->mu);
+    fakeapi_watch_info *arr = calloc(hub->count ? hub->count : 1, sizeof *arr);
+    size_t i = hub->count;
+    if (arr) {
+        /* The list is newest first; report oldest first. */
+        for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
+            fakeapi_watch_info *info = &arr[--i];
+            pthread_mutex_lock(&w->mu);
+            info->id = w->id;
+            snprintf(info->resource, sizeof info->resource, "%s", w->key);
+            snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
+            snprintf(info->client, sizeof info->client, "%s", w->client);
+            info->pending = w->count + w->pending_lines;
+            info->held = w->held;
+            pthread_mutex_unlock(&w->mu);
+        }
+        *out = arr;
+        *n = hub->count;
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return arr ? 0 : -1;
 }

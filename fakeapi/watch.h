@@ -80,6 +80,16 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
  */
 size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max);
 
+/* Tell the watch its client's socket, so a hang-up ends it at once. */
+void fakeapi__watch_set_socket(struct fakeapi__watch *w, int fd);
+
+/* Hold (hold = 1), free (0) or leave (-1) a watch's delivery, and allow
+ * release more lines through while held. -1 if no watch has that id. */
+int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t release);
+
+/* Snapshot of the open watches (see fakeapi_watches). */
+int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n);
+
 /* Unregister and free a watch (the connection is gone). */
 void fakeapi__watch_free(struct fakeapi__watch *w);
 

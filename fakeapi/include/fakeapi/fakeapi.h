@@ -51,9 +51,9 @@ typedef enum fakeapi_errcode {
 
 /* What went wrong, as the server would have said it in a Status body. */
 typedef struct fakeapi_error {
-    int code;         /* fakeapi_errcode */
-    int http_status;  /* e.g. 404 */
-    char reason[48];  /* Kubernetes reason, e.g. "NotFound" */
+    int code;        /* fakeapi_errcode */
+    int http_status; /* e.g. 404 */
+    char reason[48]; /* Kubernetes reason, e.g. "NotFound" */
     char message[512];
 } fakeapi_error;
 
@@ -74,13 +74,24 @@ typedef struct fakeapi_clock {
 
 /* Options: zero-initialise, then set what you need. */
 typedef struct fakeapi_options {
-    const char *host;          /* listen address; NULL = "127.0.0.1" */
-    uint16_t port;             /* 0 = pick a free port */
-    const char *db_path;       /* SQLite file; NULL = in memory */
+    const char *host;           /* listen address; NULL = "127.0.0.1" */
+    uint16_t port;              /* 0 = pick a free port */
+    const char *db_path;        /* SQLite file; NULL = in memory */
     const fakeapi_clock *clock; /* NULL = real time; copied by fakeapi_start */
-    uint64_t seed;             /* seeds uids and generated names; 0 = random */
-    size_t max_body_bytes;     /* request body limit; 0 = 3 MiB */
-    bool no_http;              /* in-process only: do not listen at all */
+    uint64_t seed;              /* seeds uids and generated names; 0 = random */
+    size_t max_body_bytes;      /* request body limit; 0 = 3 MiB */
+    bool no_http;               /* in-process only: do not listen at all */
+
+    /* Watch history (the events a watch can resume from). Older events are
+     * compacted away automatically; a resume from before them gets 410. */
+    size_t history_max_events;  /* 0 = 100,000 */
+    int64_t history_max_age_ms; /* 0 = no age limit */
+    /* Events a watch may have queued but unsent before it is closed as too
+     * slow (the client then resumes from its last resourceVersion). */
+    size_t watch_queue_len;       /* 0 = 1024 */
+    int64_t bookmark_interval_ms; /* 0 = 60,000, as the real server */
+    /* Deterministic runs: every new watch starts held (see fakeapi_watch_hold). */
+    bool hold_new_watches;
 } fakeapi_options;
 
 /*
@@ -109,6 +120,39 @@ uint64_t fakeapi_revision(fakeapi_server *srv);
 
 /* Wake every wait so that it re-reads the clock (see fakeapi_clock). */
 void fakeapi_clock_advanced(fakeapi_server *srv);
+
+/* Compact the watch history now: events up to revision (0 = the current
+ * one) are dropped; watches, exact lists and continue tokens that need them
+ * get 410 Expired. */
+int fakeapi_compact(fakeapi_server *srv, uint64_t revision);
+
+/* One open watch, as fakeapi_watches() reports it. */
+typedef struct fakeapi_watch_info {
+    uint64_t id;        /* stable for the watch's life */
+    char resource[128]; /* store key: "apps/deployments", "/pods" */
+    char ns[64];        /* "" = every namespace or cluster-scoped */
+    char client[128];   /* the request's User-Agent */
+    size_t pending;     /* events written but not yet delivered */
+    bool held;
+} fakeapi_watch_info;
+
+/*
+ * Snapshot of the open watches: *out is a new array of *n entries (free()
+ * it), in the order the watches started.
+ */
+int fakeapi_watches(fakeapi_server *srv, fakeapi_watch_info **out, size_t *n);
+
+/*
+ * Hold a watch's delivery (events keep queueing, nothing is sent) or let it
+ * flow again. FAKEAPI_ERR_NOT_FOUND if no such watch.
+ */
+int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold);
+
+/* While held, let n more events through, one line each. */
+int fakeapi_watch_release(fakeapi_server *srv, uint64_t id, size_t n);
+
+/* Watches closed so far for falling behind past watch_queue_len. */
+unsigned long fakeapi_slow_watch_closes(fakeapi_server *srv);
 
 /*
  * Apply a manifest, as `kubectl apply` would: YAML or JSON, one or many
@@ -143,8 +187,8 @@ int fakeapi_list(fakeapi_server *srv, const char *api_version, const char *kind,
  * Delete one object as a client's DELETE with default options would
  * (background propagation; finalizers only set deletionTimestamp).
  */
-int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kind,
-                   const char *ns, const char *name, fakeapi_error *err);
+int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                   const char *name, fakeapi_error *err);
 
 #ifdef __cplusplus
 }
