@@ -10,6 +10,7 @@
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
+#include "protobuf.h"
 #include "schema.h"
 #include "timefmt.h"
 #include "verbs.h"
@@ -108,6 +109,14 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
     if (req->body_len == 0) {
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "request body is empty");
         return NULL;
+    }
+    if (fakeapi__media_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
+        char err[256];
+        if (fakeapi__pb_decode(req->body, req->body_len, &v, err, sizeof err) < 0) {
+            fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL, "%s", err);
+            return NULL;
+        }
+        return v;
     }
     json_error_t jerr;
     v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
