@@ -1,0 +1,598 @@
+/*
+ * test_crd.c - CustomResourceDefinitions over HTTP: established status,
+ * discovery, custom object CRUD, schema validation, defaults, pruning, the
+ * status and scale subresources, and removal with the CRD.
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fakeapi/fakeapi.h"
+#include "httpc.h"
+
+/* ---- helpers (each integration test file carries its own copy) ------------ */
+
+static fakeapi_server *srv;
+
+static void setup(void)
+{
+    fakeapi_options o = {.seed = 4242};
+    cr_assert_eq(fakeapi_start(&o, &srv), 0, "fakeapi_start");
+    cr_assert_neq(fakeapi_port(srv), 0);
+}
+
+static void teardown(void)
+{
+    fakeapi_stop(srv);
+    srv = NULL;
+}
+
+/* A printf into one of a ring of static buffers (tests only). */
+__attribute__((format(printf, 1, 2), unused)) static const char *S(const char *fmt, ...)
+{
+    static char ring[8][16384];
+    static int next;
+    char *b = ring[next++ % 8];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof ring[0], fmt, ap);
+    va_end(ap);
+    return b;
+}
+
+/* Percent-encode a query value. */
+__attribute__((unused)) static const char *enc(const char *v)
+{
+    static char ring[4][4096];
+    static int next;
+    char *b = ring[next++ % 4], *o = b;
+    for (const unsigned char *p = (const unsigned char *)v; *p && o < b + sizeof ring[0] - 4; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-_.~", *p))
+            *o++ = (char)*p;
+        else
+            o += sprintf(o, "%%%02X", *p);
+    }
+    *o = '\0';
+    return b;
+}
+
+/*
+ * Send method to path on the test server; body is JSON written with single
+ * quotes for readability (turned into double quotes), or NULL. Asserts the
+ * HTTP status is want (unless want is 0) and returns the parsed body (new
+ * reference, may be NULL if not JSON).
+ */
+__attribute__((unused)) static json_t *req_ct(long want, const char *method, const char *path,
+                                              const char *ctype, const char *body)
+{
+    char url[4096];
+    snprintf(url, sizeof url, "%s%s", fakeapi_url(srv), path);
+    char *b = body ? strdup(body) : NULL;
+    for (char *p = b; p && *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    httpc_resp r;
+    int rc = httpc_do(method, url, ctype, b, &r);
+    free(b);
+    json_t *v = json_loads(r.body, 0, NULL);
+    if (want)
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
+                     want, r.status, rc, r.body);
+    httpc_resp_free(&r);
+    return v;
+}
+
+__attribute__((unused)) static json_t *req(long want, const char *method, const char *path,
+                                           const char *body)
+{
+    return req_ct(want, method, path, body ? "application/json" : NULL, body);
+}
+
+/* Follow a dotted path ("metadata.labels.app", "items.0.metadata.name"). Borrowed. */
+__attribute__((unused)) static json_t *jget(const json_t *v, const char *path)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = (json_t *)v;
+    for (char *save = NULL, *p = strtok_r(buf, ".", &save); p && cur;
+         p = strtok_r(NULL, ".", &save)) {
+        if (json_is_array(cur))
+            cur = json_array_get(cur, strtoul(p, NULL, 10));
+        else
+            cur = json_object_get(cur, p);
+    }
+    return cur;
+}
+
+__attribute__((unused)) static const char *jstr(const json_t *v, const char *path)
+{
+    return json_string_value(jget(v, path));
+}
+
+__attribute__((unused)) static long long jint(const json_t *v, const char *path)
+{
+    return json_integer_value(jget(v, path));
+}
+
+/* metadata.resourceVersion as a number (asserting it is a decimal > 0). */
+__attribute__((unused)) static unsigned long long rv_of(const json_t *obj)
+{
+    const char *rv = jstr(obj, "metadata.resourceVersion");
+    cr_assert_not_null(rv, "no resourceVersion");
+    char *end;
+    unsigned long long n = strtoull(rv, &end, 10);
+    cr_assert(*rv && !*end && n > 0, "bad resourceVersion '%s'", rv);
+    return n;
+}
+
+/* Every error body: a complete Status with this code and reason. */
+__attribute__((unused)) static void assert_failure(const json_t *st, long code, const char *reason)
+{
+    cr_assert_not_null(st, "error body is not JSON");
+    cr_assert_str_eq(jstr(st, "kind"), "Status");
+    cr_assert_str_eq(jstr(st, "apiVersion"), "v1");
+    cr_assert_str_eq(jstr(st, "status"), "Failure");
+    cr_assert(json_is_object(jget(st, "metadata")));
+    cr_assert_eq(jint(st, "code"), code);
+    cr_assert_str_eq(jstr(st, "reason"), reason);
+    cr_assert(jstr(st, "message") && *jstr(st, "message"));
+}
+
+/* Expect an error: status, reason and full Status shape. Returns the body. */
+__attribute__((unused)) static json_t *req_fail_ct(long code, const char *reason,
+                                                   const char *method, const char *path,
+                                                   const char *ctype, const char *body)
+{
+    json_t *st = req_ct(code, method, path, ctype, body);
+    assert_failure(st, code, reason);
+    return st;
+}
+
+__attribute__((unused)) static json_t *req_fail(long code, const char *reason, const char *method,
+                                                const char *path, const char *body)
+{
+    return req_fail_ct(code, reason, method, path, body ? "application/json" : NULL, body);
+}
+
+/* Does a GET of path answer 404? */
+__attribute__((unused)) static bool gone(const char *path)
+{
+    json_t *v = req(0, "GET", path, NULL);
+    bool g = v && jint(v, "code") == 404 && jstr(v, "kind") && !strcmp(jstr(v, "kind"), "Status");
+    json_decref(v);
+    return g;
+}
+
+/* Poll until path answers 404 (true) or timeout_ms passes (false). */
+__attribute__((unused)) static bool wait_gone(const char *path, int timeout_ms)
+{
+    for (int t = 0; t <= timeout_ms; t += 20) {
+        if (gone(path))
+            return true;
+        usleep(20 * 1000);
+    }
+    return false;
+}
+
+#define CM(ns) S("/api/v1/namespaces/%s/configmaps", ns)
+#define DEPLOYS "/apis/apps/v1/namespaces/default/deployments"
+
+/* A Deployment manifest (single-quoted JSON) named n with one container. */
+__attribute__((unused)) static const char *deploy_body(const char *n)
+{
+    return S("{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'%s'},"
+             "'spec':{'replicas':1,'selector':{'matchLabels':{'app':'%s'}},"
+             "'template':{'metadata':{'labels':{'app':'%s'}},"
+             "'spec':{'containers':[{'name':'a','image':'nginx:1'}]}}}}",
+             n, n, n);
+}
+
+/* Create a ConfigMap in ns; returns the stored object. */
+__attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
+{
+    return req(201, "POST", CM(ns),
+               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
+                 labels ? labels : "{}"));
+}
+
+/* Create a namespace. */
+__attribute__((unused)) static void mk_ns(const char *name)
+{
+    json_decref(req(201, "POST", "/api/v1/namespaces", S("{'metadata':{'name':'%s'}}", name)));
+}
+
+/* A namespaced CRD widgets.example.com/v1 Widget with a schema, defaults,
+ * and status and scale subresources. */
+#define WIDGETS "/apis/example.com/v1/namespaces/default/widgets"
+static const char crd_widgets[] =
+    "{'apiVersion':'apiextensions.k8s.io/v1','kind':'CustomResourceDefinition',"
+    "'metadata':{'name':'widgets.example.com'},"
+    "'spec':{'group':'example.com','scope':'Namespaced',"
+    "'names':{'plural':'widgets','singular':'widget','kind':'Widget','listKind':'WidgetList',"
+    "'shortNames':['wd']},"
+    "'versions':[{'name':'v1','served':true,'storage':true,"
+    "'schema':{'openAPIV3Schema':{'type':'object','properties':{"
+    "'spec':{'type':'object','required':['color'],'properties':{"
+    "'size':{'type':'integer','minimum':1,'default':3},"
+    "'color':{'type':'string','enum':['red','blue']},"
+    "'replicas':{'type':'integer'},"
+    "'tags':{'type':'array','items':{'type':'string'}}}},"
+    "'status':{'type':'object','properties':{'ready':{'type':'boolean'},"
+    "'replicas':{'type':'integer'},'selector':{'type':'string'}}}}}},"
+    "'subresources':{'status':{},'scale':{'specReplicasPath':'.spec.replicas',"
+    "'statusReplicasPath':'.status.replicas','labelSelectorPath':'.status.selector'}}}]}}";
+
+__attribute__((unused)) static json_t *mk_crd(void)
+{
+    return req(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+               crd_widgets);
+}
+
+TestSuite(crd, .init = setup, .fini = teardown);
+
+#define CRDS "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+#define W(name) S("%s/%s", WIDGETS, name)
+
+/* Is group g listed in /apis (with version v1 preferred)? */
+static bool group_listed(const char *g)
+{
+    json_t *apis = req(200, "GET", "/apis", NULL);
+    cr_assert_str_eq(jstr(apis, "kind"), "APIGroupList");
+    bool found = false;
+    size_t i;
+    json_t *grp;
+    json_array_foreach(jget(apis, "groups"), i, grp)
+    {
+        if (jstr(grp, "name") && !strcmp(jstr(grp, "name"), g)) {
+            found = true;
+            cr_assert_str_eq(jstr(grp, "versions.0.groupVersion"), S("%s/v1", g));
+            cr_assert_str_eq(jstr(grp, "versions.0.version"), "v1");
+            cr_assert_str_eq(jstr(grp, "preferredVersion.groupVersion"), S("%s/v1", g));
+        }
+    }
+    json_decref(apis);
+    return found;
+}
+
+/* The APIResourceList entry named name in /apis/<gv>, or NULL (new reference). */
+static json_t *resource_entry(const char *gv, const char *name)
+{
+    json_t *l = req(0, "GET", S("/apis/%s", gv), NULL);
+    json_t *found = NULL;
+    size_t i;
+    json_t *r;
+    json_array_foreach(jget(l, "resources"), i, r)
+    {
+        if (jstr(r, "name") && !strcmp(jstr(r, "name"), name))
+            found = json_incref(r);
+    }
+    json_decref(l);
+    return found;
+}
+
+Test(crd, create_is_established_and_discoverable)
+{
+    cr_assert(!group_listed("example.com"));
+    json_decref(req_fail(404, "NotFound", "GET", "/apis/example.com/v1", NULL));
+    json_decref(req_fail(404, "NotFound", "GET", WIDGETS, NULL));
+
+    json_t *c = mk_crd();
+    bool established = false;
+    size_t i;
+    json_t *cond;
+    json_array_foreach(jget(c, "status.conditions"), i, cond)
+    {
+        if (!strcmp(jstr(cond, "type"), "Established"))
+            established = !strcmp(jstr(cond, "status"), "True");
+    }
+    cr_assert(established, "Established=True in status.conditions");
+    cr_assert_str_eq(jstr(c, "status.acceptedNames.kind"), "Widget");
+    cr_assert_str_eq(jstr(c, "status.storedVersions.0"), "v1");
+    json_decref(c);
+
+    /* Served at once, with no delay. */
+    cr_assert(group_listed("example.com"));
+    json_t *l = req(200, "GET", "/apis/example.com/v1", NULL);
+    cr_assert_str_eq(jstr(l, "kind"), "APIResourceList");
+    cr_assert_str_eq(jstr(l, "groupVersion"), "example.com/v1");
+    json_decref(l);
+    json_t *r = resource_entry("example.com/v1", "widgets");
+    cr_assert_not_null(r);
+    cr_assert_str_eq(jstr(r, "kind"), "Widget");
+    cr_assert_str_eq(jstr(r, "singularName"), "widget");
+    cr_assert(json_is_true(jget(r, "namespaced")));
+    cr_assert_str_eq(jstr(r, "shortNames.0"), "wd");
+    bool can_create = false;
+    for (size_t k = 0; k < json_array_size(jget(r, "verbs")); k++)
+        can_create |= !strcmp(json_string_value(json_array_get(jget(r, "verbs"), k)), "create");
+    cr_assert(can_create);
+    json_decref(r);
+    r = resource_entry("example.com/v1", "widgets/status");
+    cr_assert_not_null(r, "widgets/status advertised");
+    json_decref(r);
+    r = resource_entry("example.com/v1", "widgets/scale");
+    cr_assert_not_null(r, "widgets/scale advertised");
+    json_decref(r);
+
+    /* The CRD itself reads back, and lists. */
+    json_t *g = req(200, "GET", CRDS "/widgets.example.com", NULL);
+    cr_assert_str_eq(jstr(g, "kind"), "CustomResourceDefinition");
+    json_decref(g);
+    l = req(200, "GET", WIDGETS, NULL);
+    cr_assert_str_eq(jstr(l, "kind"), "WidgetList");
+    cr_assert_str_eq(jstr(l, "apiVersion"), "example.com/v1");
+    cr_assert(json_is_array(jget(l, "items")));
+    json_decref(l);
+}
+
+Test(crd, invalid_crd)
+{
+    json_t *st = req_fail(422, "Invalid", "POST", CRDS,
+                          "{'metadata':{'name':'wrong.example.com'},'spec':{'group':'example.com',"
+                          "'scope':'Namespaced','names':{'plural':'things','kind':'Thing'},"
+                          "'versions':[{'name':'v1','served':true,'storage':true}]}}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "metadata.name");
+    json_decref(st);
+    json_decref(req_fail(422, "Invalid", "POST", CRDS,
+                         "{'metadata':{'name':'things.example.com'},'spec':{'group':'example.com',"
+                         "'names':{'plural':'things','kind':'Thing'},'versions':[]}}"));
+    cr_assert(!group_listed("example.com"), "a refused CRD serves nothing");
+}
+
+Test(crd, custom_object_crud)
+{
+    json_decref(mk_crd());
+    json_t *w = req(201, "POST", WIDGETS,
+                    "{'apiVersion':'example.com/v1','kind':'Widget','metadata':{'name':'w',"
+                    "'labels':{'a':'b'}},'spec':{'color':'red','size':5}}");
+    cr_assert_str_eq(jstr(w, "kind"), "Widget");
+    cr_assert_str_eq(jstr(w, "apiVersion"), "example.com/v1");
+    cr_assert_eq(jint(w, "metadata.generation"), 1);
+    cr_assert_eq(jint(w, "spec.size"), 5);
+    cr_assert_not_null(jstr(w, "metadata.uid"));
+    json_t *g = req(200, "GET", W("w"), NULL);
+    cr_assert(json_equal(g, w));
+    json_decref(g);
+
+    json_t *l = req(200, "GET", S("%s?labelSelector=a%%3Db", WIDGETS), NULL);
+    cr_assert_eq(json_array_size(jget(l, "items")), 1);
+    cr_assert_str_eq(jstr(l, "items.0.kind"), "Widget");
+    cr_assert_eq(rv_of(l), fakeapi_revision(srv));
+    json_decref(l);
+    l = req(200, "GET", "/apis/example.com/v1/widgets", NULL);
+    cr_assert_eq(json_array_size(jget(l, "items")), 1);
+    json_decref(l);
+
+    json_t *u = req(200, "PUT", W("w"),
+                    S("{'apiVersion':'example.com/v1','kind':'Widget','metadata':{'name':'w',"
+                      "'resourceVersion':'%s'},'spec':{'color':'blue','size':6}}",
+                      jstr(w, "metadata.resourceVersion")));
+    cr_assert_str_eq(jstr(u, "spec.color"), "blue");
+    cr_assert_eq(jint(u, "metadata.generation"), 2);
+    json_decref(u);
+    json_t *st = req_fail(409, "Conflict", "PUT", W("w"),
+                          S("{'metadata':{'name':'w','resourceVersion':'%s'},'spec':"
+                            "{'color':'red'}}",
+                            jstr(w, "metadata.resourceVersion")));
+    cr_assert_str_eq(jstr(st, "message"),
+                     "Operation cannot be fulfilled on widgets.example.com \"w\": the object has "
+                     "been modified; please apply your changes to the latest version and try "
+                     "again");
+    json_decref(st);
+    st = req_fail(409, "AlreadyExists", "POST", WIDGETS,
+                  "{'metadata':{'name':'w'},'spec':{'color':'red'}}");
+    cr_assert_str_eq(jstr(st, "message"), "widgets.example.com \"w\" already exists");
+    json_decref(st);
+    json_decref(req_fail(400, "BadRequest", "POST", WIDGETS,
+                         "{'apiVersion':'example.com/v2','kind':'Widget','metadata':{'name':'v'},"
+                         "'spec':{'color':'red'}}"));
+
+    st = req(200, "DELETE", W("w"), NULL);
+    cr_assert_str_eq(jstr(st, "status"), "Success");
+    cr_assert_str_eq(jstr(st, "details.group"), "example.com");
+    cr_assert_str_eq(jstr(st, "details.kind"), "widgets");
+    json_decref(st);
+    st = req_fail(404, "NotFound", "GET", W("w"), NULL);
+    cr_assert_str_eq(jstr(st, "message"), "widgets.example.com \"w\" not found");
+    json_decref(st);
+    json_decref(w);
+}
+
+Test(crd, schema_validation)
+{
+    json_decref(mk_crd());
+    json_t *st = req_fail(422, "Invalid", "POST", WIDGETS, "{'metadata':{'name':'w'},'spec':{}}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "spec.color");
+    cr_assert_str_eq(jstr(st, "details.causes.0.reason"), "FieldValueRequired");
+    cr_assert_str_eq(jstr(st, "details.kind"), "Widget");
+    cr_assert_str_eq(jstr(st, "details.group"), "example.com");
+    cr_assert(!strncmp(jstr(st, "message"), "Widget.example.com \"w\" is invalid: spec.color: ",
+                       strlen("Widget.example.com \"w\" is invalid: spec.color: ")),
+              "%s", jstr(st, "message"));
+    json_decref(st);
+
+    st = req_fail(422, "Invalid", "POST", WIDGETS,
+                  "{'metadata':{'name':'w'},'spec':{'color':'green'}}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "spec.color");
+    cr_assert_str_eq(jstr(st, "details.causes.0.reason"), "FieldValueNotSupported");
+    json_decref(st);
+
+    /* Two causes at once: both reported, the message wraps them in [...]. */
+    st = req_fail(422, "Invalid", "POST", WIDGETS,
+                  "{'metadata':{'name':'w'},'spec':{'color':'green','size':0}}");
+    cr_assert_eq(json_array_size(jget(st, "details.causes")), 2);
+    const char *m = jstr(st, "message");
+    cr_assert(strstr(m, "is invalid: [") && m[strlen(m) - 1] == ']', "%s", m);
+    json_decref(st);
+
+    st = req_fail(422, "Invalid", "POST", WIDGETS,
+                  "{'metadata':{'name':'w'},'spec':{'color':'red','size':'big'}}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "spec.size");
+    json_decref(st);
+    json_decref(req_fail(422, "Invalid", "POST", WIDGETS,
+                         "{'metadata':{'name':'w'},'spec':{'color':'red','tags':[1]}}"));
+    cr_assert(gone(W("w")));
+
+    /* Updates are validated too. */
+    json_decref(req(201, "POST", WIDGETS, "{'metadata':{'name':'w'},'spec':{'color':'red'}}"));
+    json_decref(req_fail_ct(422, "Invalid", "PATCH", W("w"), "application/merge-patch+json",
+                            "{'spec':{'color':null}}"));
+    json_decref(req_fail_ct(422, "Invalid", "PATCH", W("w"), "application/merge-patch+json",
+                            "{'spec':{'size':-1}}"));
+    json_t *g = req(200, "GET", W("w"), NULL);
+    cr_assert_str_eq(jstr(g, "spec.color"), "red");
+    json_decref(g);
+}
+
+Test(crd, defaults_and_pruning)
+{
+    json_decref(mk_crd());
+    json_t *w = req(201, "POST", WIDGETS,
+                    "{'metadata':{'name':'w'},'spec':{'color':'red','unknown':'x'},"
+                    "'extra':{'a':1}}");
+    cr_assert_eq(jint(w, "spec.size"), 3, "default applied");
+    cr_assert_null(jget(w, "spec.unknown"), "unknown field pruned");
+    cr_assert_null(jget(w, "extra"), "unknown top-level field pruned");
+    cr_assert_str_eq(jstr(w, "metadata.name"), "w", "metadata is not pruned");
+    json_t *g = req(200, "GET", W("w"), NULL);
+    cr_assert(json_equal(g, w), "what was stored is what was answered");
+    json_decref(g);
+    json_decref(w);
+    /* Defaults also apply on update when the field is dropped. */
+    w = req(200, "PUT", W("w"), "{'metadata':{'name':'w'},'spec':{'color':'blue','bogus':1}}");
+    cr_assert_eq(jint(w, "spec.size"), 3);
+    cr_assert_null(jget(w, "spec.bogus"));
+    json_decref(w);
+}
+
+Test(crd, status_subresource_separation)
+{
+    json_decref(mk_crd());
+    json_t *w = req(201, "POST", WIDGETS,
+                    "{'metadata':{'name':'w'},'spec':{'color':'red'},'status':{'ready':true}}");
+    cr_assert_null(jget(w, "status"), "status dropped on create");
+    json_decref(w);
+
+    json_t *s = req_ct(200, "PATCH", S("%s/status", W("w")), "application/merge-patch+json",
+                       "{'spec':{'color':'blue'},'status':{'ready':true,'replicas':2}}");
+    cr_assert(json_is_true(jget(s, "status.ready")));
+    cr_assert_str_eq(jstr(s, "spec.color"), "red", "a status write leaves spec alone");
+    cr_assert_eq(jint(s, "metadata.generation"), 1);
+    json_decref(s);
+
+    json_t *u = req(200, "PUT", W("w"),
+                    "{'metadata':{'name':'w'},'spec':{'color':'blue'},'status':{'ready':false}}");
+    cr_assert(json_is_true(jget(u, "status.ready")), "a main write leaves status alone");
+    cr_assert_str_eq(jstr(u, "spec.color"), "blue");
+    cr_assert_eq(jint(u, "metadata.generation"), 2);
+    json_decref(u);
+
+    /* PUT on /status with a stale resourceVersion conflicts. */
+    json_t *st = req_fail(409, "Conflict", "PUT", S("%s/status", W("w")),
+                          "{'metadata':{'name':'w','resourceVersion':'1'},'spec':{'color':'red'},"
+                          "'status':{'ready':false}}");
+    json_decref(st);
+    /* Status is validated against the schema. */
+    json_decref(req_fail_ct(422, "Invalid", "PATCH", S("%s/status", W("w")),
+                            "application/merge-patch+json", "{'status':{'ready':'yes'}}"));
+    json_t *g = req(200, "GET", S("%s/status", W("w")), NULL);
+    cr_assert(json_is_true(jget(g, "status.ready")));
+    json_decref(g);
+}
+
+Test(crd, scale_subresource)
+{
+    json_decref(mk_crd());
+    json_decref(req(201, "POST", WIDGETS,
+                    "{'metadata':{'name':'w'},'spec':{'color':'red','replicas':2}}"));
+    json_decref(req_ct(200, "PATCH", S("%s/status", W("w")), "application/merge-patch+json",
+                       "{'status':{'replicas':1,'selector':'app=w'}}"));
+    json_t *sc = req(200, "GET", S("%s/scale", W("w")), NULL);
+    cr_assert_str_eq(jstr(sc, "kind"), "Scale");
+    cr_assert_str_eq(jstr(sc, "apiVersion"), "autoscaling/v1");
+    cr_assert_str_eq(jstr(sc, "metadata.name"), "w");
+    cr_assert_eq(jint(sc, "spec.replicas"), 2);
+    cr_assert_eq(jint(sc, "status.replicas"), 1);
+    cr_assert_str_eq(jstr(sc, "status.selector"), "app=w");
+    json_decref(sc);
+
+    sc = req(200, "PUT", S("%s/scale", W("w")),
+             "{'apiVersion':'autoscaling/v1','kind':'Scale','metadata':{'name':'w'},"
+             "'spec':{'replicas':7}}");
+    cr_assert_str_eq(jstr(sc, "kind"), "Scale");
+    cr_assert_eq(jint(sc, "spec.replicas"), 7);
+    json_decref(sc);
+    json_t *g = req(200, "GET", W("w"), NULL);
+    cr_assert_eq(jint(g, "spec.replicas"), 7);
+    cr_assert_eq(jint(g, "status.replicas"), 1);
+    json_decref(g);
+
+    sc = req_ct(200, "PATCH", S("%s/scale", W("w")), "application/merge-patch+json",
+                "{'spec':{'replicas':0}}");
+    cr_assert_eq(jint(sc, "spec.replicas"), 0);
+    json_decref(sc);
+
+    /* A CRD without a scale subresource has no /scale. */
+    json_decref(req(201, "POST", CRDS,
+                    "{'metadata':{'name':'gadgets.example.org'},'spec':{'group':'example.org',"
+                    "'scope':'Namespaced','names':{'plural':'gadgets','singular':'gadget',"
+                    "'kind':'Gadget'},'versions':[{'name':'v1','served':true,'storage':true,"
+                    "'schema':{'openAPIV3Schema':{'type':'object',"
+                    "'x-kubernetes-preserve-unknown-fields':true}}}]}}"));
+    json_decref(req(201, "POST", "/apis/example.org/v1/namespaces/default/gadgets",
+                    "{'metadata':{'name':'g'},'spec':{'anything':{'goes':1}}}"));
+    json_t *gg = req(200, "GET", "/apis/example.org/v1/namespaces/default/gadgets/g", NULL);
+    cr_assert_eq(jint(gg, "spec.anything.goes"), 1, "preserve-unknown-fields keeps it");
+    json_decref(gg);
+    json_decref(req_fail(404, "NotFound", "GET",
+                         "/apis/example.org/v1/namespaces/default/gadgets/g/scale", NULL));
+    json_decref(req_fail(404, "NotFound", "GET",
+                         "/apis/example.org/v1/namespaces/default/gadgets/g/status", NULL));
+}
+
+Test(crd, cluster_scoped_crd)
+{
+    json_decref(req(201, "POST", CRDS,
+                    "{'metadata':{'name':'realms.example.net'},'spec':{'group':'example.net',"
+                    "'scope':'Cluster','names':{'plural':'realms','singular':'realm',"
+                    "'kind':'Realm'},'versions':[{'name':'v1','served':true,'storage':true,"
+                    "'schema':{'openAPIV3Schema':{'type':'object',"
+                    "'x-kubernetes-preserve-unknown-fields':true}}}]}}"));
+    json_t *r = req(201, "POST", "/apis/example.net/v1/realms", "{'metadata':{'name':'r1'}}");
+    cr_assert_null(jget(r, "metadata.namespace"));
+    json_decref(r);
+    json_decref(req(200, "GET", "/apis/example.net/v1/realms/r1", NULL));
+    json_decref(req_fail(404, "NotFound", "GET",
+                         "/apis/example.net/v1/namespaces/default/realms/r1", NULL));
+    json_t *e = resource_entry("example.net/v1", "realms");
+    cr_assert(json_is_false(jget(e, "namespaced")));
+    json_decref(e);
+}
+
+Test(crd, deleting_the_crd_removes_objects_and_discovery)
+{
+    json_decref(mk_crd());
+    mk_ns("other");
+    json_decref(req(201, "POST", WIDGETS, "{'metadata':{'name':'a'},'spec':{'color':'red'}}"));
+    json_decref(req(201, "POST", "/apis/example.com/v1/namespaces/other/widgets",
+                    "{'metadata':{'name':'b'},'spec':{'color':'blue'}}"));
+    json_t *st = req(200, "DELETE", CRDS "/widgets.example.com", NULL);
+    cr_assert_str_eq(jstr(st, "status"), "Success");
+    json_decref(st);
+    cr_assert(wait_gone(CRDS "/widgets.example.com", 2000));
+    json_decref(req_fail(404, "NotFound", "GET", W("a"), NULL));
+    json_decref(req_fail(404, "NotFound", "GET", "/apis/example.com/v1/widgets", NULL));
+    json_decref(req_fail(404, "NotFound", "GET", "/apis/example.com/v1", NULL));
+    cr_assert(!group_listed("example.com"));
+
+    /* Recreating the CRD finds no old objects. */
+    json_decref(mk_crd());
+    json_t *l = req(200, "GET", "/apis/example.com/v1/widgets", NULL);
+    cr_assert_eq(json_array_size(jget(l, "items")), 0, "objects went with the CRD");
+    json_decref(l);
+}
