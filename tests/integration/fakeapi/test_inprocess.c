@@ -1,0 +1,582 @@
+/*
+ * test_inprocess.c - the in-process API (fakeapi_apply, get, list, delete),
+ * its error reporting, persistence across restarts, and start-up failures.
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fakeapi/fakeapi.h"
+#include "httpc.h"
+
+/* ---- helpers (each integration test file carries its own copy) ------------ */
+
+static fakeapi_server *srv;
+
+static void setup(void)
+{
+    fakeapi_options o = {.seed = 4242};
+    cr_assert_eq(fakeapi_start(&o, &srv), 0, "fakeapi_start");
+    cr_assert_neq(fakeapi_port(srv), 0);
+}
+
+static void teardown(void)
+{
+    fakeapi_stop(srv);
+    srv = NULL;
+}
+
+/* A printf into one of a ring of static buffers (tests only). */
+__attribute__((format(printf, 1, 2), unused)) static const char *S(const char *fmt, ...)
+{
+    static char ring[8][16384];
+    static int next;
+    char *b = ring[next++ % 8];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof ring[0], fmt, ap);
+    va_end(ap);
+    return b;
+}
+
+/* Percent-encode a query value. */
+__attribute__((unused)) static const char *enc(const char *v)
+{
+    static char ring[4][4096];
+    static int next;
+    char *b = ring[next++ % 4], *o = b;
+    for (const unsigned char *p = (const unsigned char *)v; *p && o < b + sizeof ring[0] - 4; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-_.~", *p))
+            *o++ = (char)*p;
+        else
+            o += sprintf(o, "%%%02X", *p);
+    }
+    *o = '\0';
+    return b;
+}
+
+/*
+ * Send method to path on the test server; body is JSON written with single
+ * quotes for readability (turned into double quotes), or NULL. Asserts the
+ * HTTP status is want (unless want is 0) and returns the parsed body (new
+ * reference, may be NULL if not JSON).
+ */
+__attribute__((unused)) static json_t *req_ct(long want, const char *method, const char *path,
+                                              const char *ctype, const char *body)
+{
+    char url[4096];
+    snprintf(url, sizeof url, "%s%s", fakeapi_url(srv), path);
+    char *b = body ? strdup(body) : NULL;
+    for (char *p = b; p && *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    httpc_resp r;
+    int rc = httpc_do(method, url, ctype, b, &r);
+    free(b);
+    json_t *v = json_loads(r.body, 0, NULL);
+    if (want)
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
+                     want, r.status, rc, r.body);
+    httpc_resp_free(&r);
+    return v;
+}
+
+__attribute__((unused)) static json_t *req(long want, const char *method, const char *path,
+                                           const char *body)
+{
+    return req_ct(want, method, path, body ? "application/json" : NULL, body);
+}
+
+/* Follow a dotted path ("metadata.labels.app", "items.0.metadata.name"). Borrowed. */
+__attribute__((unused)) static json_t *jget(const json_t *v, const char *path)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = (json_t *)v;
+    for (char *save = NULL, *p = strtok_r(buf, ".", &save); p && cur;
+         p = strtok_r(NULL, ".", &save)) {
+        if (json_is_array(cur))
+            cur = json_array_get(cur, strtoul(p, NULL, 10));
+        else
+            cur = json_object_get(cur, p);
+    }
+    return cur;
+}
+
+__attribute__((unused)) static const char *jstr(const json_t *v, const char *path)
+{
+    return json_string_value(jget(v, path));
+}
+
+__attribute__((unused)) static long long jint(const json_t *v, const char *path)
+{
+    return json_integer_value(jget(v, path));
+}
+
+/* metadata.resourceVersion as a number (asserting it is a decimal > 0). */
+__attribute__((unused)) static unsigned long long rv_of(const json_t *obj)
+{
+    const char *rv = jstr(obj, "metadata.resourceVersion");
+    cr_assert_not_null(rv, "no resourceVersion");
+    char *end;
+    unsigned long long n = strtoull(rv, &end, 10);
+    cr_assert(*rv && !*end && n > 0, "bad resourceVersion '%s'", rv);
+    return n;
+}
+
+/* Every error body: a complete Status with this code and reason. */
+__attribute__((unused)) static void assert_failure(const json_t *st, long code, const char *reason)
+{
+    cr_assert_not_null(st, "error body is not JSON");
+    cr_assert_str_eq(jstr(st, "kind"), "Status");
+    cr_assert_str_eq(jstr(st, "apiVersion"), "v1");
+    cr_assert_str_eq(jstr(st, "status"), "Failure");
+    cr_assert(json_is_object(jget(st, "metadata")));
+    cr_assert_eq(jint(st, "code"), code);
+    cr_assert_str_eq(jstr(st, "reason"), reason);
+    cr_assert(jstr(st, "message") && *jstr(st, "message"));
+}
+
+/* Expect an error: status, reason and full Status shape. Returns the body. */
+__attribute__((unused)) static json_t *req_fail_ct(long code, const char *reason,
+                                                   const char *method, const char *path,
+                                                   const char *ctype, const char *body)
+{
+    json_t *st = req_ct(code, method, path, ctype, body);
+    assert_failure(st, code, reason);
+    return st;
+}
+
+__attribute__((unused)) static json_t *req_fail(long code, const char *reason, const char *method,
+                                                const char *path, const char *body)
+{
+    return req_fail_ct(code, reason, method, path, body ? "application/json" : NULL, body);
+}
+
+/* Does a GET of path answer 404? */
+__attribute__((unused)) static bool gone(const char *path)
+{
+    json_t *v = req(0, "GET", path, NULL);
+    bool g = v && jint(v, "code") == 404 && jstr(v, "kind") && !strcmp(jstr(v, "kind"), "Status");
+    json_decref(v);
+    return g;
+}
+
+/* Poll until path answers 404 (true) or timeout_ms passes (false). */
+__attribute__((unused)) static bool wait_gone(const char *path, int timeout_ms)
+{
+    for (int t = 0; t <= timeout_ms; t += 20) {
+        if (gone(path))
+            return true;
+        usleep(20 * 1000);
+    }
+    return false;
+}
+
+#define CM(ns) S("/api/v1/namespaces/%s/configmaps", ns)
+#define DEPLOYS "/apis/apps/v1/namespaces/default/deployments"
+
+/* A Deployment manifest (single-quoted JSON) named n with one container. */
+__attribute__((unused)) static const char *deploy_body(const char *n)
+{
+    return S("{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'%s'},"
+             "'spec':{'replicas':1,'selector':{'matchLabels':{'app':'%s'}},"
+             "'template':{'metadata':{'labels':{'app':'%s'}},"
+             "'spec':{'containers':[{'name':'a','image':'nginx:1'}]}}}}",
+             n, n, n);
+}
+
+/* Create a ConfigMap in ns; returns the stored object. */
+__attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
+{
+    return req(201, "POST", CM(ns),
+               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
+                 labels ? labels : "{}"));
+}
+
+/* Create a namespace. */
+__attribute__((unused)) static void mk_ns(const char *name)
+{
+    json_decref(req(201, "POST", "/api/v1/namespaces", S("{'metadata':{'name':'%s'}}", name)));
+}
+
+TestSuite(inprocess, .init = setup, .fini = teardown);
+
+static int apply(const char *yaml, fakeapi_error *err)
+{
+    return fakeapi_apply(srv, yaml, strlen(yaml), err);
+}
+
+static const char multi_doc[] = "apiVersion: v1\n"
+                                "kind: Namespace\n"
+                                "metadata:\n"
+                                "  name: team\n"
+                                "---\n"
+                                "apiVersion: v1\n"
+                                "kind: ConfigMap\n"
+                                "metadata:\n"
+                                "  name: settings\n"
+                                "  namespace: team\n"
+                                "  labels: {app: web}\n"
+                                "data:\n"
+                                "  mode: fast\n"
+                                "---\n"
+                                "apiVersion: apps/v1\n"
+                                "kind: Deployment\n"
+                                "metadata:\n"
+                                "  name: web\n"
+                                "spec:\n"
+                                "  replicas: 2\n"
+                                "  selector: {matchLabels: {app: web}}\n"
+                                "  template:\n"
+                                "    metadata: {labels: {app: web}}\n"
+                                "    spec:\n"
+                                "      containers: [{name: a, image: nginx}]\n";
+
+Test(inprocess, apply_multi_document_yaml)
+{
+    fakeapi_error err = {0};
+    cr_assert_eq(apply(multi_doc, &err), 0, "%s", err.message);
+    json_t *o = NULL;
+    cr_assert_eq(fakeapi_get(srv, "v1", "Namespace", NULL, "team", &o, &err), 0, "%s",
+                 err.message);
+    cr_assert_str_eq(jstr(o, "status.phase"), "Active");
+    json_decref(o);
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "team", "settings", &o, &err), 0);
+    cr_assert_str_eq(jstr(o, "data.mode"), "fast");
+    cr_assert_eq(jint(o, "metadata.generation"), 1);
+    const char *uid = jstr(o, "metadata.uid");
+    char uid1[64];
+    snprintf(uid1, sizeof uid1, "%s", uid);
+    unsigned long long r1 = rv_of(o);
+    json_decref(o);
+    /* A namespaced object without a namespace goes to default. */
+    cr_assert_eq(fakeapi_get(srv, "apps/v1", "Deployment", "default", "web", &o, &err), 0);
+    cr_assert_eq(jint(o, "spec.replicas"), 2);
+    json_decref(o);
+    /* And what apply wrote is what HTTP clients see. */
+    json_t *h = req(200, "GET", "/api/v1/namespaces/team/configmaps/settings", NULL);
+    cr_assert_str_eq(jstr(h, "data.mode"), "fast");
+    json_decref(h);
+
+    /* A second apply updates in place. */
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "
+                       "team}\ndata: {mode: slow, extra: x}\n",
+                       &err),
+                 0, "%s", err.message);
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "team", "settings", &o, &err), 0);
+    cr_assert_str_eq(jstr(o, "data.mode"), "slow");
+    cr_assert_str_eq(jstr(o, "data.extra"), "x");
+    cr_assert_str_eq(jstr(o, "metadata.labels.app"), "web", "merged, not replaced");
+    cr_assert_str_eq(jstr(o, "metadata.uid"), uid1, "the same object");
+    cr_assert_gt(rv_of(o), r1);
+    json_decref(o);
+
+    /* Applying the same again is a no-op. */
+    uint64_t before = fakeapi_revision(srv);
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "
+                       "team}\ndata: {mode: slow, extra: x}\n",
+                       &err),
+                 0);
+    cr_assert_eq(fakeapi_revision(srv), before);
+}
+
+Test(inprocess, apply_kind_list_and_json)
+{
+    fakeapi_error err = {0};
+    cr_assert_eq(apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
+                       "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                       "\"one\",\"labels\":{\"g\":\"x\"}}},"
+                       "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                       "\"two\",\"labels\":{\"g\":\"x\"}}},"
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                       "\"three\"}}]}",
+                       &err),
+                 0, "%s", err.message);
+    cr_assert_eq(apply("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
+                       "  metadata: {name: four}\n",
+                       &err),
+                 0, "%s", err.message);
+    json_t *items = NULL;
+    cr_assert_eq(fakeapi_list(srv, "v1", "ConfigMap", "default", NULL, &items, &err), 0);
+    cr_assert_eq(json_array_size(items), 3);
+    cr_assert_str_eq(jstr(items, "0.metadata.name"), "four");
+    cr_assert_str_eq(jstr(items, "1.metadata.name"), "one");
+    cr_assert_str_eq(jstr(items, "2.metadata.name"), "two");
+    json_decref(items);
+    cr_assert_eq(fakeapi_list(srv, "v1", "ConfigMap", NULL, "g=x", &items, &err), 0);
+    cr_assert_eq(json_array_size(items), 2);
+    json_decref(items);
+    cr_assert_eq(fakeapi_list(srv, "v1", "Secret", "default", NULL, &items, &err), 0);
+    cr_assert_eq(json_array_size(items), 1);
+    json_decref(items);
+    /* An empty list is an empty array. */
+    cr_assert_eq(fakeapi_list(srv, "apps/v1", "Deployment", NULL, NULL, &items, &err), 0);
+    cr_assert(json_is_array(items));
+    cr_assert_eq(json_array_size(items), 0);
+    json_decref(items);
+    /* Lists across namespaces are sorted by namespace, then name. */
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: aaa, namespace: "
+                       "kube-system}\n",
+                       &err),
+                 0);
+    cr_assert_eq(fakeapi_list(srv, "v1", "ConfigMap", NULL, NULL, &items, &err), 0);
+    cr_assert_eq(json_array_size(items), 4);
+    cr_assert_str_eq(jstr(items, "3.metadata.namespace"), "kube-system");
+    json_decref(items);
+}
+
+Test(inprocess, apply_stops_at_first_failure)
+{
+    fakeapi_error err = {0};
+    int rc = apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---\n"
+                   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\n---\n"
+                   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: third}\n",
+                   &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_INVALID);
+    cr_assert_eq(err.code, FAKEAPI_ERR_INVALID);
+    cr_assert_eq(err.http_status, 422);
+    cr_assert_str_eq(err.reason, "Invalid");
+    cr_assert(strstr(err.message, "Bad_Name"), "%s", err.message);
+    json_t *o = NULL;
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "first", &o, NULL), 0,
+                 "earlier documents stay applied");
+    json_decref(o);
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "third", &o, NULL),
+                 FAKEAPI_ERR_NOT_FOUND);
+}
+
+Test(inprocess, error_codes)
+{
+    fakeapi_error err = {0};
+    json_t *o = (json_t *)0x1;
+    int rc = fakeapi_get(srv, "v1", "ConfigMap", "default", "missing", &o, &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_eq(o, (json_t *)0x1, "output untouched on error");
+    cr_assert_eq(err.code, FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_eq(err.http_status, 404);
+    cr_assert_str_eq(err.reason, "NotFound");
+    cr_assert_str_eq(err.message, "configmaps \"missing\" not found");
+
+    /* An unknown kind. */
+    memset(&err, 0, sizeof err);
+    rc = fakeapi_get(srv, "v1", "Gizmo", "default", "x", &o, &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_eq(err.code, FAKEAPI_ERR_NOT_FOUND);
+    cr_assert(strstr(err.message, "Gizmo"), "%s", err.message);
+    cr_assert_eq(fakeapi_list(srv, "nope/v1", "Thing", NULL, NULL, &o, &err),
+                 FAKEAPI_ERR_NOT_FOUND);
+
+    /* AlreadyExists through apply is not possible (apply updates), but
+     * a conflict-free apply of a namespace that is terminating is Forbidden. */
+    cr_assert_eq(apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n---\n"
+                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: t, "
+                       "finalizers: [x.io/hold]}\n",
+                       &err),
+                 0, "%s", err.message);
+    cr_assert_eq(fakeapi_delete(srv, "v1", "Namespace", NULL, "t", &err), 0, "%s", err.message);
+    memset(&err, 0, sizeof err);
+    rc = apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: new, namespace: t}\n", &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_FORBIDDEN);
+    cr_assert_eq(err.http_status, 403);
+    cr_assert_str_eq(err.reason, "Forbidden");
+
+    /* A missing namespace. */
+    rc = apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: nowhere}\n", &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_str_eq(err.message, "namespaces \"nowhere\" not found");
+
+    /* Malformed input. */
+    rc = apply("a: [unclosed\n", &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_INVALID);
+    cr_assert_eq(err.http_status, 400);
+    rc = apply("metadata: {name: x}\n", &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_INVALID, "a document without apiVersion/kind");
+    rc = apply("apiVersion: v1\nkind: Nope\nmetadata: {name: x}\n", &err);
+    cr_assert_eq(rc, FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", NULL, &o, &err),
+                 FAKEAPI_ERR_INVALID);
+
+    /* Deleting what is not there. */
+    cr_assert_eq(fakeapi_delete(srv, "v1", "ConfigMap", "default", "ghost", &err),
+                 FAKEAPI_ERR_NOT_FOUND);
+    /* err may be NULL. */
+    cr_assert_eq(fakeapi_delete(srv, "v1", "ConfigMap", "default", "ghost", NULL),
+                 FAKEAPI_ERR_NOT_FOUND);
+
+    /* Every code has a description. */
+    for (int c = FAKEAPI_OK; c >= FAKEAPI_ERR_INTERNAL; c--)
+        cr_assert(fakeapi_strerror(c) && *fakeapi_strerror(c), "strerror(%d)", c);
+    cr_assert_not_null(fakeapi_strerror(-999));
+}
+
+Test(inprocess, get_list_delete)
+{
+    fakeapi_error err = {0};
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: {x: '1'}}\n"
+                       "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+                       &err),
+                 0);
+    json_t *items = NULL;
+    cr_assert_eq(fakeapi_list(srv, "v1", "ConfigMap", "default", "x=1", &items, &err), 0);
+    cr_assert_eq(json_array_size(items), 1);
+    cr_assert_str_eq(jstr(items, "0.metadata.name"), "a");
+    json_decref(items);
+    cr_assert_eq(fakeapi_list(srv, "v1", "ConfigMap", "default", "x in (", &items, &err),
+                 FAKEAPI_ERR_INVALID);
+    cr_assert_eq(err.http_status, 400);
+
+    cr_assert_eq(fakeapi_delete(srv, "v1", "ConfigMap", "default", "a", &err), 0);
+    json_t *o = NULL;
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "a", &o, &err),
+                 FAKEAPI_ERR_NOT_FOUND);
+    cr_assert(gone("/api/v1/namespaces/default/configmaps/a"));
+    /* Cluster-scoped: ns may be NULL or "". */
+    cr_assert_eq(apply("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n", &err), 0);
+    cr_assert_eq(fakeapi_get(srv, "v1", "Node", "", "n1", &o, &err), 0);
+    json_decref(o);
+    cr_assert_eq(fakeapi_delete(srv, "v1", "Node", NULL, "n1", &err), 0);
+    cr_assert_eq(fakeapi_get(srv, "v1", "Node", NULL, "n1", &o, &err), FAKEAPI_ERR_NOT_FOUND);
+
+    /* Delete with a finalizer only marks it. */
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f, finalizers: "
+                       "[x.io/f]}\n",
+                       &err),
+                 0);
+    cr_assert_eq(fakeapi_delete(srv, "v1", "ConfigMap", "default", "f", &err), 0);
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "f", &o, &err), 0);
+    cr_assert_not_null(jstr(o, "metadata.deletionTimestamp"));
+    json_decref(o);
+}
+
+Test(inprocess, apply_file)
+{
+    char dir[] = "/tmp/fakeapi-inproc-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.yaml", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(multi_doc, f);
+    fclose(f);
+    fakeapi_error err = {0};
+    cr_assert_eq(fakeapi_apply_file(srv, path, &err), 0, "%s", err.message);
+    json_t *o = NULL;
+    cr_assert_eq(fakeapi_get(srv, "apps/v1", "Deployment", "default", "web", &o, &err), 0);
+    json_decref(o);
+    unlink(path);
+    cr_assert_eq(fakeapi_apply_file(srv, path, &err), FAKEAPI_ERR_IO);
+    cr_assert_eq(err.code, FAKEAPI_ERR_IO);
+    rmdir(dir);
+}
+
+Test(inprocess, persistent_store_survives_restart)
+{
+    char dir[] = "/tmp/fakeapi-db-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char db[256];
+    snprintf(db, sizeof db, "%s/store.db", dir);
+    fakeapi_options o = {.db_path = db, .seed = 7};
+    fakeapi_server *s1 = NULL;
+    cr_assert_eq(fakeapi_start(&o, &s1), 0);
+    fakeapi_error err = {0};
+    const char *y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep}\ndata: {k: v}\n";
+    cr_assert_eq(fakeapi_apply(s1, y, strlen(y), &err), 0, "%s", err.message);
+    json_t *obj = NULL;
+    cr_assert_eq(fakeapi_get(s1, "v1", "ConfigMap", "default", "keep", &obj, &err), 0);
+    char uid[64];
+    snprintf(uid, sizeof uid, "%s", jstr(obj, "metadata.uid"));
+    json_decref(obj);
+    uint64_t rev = fakeapi_revision(s1);
+    cr_assert_gt(rev, 0);
+    fakeapi_stop(s1);
+
+    fakeapi_server *s2 = NULL;
+    cr_assert_eq(fakeapi_start(&o, &s2), 0);
+    cr_assert_eq(fakeapi_revision(s2), rev, "the revision continues where it was");
+    cr_assert_eq(fakeapi_get(s2, "v1", "ConfigMap", "default", "keep", &obj, &err), 0,
+                 "%s", err.message);
+    cr_assert_str_eq(jstr(obj, "metadata.uid"), uid);
+    cr_assert_str_eq(jstr(obj, "data.k"), "v");
+    json_decref(obj);
+    /* The bootstrapped namespaces are not duplicated or rewritten. */
+    json_t *nss = NULL;
+    cr_assert_eq(fakeapi_list(s2, "v1", "Namespace", NULL, NULL, &nss, &err), 0);
+    cr_assert_eq(json_array_size(nss), 4);
+    json_decref(nss);
+    const char *y2 = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later}\n";
+    cr_assert_eq(fakeapi_apply(s2, y2, strlen(y2), &err), 0);
+    cr_assert_eq(fakeapi_get(s2, "v1", "ConfigMap", "default", "later", &obj, &err), 0);
+    cr_assert_gt(rv_of(obj), rev, "new writes get higher resourceVersions");
+    json_decref(obj);
+    uint64_t rev2 = fakeapi_revision(s2);
+    fakeapi_stop(s2);
+
+    /* Once more, over HTTP this time. */
+    fakeapi_server *s3 = NULL;
+    cr_assert_eq(fakeapi_start(&o, &s3), 0);
+    cr_assert_eq(fakeapi_revision(s3), rev2);
+    char url[256];
+    snprintf(url, sizeof url, "%s/api/v1/namespaces/default/configmaps", fakeapi_url(s3));
+    long status = 0;
+    json_t *l = httpc_json("GET", url, NULL, NULL, &status);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(json_array_size(jget(l, "items")), 2);
+    cr_assert_eq(rv_of(l), rev2);
+    json_decref(l);
+    fakeapi_stop(s3);
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(inprocess, same_port_twice_fails)
+{
+    fakeapi_options o = {.port = fakeapi_port(srv), .seed = 1};
+    fakeapi_server *second = (fakeapi_server *)0x1;
+    cr_assert_eq(fakeapi_start(&o, &second), FAKEAPI_ERR_LISTEN);
+    cr_assert_eq(second, (fakeapi_server *)0x1, "*out untouched on failure");
+    /* The first one still serves. */
+    json_decref(req(200, "GET", "/api/v1/namespaces/default", NULL));
+    cr_assert(!strncmp(fakeapi_url(srv), "http://127.0.0.1:", 17), "%s", fakeapi_url(srv));
+}
+
+Test(inprocess, no_http_server)
+{
+    fakeapi_options o = {.no_http = true, .seed = 3};
+    fakeapi_server *s = NULL;
+    cr_assert_eq(fakeapi_start(&o, &s), 0);
+    cr_assert_str_eq(fakeapi_url(s), "");
+    cr_assert_eq(fakeapi_port(s), 0);
+    const char *y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
+    cr_assert_eq(fakeapi_apply(s, y, strlen(y), NULL), 0);
+    json_t *obj = NULL;
+    cr_assert_eq(fakeapi_get(s, "v1", "ConfigMap", "default", "x", &obj, NULL), 0);
+    json_decref(obj);
+    fakeapi_stop(s);
+    fakeapi_stop(NULL);
+}
+
+Test(inprocess, seed_makes_uids_reproducible)
+{
+    char uids[2][64];
+    for (int i = 0; i < 2; i++) {
+        fakeapi_options o = {.no_http = true, .seed = 99};
+        fakeapi_server *s = NULL;
+        cr_assert_eq(fakeapi_start(&o, &s), 0);
+        const char *y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
+        cr_assert_eq(fakeapi_apply(s, y, strlen(y), NULL), 0);
+        json_t *obj = NULL;
+        cr_assert_eq(fakeapi_get(s, "v1", "ConfigMap", "default", "x", &obj, NULL), 0);
+        snprintf(uids[i], sizeof uids[i], "%s", jstr(obj, "metadata.uid"));
+        json_decref(obj);
+        fakeapi_stop(s);
+    }
+    cr_assert_str_eq(uids[0], uids[1]);
+}
