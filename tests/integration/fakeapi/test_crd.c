@@ -81,8 +81,8 @@ __attribute__((unused)) static json_t *req_ct(long want, const char *method, con
     free(b);
     json_t *v = json_loads(r.body, 0, NULL);
     if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
-                     want, r.status, rc, r.body);
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
+                     r.status, rc, r.body);
     httpc_resp_free(&r);
     return v;
 }
@@ -195,9 +195,9 @@ __attribute__((unused)) static const char *deploy_body(const char *n)
 /* Create a ConfigMap in ns; returns the stored object. */
 __attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
 {
-    return req(201, "POST", CM(ns),
-               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
-                 labels ? labels : "{}"));
+    return req(
+        201, "POST", CM(ns),
+        S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name, labels ? labels : "{}"));
 }
 
 /* Create a namespace. */
@@ -229,8 +229,7 @@ static const char crd_widgets[] =
 
 __attribute__((unused)) static json_t *mk_crd(void)
 {
-    return req(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-               crd_widgets);
+    return req(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd_widgets);
 }
 
 TestSuite(crd, .init = setup, .fini = teardown);
@@ -508,8 +507,8 @@ Test(crd, status_subresource_separation)
 Test(crd, scale_subresource)
 {
     json_decref(mk_crd());
-    json_decref(req(201, "POST", WIDGETS,
-                    "{'metadata':{'name':'w'},'spec':{'color':'red','replicas':2}}"));
+    json_decref(
+        req(201, "POST", WIDGETS, "{'metadata':{'name':'w'},'spec':{'color':'red','replicas':2}}"));
     json_decref(req_ct(200, "PATCH", S("%s/status", W("w")), "application/merge-patch+json",
                        "{'status':{'replicas':1,'selector':'app=w'}}"));
     json_t *sc = req(200, "GET", S("%s/scale", W("w")), NULL);

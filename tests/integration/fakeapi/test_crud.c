@@ -81,8 +81,8 @@ __attribute__((unused)) static json_t *req_ct(long want, const char *method, con
     free(b);
     json_t *v = json_loads(r.body, 0, NULL);
     if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
-                     want, r.status, rc, r.body);
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
+                     r.status, rc, r.body);
     httpc_resp_free(&r);
     return v;
 }
@@ -195,9 +195,9 @@ __attribute__((unused)) static const char *deploy_body(const char *n)
 /* Create a ConfigMap in ns; returns the stored object. */
 __attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
 {
-    return req(201, "POST", CM(ns),
-               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
-                 labels ? labels : "{}"));
+    return req(
+        201, "POST", CM(ns),
+        S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name, labels ? labels : "{}"));
 }
 
 /* Create a namespace. */
@@ -304,8 +304,7 @@ Test(crud, generate_name)
     char prefix[71];
     memset(prefix, 'p', 70);
     prefix[70] = '\0';
-    json_t *o =
-        req(201, "POST", CM("default"), S("{'metadata':{'generateName':'%s'}}", prefix));
+    json_t *o = req(201, "POST", CM("default"), S("{'metadata':{'generateName':'%s'}}", prefix));
     const char *n = jstr(o, "metadata.name");
     cr_assert_eq(strlen(n), 63, "%s", n);
     cr_assert(!strncmp(n, prefix, 58));
@@ -332,7 +331,8 @@ Test(crud, create_with_resource_version_is_invalid)
 Test(crud, invalid_names)
 {
     /* DNS-1123 subdomain for configmaps. */
-    json_t *st = req_fail(422, "Invalid", "POST", CM("default"), "{'metadata':{'name':'Bad_Name'}}");
+    json_t *st =
+        req_fail(422, "Invalid", "POST", CM("default"), "{'metadata':{'name':'Bad_Name'}}");
     cr_assert(!strncmp(jstr(st, "message"),
                        "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: "
                        "\"Bad_Name\": ",
@@ -350,8 +350,8 @@ Test(crud, invalid_names)
     char longname[260];
     memset(longname, 'a', 254);
     longname[254] = '\0';
-    json_decref(req_fail(422, "Invalid", "POST", CM("default"),
-                         S("{'metadata':{'name':'%s'}}", longname)));
+    json_decref(
+        req_fail(422, "Invalid", "POST", CM("default"), S("{'metadata':{'name':'%s'}}", longname)));
     json_decref(req_fail(422, "Invalid", "POST", CM("default"), "{'metadata':{'name':'-a'}}"));
     /* 253 characters is fine for a subdomain, and dots are allowed. */
     longname[253] = '\0';
@@ -388,7 +388,8 @@ Test(crud, already_exists)
 {
     json_decref(mk_cm("default", "dup", NULL));
     unsigned long long before = fakeapi_revision(srv);
-    json_t *st = req_fail(409, "AlreadyExists", "POST", CM("default"), "{'metadata':{'name':'dup'}}");
+    json_t *st =
+        req_fail(409, "AlreadyExists", "POST", CM("default"), "{'metadata':{'name':'dup'}}");
     cr_assert_str_eq(jstr(st, "message"), "configmaps \"dup\" already exists");
     cr_assert_str_eq(jstr(st, "details.name"), "dup");
     cr_assert_str_eq(jstr(st, "details.kind"), "configmaps");
@@ -759,8 +760,8 @@ Test(crud, wrong_method)
 Test(crud, cluster_scoped_and_namespaced_paths)
 {
     /* A Node is cluster-scoped: a namespace in the body is dropped. */
-    json_t *n = req(201, "POST", "/api/v1/nodes",
-                    "{'metadata':{'name':'node1','namespace':'default'}}");
+    json_t *n =
+        req(201, "POST", "/api/v1/nodes", "{'metadata':{'name':'node1','namespace':'default'}}");
     cr_assert_null(jget(n, "metadata.namespace"));
     json_decref(n);
     json_decref(req(200, "GET", "/api/v1/nodes/node1", NULL));
@@ -778,8 +779,8 @@ Test(crud, cluster_scoped_and_namespaced_paths)
     /* A namespaced object needs its namespace in the path. */
     json_decref(mk_cm("default", "c1", NULL));
     json_decref(req_fail(404, "NotFound", "GET", "/api/v1/configmaps/c1", NULL));
-    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/namespaces/kube-system/configmaps/c1",
-                         NULL));
+    json_decref(
+        req_fail(404, "NotFound", "GET", "/api/v1/namespaces/kube-system/configmaps/c1", NULL));
     /* ...but lists across namespaces without it. */
     json_t *l = req(200, "GET", "/api/v1/configmaps", NULL);
     cr_assert_str_eq(jstr(l, "kind"), "ConfigMapList");

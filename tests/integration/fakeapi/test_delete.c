@@ -82,8 +82,8 @@ __attribute__((unused)) static json_t *req_ct(long want, const char *method, con
     free(b);
     json_t *v = json_loads(r.body, 0, NULL);
     if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
-                     want, r.status, rc, r.body);
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
+                     r.status, rc, r.body);
     httpc_resp_free(&r);
     return v;
 }
@@ -196,9 +196,9 @@ __attribute__((unused)) static const char *deploy_body(const char *n)
 /* Create a ConfigMap in ns; returns the stored object. */
 __attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
 {
-    return req(201, "POST", CM(ns),
-               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
-                 labels ? labels : "{}"));
+    return req(
+        201, "POST", CM(ns),
+        S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name, labels ? labels : "{}"));
 }
 
 /* Create a namespace. */
@@ -360,8 +360,8 @@ Test(delete, bad_delete_options)
     json_decref(mk_cm("default", "b", NULL));
     json_decref(req_fail(400, "BadRequest", "DELETE", CMP("b"), "{'propagationPolicy':"));
     json_decref(req_fail(422, "Invalid", "DELETE", CMP("b"), "{'propagationPolicy':'Sideways'}"));
-    json_decref(req_fail(422, "Invalid", "DELETE", S("%s?propagationPolicy=Sideways", CMP("b")),
-                         NULL));
+    json_decref(
+        req_fail(422, "Invalid", "DELETE", S("%s?propagationPolicy=Sideways", CMP("b")), NULL));
     cr_assert(exists(CMP("b")));
 }
 
@@ -426,8 +426,7 @@ Test(delete, foreground_waits_for_dependents)
 Test(delete, foreground_without_dependents)
 {
     json_decref(mk_cm("default", "lonely", NULL));
-    json_decref(
-        req(200, "DELETE", S("%s?propagationPolicy=Foreground", CMP("lonely")), NULL));
+    json_decref(req(200, "DELETE", S("%s?propagationPolicy=Foreground", CMP("lonely")), NULL));
     cr_assert(wait_gone(CMP("lonely"), 2000));
 }
 
@@ -494,12 +493,13 @@ Test(delete, cross_kind_owner)
 {
     /* A ReplicaSet owned by a Deployment goes with it. */
     json_t *d = req(201, "POST", DEPLOYS, deploy_body("web"));
-    json_decref(req(201, "POST", "/apis/apps/v1/namespaces/default/replicasets",
-                    S("{'metadata':{'name':'web-1','ownerReferences':[{'apiVersion':'apps/v1',"
-                      "'kind':'Deployment','name':'web','uid':'%s','controller':true}]},"
-                      "'spec':{'selector':{'matchLabels':{'app':'web'}},'template':{'metadata':"
-                      "{'labels':{'app':'web'}},'spec':{'containers':[{'name':'a','image':'i'}]}}}}",
-                      jstr(d, "metadata.uid"))));
+    json_decref(
+        req(201, "POST", "/apis/apps/v1/namespaces/default/replicasets",
+            S("{'metadata':{'name':'web-1','ownerReferences':[{'apiVersion':'apps/v1',"
+              "'kind':'Deployment','name':'web','uid':'%s','controller':true}]},"
+              "'spec':{'selector':{'matchLabels':{'app':'web'}},'template':{'metadata':"
+              "{'labels':{'app':'web'}},'spec':{'containers':[{'name':'a','image':'i'}]}}}}",
+              jstr(d, "metadata.uid"))));
     json_decref(req(200, "DELETE", DEPLOYS "/web", NULL));
     cr_assert(wait_gone("/apis/apps/v1/namespaces/default/replicasets/web-1", 2000));
     json_decref(d);
@@ -511,8 +511,7 @@ Test(delete, namespace_deletion)
     json_decref(req(201, "POST", CM("doomed"),
                     "{'metadata':{'name':'held','finalizers':['example.com/hold']}}"));
     json_decref(mk_cm("doomed", "plain", NULL));
-    json_decref(req(201, "POST", "/apis/apps/v1/namespaces/doomed/deployments",
-                    deploy_body("d")));
+    json_decref(req(201, "POST", "/apis/apps/v1/namespaces/doomed/deployments", deploy_body("d")));
     json_decref(mk_cm("default", "safe", NULL));
 
     json_t *ns = req(200, "DELETE", "/api/v1/namespaces/doomed", NULL);
@@ -567,8 +566,7 @@ Test(delete, deletecollection_with_selector)
     cr_assert(exists("/api/v1/namespaces/other/configmaps/x9"), "only the namespace asked for");
 
     /* With a field selector. */
-    l = req(200, "DELETE", S("%s?fieldSelector=%s", CM("default"), enc("metadata.name=y1")),
-            NULL);
+    l = req(200, "DELETE", S("%s?fieldSelector=%s", CM("default"), enc("metadata.name=y1")), NULL);
     cr_assert_eq(json_array_size(jget(l, "items")), 1);
     json_decref(l);
     cr_assert(gone(CMP("y1")));

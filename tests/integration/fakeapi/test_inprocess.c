@@ -80,8 +80,8 @@ __attribute__((unused)) static json_t *req_ct(long want, const char *method, con
     free(b);
     json_t *v = json_loads(r.body, 0, NULL);
     if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
-                     want, r.status, rc, r.body);
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
+                     r.status, rc, r.body);
     httpc_resp_free(&r);
     return v;
 }
@@ -194,9 +194,9 @@ __attribute__((unused)) static const char *deploy_body(const char *n)
 /* Create a ConfigMap in ns; returns the stored object. */
 __attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
 {
-    return req(201, "POST", CM(ns),
-               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
-                 labels ? labels : "{}"));
+    return req(
+        201, "POST", CM(ns),
+        S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name, labels ? labels : "{}"));
 }
 
 /* Create a namespace. */
@@ -243,8 +243,7 @@ Test(inprocess, apply_multi_document_yaml)
     fakeapi_error err = {0};
     cr_assert_eq(apply(multi_doc, &err), 0, "%s", err.message);
     json_t *o = NULL;
-    cr_assert_eq(fakeapi_get(srv, "v1", "Namespace", NULL, "team", &o, &err), 0, "%s",
-                 err.message);
+    cr_assert_eq(fakeapi_get(srv, "v1", "Namespace", NULL, "team", &o, &err), 0, "%s", err.message);
     cr_assert_str_eq(jstr(o, "status.phase"), "Active");
     json_decref(o);
     cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "team", "settings", &o, &err), 0);
@@ -499,8 +498,8 @@ Test(inprocess, persistent_store_survives_restart)
     fakeapi_server *s2 = NULL;
     cr_assert_eq(fakeapi_start(&o, &s2), 0);
     cr_assert_eq(fakeapi_revision(s2), rev, "the revision continues where it was");
-    cr_assert_eq(fakeapi_get(s2, "v1", "ConfigMap", "default", "keep", &obj, &err), 0,
-                 "%s", err.message);
+    cr_assert_eq(fakeapi_get(s2, "v1", "ConfigMap", "default", "keep", &obj, &err), 0, "%s",
+                 err.message);
     cr_assert_str_eq(jstr(obj, "metadata.uid"), uid);
     cr_assert_str_eq(jstr(obj, "data.k"), "v");
     json_decref(obj);

@@ -81,8 +81,8 @@ __attribute__((unused)) static json_t *req_ct(long want, const char *method, con
     free(b);
     json_t *v = json_loads(r.body, 0, NULL);
     if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
-                     want, r.status, rc, r.body);
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
+                     r.status, rc, r.body);
     httpc_resp_free(&r);
     return v;
 }
@@ -195,9 +195,9 @@ __attribute__((unused)) static const char *deploy_body(const char *n)
 /* Create a ConfigMap in ns; returns the stored object. */
 __attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
 {
-    return req(201, "POST", CM(ns),
-               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
-                 labels ? labels : "{}"));
+    return req(
+        201, "POST", CM(ns),
+        S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name, labels ? labels : "{}"));
 }
 
 /* Create a namespace. */
@@ -269,7 +269,8 @@ Test(list, resource_version_is_store_revision)
     json_decref(mk_cm("default", "a", NULL));
     json_decref(mk_cm("default", "b", NULL));
     /* Later writes of other kinds and namespaces raise the revision. */
-    json_decref(req(201, "POST", "/api/v1/namespaces/default/secrets", "{'metadata':{'name':'s'}}"));
+    json_decref(
+        req(201, "POST", "/api/v1/namespaces/default/secrets", "{'metadata':{'name':'s'}}"));
     mk_ns("elsewhere");
     json_t *l = req(200, "GET", CM("default"), NULL);
     unsigned long long max_item = 0;
@@ -340,8 +341,8 @@ Test(list, label_selector_operators)
 Test(list, malformed_label_selector)
 {
     label_fixture();
-    static const char *const bad[] = {"env in (prod", "=prod", "a b", "env in prod",
-                                      "n>x", "env=prod,,", "!env=prod", "Bad Key=1"};
+    static const char *const bad[] = {"env in (prod", "=prod",      "a b",       "env in prod",
+                                      "n>x",          "env=prod,,", "!env=prod", "Bad Key=1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *st = req(400, "GET", S("%s?labelSelector=%s", CM("default"), enc(bad[i])), NULL);
         assert_failure(st, 400, "BadRequest");
@@ -355,8 +356,8 @@ Test(list, field_selectors)
     json_decref(mk_cm("default", "a", NULL));
     json_decref(mk_cm("default", "b", NULL));
     json_decref(mk_cm("ns1", "a", NULL));
-    json_t *l = req(200, "GET", S("%s?fieldSelector=%s", CM("default"), enc("metadata.name=a")),
-                    NULL);
+    json_t *l =
+        req(200, "GET", S("%s?fieldSelector=%s", CM("default"), enc("metadata.name=a")), NULL);
     cr_assert_str_eq(names_of(l, false), "a");
     json_decref(l);
     l = req(200, "GET", S("%s?fieldSelector=%s", CM("default"), enc("metadata.name==b")), NULL);
@@ -369,17 +370,17 @@ Test(list, field_selectors)
             NULL);
     cr_assert_str_eq(names_of(l, true), "ns1/a");
     json_decref(l);
-    l = req(200, "GET",
-            S("/api/v1/configmaps?fieldSelector=%s", enc("metadata.name=a,metadata.namespace!=ns1")),
-            NULL);
+    l = req(
+        200, "GET",
+        S("/api/v1/configmaps?fieldSelector=%s", enc("metadata.name=a,metadata.namespace!=ns1")),
+        NULL);
     cr_assert_str_eq(names_of(l, true), "default/a");
     json_decref(l);
     /* Field and label selectors together. */
     json_decref(req_ct(200, "PATCH", "/api/v1/namespaces/default/configmaps/b",
                        "application/merge-patch+json", "{'metadata':{'labels':{'x':'y'}}}"));
     l = req(200, "GET",
-            S("%s?fieldSelector=%s&labelSelector=x", CM("default"), enc("metadata.name!=a")),
-            NULL);
+            S("%s?fieldSelector=%s&labelSelector=x", CM("default"), enc("metadata.name!=a")), NULL);
     cr_assert_str_eq(names_of(l, false), "b");
     json_decref(l);
     l = req(200, "GET",
@@ -412,19 +413,15 @@ Test(list, pod_field_selectors)
     struct {
         const char *sel, *want;
     } cases[] = {
-        {"spec.nodeName=node1", "p1,p4"},
-        {"spec.nodeName!=node1", "p2,p3"},
-        {"spec.nodeName=", "p3"},
-        {"status.phase=Pending", "p2,p3"},
-        {"status.phase!=Pending", "p1,p4"},
-        {"spec.nodeName=node1,status.phase=Running", "p1"},
-        {"status.phase=Failed", ""},
-        {"metadata.name=p2,status.phase=Pending", "p2"},
+        {"spec.nodeName=node1", "p1,p4"},   {"spec.nodeName!=node1", "p2,p3"},
+        {"spec.nodeName=", "p3"},           {"status.phase=Pending", "p2,p3"},
+        {"status.phase!=Pending", "p1,p4"}, {"spec.nodeName=node1,status.phase=Running", "p1"},
+        {"status.phase=Failed", ""},        {"metadata.name=p2,status.phase=Pending", "p2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        json_t *l = req(200, "GET",
-                        S("/api/v1/namespaces/default/pods?fieldSelector=%s", enc(cases[i].sel)),
-                        NULL);
+        json_t *l =
+            req(200, "GET",
+                S("/api/v1/namespaces/default/pods?fieldSelector=%s", enc(cases[i].sel)), NULL);
         cr_assert_str_eq(names_of(l, false), cases[i].want, "%s", cases[i].sel);
         json_decref(l);
     }
@@ -518,11 +515,11 @@ Test(list, limit_with_selector_and_across_namespaces)
     char all[2048] = "";
     int pages = 0;
     do {
-        json_t *l = req(200, "GET",
-                        cont[0] ? S("/api/v1/configmaps?labelSelector=odd&limit=2&continue=%s",
-                                    enc(cont))
-                                : "/api/v1/configmaps?labelSelector=odd&limit=2",
-                        NULL);
+        json_t *l =
+            req(200, "GET",
+                cont[0] ? S("/api/v1/configmaps?labelSelector=odd&limit=2&continue=%s", enc(cont))
+                        : "/api/v1/configmaps?labelSelector=odd&limit=2",
+                NULL);
         cr_assert_leq(json_array_size(jget(l, "items")), 2);
         strcat(all, names_of(l, true));
         strcat(all, ";");
@@ -544,10 +541,9 @@ Test(list, continue_errors)
     json_decref(l);
 
     /* continue with a resourceVersion. */
-    json_decref(req_fail(400, "BadRequest", "GET",
-                         S("%s?limit=2&continue=%s&resourceVersion=%llu", CM("default"), enc(cont),
-                           rv),
-                         NULL));
+    json_decref(req_fail(
+        400, "BadRequest", "GET",
+        S("%s?limit=2&continue=%s&resourceVersion=%llu", CM("default"), enc(cont), rv), NULL));
     /* "0" (any) is allowed with continue. */
     l = req(200, "GET", S("%s?limit=2&continue=%s&resourceVersion=0", CM("default"), enc(cont)),
             NULL);
@@ -599,12 +595,11 @@ Test(list, resource_version_parameter)
     /* Newer than the store: 504 Too large resource version. */
     json_t *st = req_fail(504, "Timeout", "GET",
                           S("%s?resourceVersion=%llu", CM("default"), now + 100), NULL);
-    cr_assert(strstr(jstr(st, "message"), "Too large resource version"), "%s",
-              jstr(st, "message"));
+    cr_assert(strstr(jstr(st, "message"), "Too large resource version"), "%s", jstr(st, "message"));
     json_decref(st);
     /* Not a number. */
-    json_decref(req_fail(400, "BadRequest", "GET", S("%s?resourceVersion=abc", CM("default")),
-                         NULL));
+    json_decref(
+        req_fail(400, "BadRequest", "GET", S("%s?resourceVersion=abc", CM("default")), NULL));
     json_decref(req_fail(400, "BadRequest", "GET", S("%s?limit=abc", CM("default")), NULL));
 }
 

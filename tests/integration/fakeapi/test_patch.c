@@ -80,8 +80,8 @@ __attribute__((unused)) static json_t *req_ct(long want, const char *method, con
     free(b);
     json_t *v = json_loads(r.body, 0, NULL);
     if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
-                     want, r.status, rc, r.body);
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
+                     r.status, rc, r.body);
     httpc_resp_free(&r);
     return v;
 }
@@ -194,9 +194,9 @@ __attribute__((unused)) static const char *deploy_body(const char *n)
 /* Create a ConfigMap in ns; returns the stored object. */
 __attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
 {
-    return req(201, "POST", CM(ns),
-               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
-                 labels ? labels : "{}"));
+    return req(
+        201, "POST", CM(ns),
+        S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name, labels ? labels : "{}"));
 }
 
 /* Create a namespace. */
@@ -228,8 +228,7 @@ static const char crd_widgets[] =
 
 __attribute__((unused)) static json_t *mk_crd(void)
 {
-    return req(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-               crd_widgets);
+    return req(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd_widgets);
 }
 
 TestSuite(patch, .init = setup, .fini = teardown);
@@ -257,8 +256,9 @@ static const char *containers_of(const json_t *d)
 
 Test(patch, merge_patch)
 {
-    json_t *a = req(201, "POST", CM("default"),
-                    "{'metadata':{'name':'x','labels':{'a':'1','b':'2'}},'data':{'k':'v','gone':'x'}}");
+    json_t *a =
+        req(201, "POST", CM("default"),
+            "{'metadata':{'name':'x','labels':{'a':'1','b':'2'}},'data':{'k':'v','gone':'x'}}");
     json_t *p = req_ct(200, "PATCH", CMX, MERGE,
                        "{'metadata':{'labels':{'b':null,'c':'3'}},'data':{'k':'v2','gone':null,"
                        "'new':'n'}}");
@@ -326,16 +326,15 @@ Test(patch, json_patch)
     json_decref(g);
 
     /* Removing what is not there, and unknown ops. */
-    json_decref(req_fail_ct(422, "Invalid", "PATCH", CMX, JSONP,
-                            "[{'op':'remove','path':'/data/nope'}]"));
+    json_decref(
+        req_fail_ct(422, "Invalid", "PATCH", CMX, JSONP, "[{'op':'remove','path':'/data/nope'}]"));
     json_decref(req_ct(0, "PATCH", CMX, JSONP, "[{'op':'frobnicate','path':'/data/a'}]"));
     g = req(200, "GET", CMX, NULL);
     cr_assert_str_eq(jstr(g, "data.a"), "one");
     json_decref(g);
     /* A JSON patch must be an array. */
     st = req_ct(0, "PATCH", CMX, JSONP, "{'op':'add'}");
-    cr_assert(jint(st, "code") == 400 || jint(st, "code") == 422, "code %lld",
-              jint(st, "code"));
+    cr_assert(jint(st, "code") == 400 || jint(st, "code") == 422, "code %lld", jint(st, "code"));
     json_decref(st);
     cr_assert_eq(fakeapi_revision(srv), before);
 }

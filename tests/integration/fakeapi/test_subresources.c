@@ -80,8 +80,8 @@ __attribute__((unused)) static json_t *req_ct(long want, const char *method, con
     free(b);
     json_t *v = json_loads(r.body, 0, NULL);
     if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path,
-                     want, r.status, rc, r.body);
+        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
+                     r.status, rc, r.body);
     httpc_resp_free(&r);
     return v;
 }
@@ -194,9 +194,9 @@ __attribute__((unused)) static const char *deploy_body(const char *n)
 /* Create a ConfigMap in ns; returns the stored object. */
 __attribute__((unused)) static json_t *mk_cm(const char *ns, const char *name, const char *labels)
 {
-    return req(201, "POST", CM(ns),
-               S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name,
-                 labels ? labels : "{}"));
+    return req(
+        201, "POST", CM(ns),
+        S("{'metadata':{'name':'%s','labels':%s},'data':{'k':'v'}}", name, labels ? labels : "{}"));
 }
 
 /* Create a namespace. */
@@ -232,10 +232,10 @@ Test(subresources, scale_get)
     json_decref(req_fail(404, "NotFound", "GET", DEPLOYS "/none/scale", NULL));
     /* Kinds without /scale. */
     json_decref(mk_cm("default", "c", NULL));
-    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/namespaces/default/configmaps/c/scale",
-                         NULL));
-    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/namespaces/default/configmaps/c/status",
-                         NULL));
+    json_decref(
+        req_fail(404, "NotFound", "GET", "/api/v1/namespaces/default/configmaps/c/scale", NULL));
+    json_decref(
+        req_fail(404, "NotFound", "GET", "/api/v1/namespaces/default/configmaps/c/status", NULL));
     /* A method /scale does not take. */
     json_decref(req_fail(405, "MethodNotAllowed", "DELETE", DP "/scale", NULL));
 }
@@ -280,7 +280,8 @@ Test(subresources, scale_put_and_patch)
     /* Negative or missing replicas are invalid. */
     json_decref(req_fail(422, "Invalid", "PUT", DP "/scale",
                          "{'metadata':{'name':'d'},'spec':{'replicas':-1}}"));
-    json_decref(req_fail(422, "Invalid", "PUT", DP "/scale", "{'metadata':{'name':'d'},'spec':{}}"));
+    json_decref(
+        req_fail(422, "Invalid", "PUT", DP "/scale", "{'metadata':{'name':'d'},'spec':{}}"));
     cr_assert_eq(fakeapi_revision(srv), before);
     json_decref(d);
 
