@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "discovery.h"
+#include "fault.h"
+#include "metrics.h"
 #include "verbs.h"
 #include "watch.h"
 
@@ -150,8 +152,47 @@ void fakeapi__handle(fakeapi_server *srv, const fakeapi__req *req, fakeapi__resp
     case FAKEAPI__RT_CONTROL:
         fakeapi__control(srv, req, &rt, resp);
         break;
+    case FAKEAPI__RT_METRICS:
+        fakeapi__metrics_serve(srv, resp);
+        break;
     default:
         handle_info(srv, req, &rt, resp);
         break;
     }
+}
+
+static const char *verb_of(const fakeapi__req *req, const fakeapi__route *rt)
+{
+    const char *m = req->method;
+    bool coll = rt->kind == FAKEAPI__RT_COLLECTION;
+    if (!strcmp(m, "GET"))
+        return !coll ? "get" : fakeapi__q_bool(req, "watch") ? "watch" : "list";
+    if (!strcmp(m, "POST"))
+        return "create";
+    if (!strcmp(m, "PUT"))
+        return "update";
+    if (!strcmp(m, "PATCH"))
+        return "patch";
+    if (!strcmp(m, "DELETE"))
+        return coll ? "deletecollection" : "delete";
+    return "other";
+}
+
+void fakeapi__classify(const fakeapi__req *req, const fakeapi__route *rt, fakeapi__reqinfo *ri)
+{
+    bool api = rt->kind == FAKEAPI__RT_COLLECTION || rt->kind == FAKEAPI__RT_OBJECT ||
+               rt->kind == FAKEAPI__RT_SUBRESOURCE;
+    *ri = (fakeapi__reqinfo){
+        .verb = api ? verb_of(req, rt) : "other",
+        .sub = rt->sub,
+        .group = rt->group,
+        .resource = rt->resource,
+        .ns = rt->ns,
+        .name = rt->kind == FAKEAPI__RT_CONTROL ? "" : rt->name,
+        .user_agent = req->user_agent ? req->user_agent : "",
+        .token = req->token ? req->token : "",
+    };
+    /* A namespace object is addressed as namespaces/<name>. */
+    if (!strcmp(rt->resource, "namespaces") && !rt->ns[0] && rt->name[0])
+        ri->ns = rt->name;
 }

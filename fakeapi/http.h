@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 struct fakeapi__watch;
+struct fakeapi__fault_plan;
 
 typedef struct fakeapi__req {
     const char *method;       /* "GET", "POST", ... */
@@ -25,6 +26,8 @@ typedef struct fakeapi__req {
     const char *user_agent;   /* may be NULL */
     const char *body;
     size_t body_len;
+    const struct fakeapi__fault_plan *plan; /* faults that shape the answer, or NULL */
+    const char *token;                      /* bearer token, or NULL */
 } fakeapi__req;
 
 typedef struct fakeapi__resp {

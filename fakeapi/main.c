@@ -11,12 +11,15 @@
 #include <string.h>
 
 #include "fakeapi/fakeapi.h"
+#include "kh/yaml.h"
 
 #define MAX_LOADS 64
 
 typedef struct serve_args {
     fakeapi_options opts;
     const char *kubeconfig;
+    const char *faults;
+    const char *trace;
     const char *loads[MAX_LOADS];
     int nloads;
 } serve_args;
@@ -24,11 +27,14 @@ typedef struct serve_args {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: fakeapi serve [--host H] [--port N] [--db FILE] [--kubeconfig FILE]\n"
-                 "                     [--seed N] [--load MANIFEST]...\n"
+                 "                     [--seed N] [--load MANIFEST]... [--faults FILE]\n"
+                 "                     [--trace FILE]\n"
                  "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port)\n"
                  "  from an in-memory store, or FILE with --db (kept across restarts).\n"
                  "  --kubeconfig FILE  write a kubeconfig for kubectl and clients there\n"
-                 "  --load MANIFEST    apply a YAML/JSON manifest at start (repeatable)\n");
+                 "  --load MANIFEST    apply a YAML/JSON manifest at start (repeatable)\n"
+                 "  --faults FILE      fault rules (YAML or JSON, see docs/faults.md)\n"
+                 "  --trace FILE       write every request, fault and watch event there\n");
 }
 
 static int parse_u64(const char *s, unsigned long long max, unsigned long long *out)
@@ -65,6 +71,10 @@ static int parse_args(int argc, char **argv, serve_args *a)
             a->opts.db_path = val;
         else if (!strcmp(opt, "--kubeconfig"))
             a->kubeconfig = val;
+        else if (!strcmp(opt, "--faults"))
+            a->faults = val;
+        else if (!strcmp(opt, "--trace"))
+            a->trace = val;
         else if (!strcmp(opt, "--seed") && parse_u64(val, UINT64_MAX, &n) == 0)
             a->opts.seed = n;
         else if (!strcmp(opt, "--load") && a->nloads < MAX_LOADS)
@@ -105,6 +115,36 @@ static int write_kubeconfig(const char *path, const char *url)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* A fault file is YAML or JSON: one rule, a list of rules, or {rules: [...]}. */
+static int load_faults(fakeapi_server *srv, const char *path, fakeapi_error *err)
+{
+    json_t *docs = NULL;
+    kh_yaml_error yerr;
+    if (kh_yaml_load_file(path, &docs, &yerr) < 0) {
+        snprintf(err->message, sizeof err->message, "%s:%d:%d: %s", path, yerr.line, yerr.column,
+                 yerr.message);
+        return -1;
+    }
+    int rc = 0;
+    size_t i;
+    json_t *doc;
+    json_array_foreach(docs, i, doc)
+    {
+        json_t *rules = json_object_get(doc, "rules");
+        char *text = json_dumps(rules ? rules : doc, JSON_COMPACT);
+        rc = text ? fakeapi_fault_add_json(srv, text, err) : -1;
+        free(text);
+        if (rc < 0) {
+            char inner[sizeof err->message];
+            snprintf(inner, sizeof inner, "%s", err->message);
+            snprintf(err->message, sizeof err->message, "%.200s: %.300s", path, inner);
+            break;
+        }
+    }
+    json_decref(docs);
+    return rc;
+}
+
 static int serve(int argc, char **argv)
 {
     serve_args a = {0};
@@ -123,8 +163,14 @@ static int serve(int argc, char **argv)
         fprintf(stderr, "fakeapi: cannot start: %s\n", fakeapi_strerror(rc));
         return 1;
     }
+    fakeapi_error err = {0};
+    if ((a.trace && fakeapi_trace_open(srv, a.trace, &err) < 0) ||
+        (a.faults && load_faults(srv, a.faults, &err) < 0)) {
+        fprintf(stderr, "fakeapi: %s\n", err.message);
+        fakeapi_stop(srv);
+        return 2;
+    }
     for (int i = 0; i < a.nloads; i++) {
-        fakeapi_error err = {0};
         if (fakeapi_apply_file(srv, a.loads[i], &err) < 0) {
             fprintf(stderr, "fakeapi: %s: %s\n", a.loads[i], err.message);
             fakeapi_stop(srv);

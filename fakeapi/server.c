@@ -15,10 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "gc.h"
+#include "metrics.h"
 #include "server_int.h"
+#include "trace.h"
 #include "timefmt.h"
 #include "watch.h"
 
@@ -114,6 +118,127 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *res
     return ret;
 }
 
+/* Half of the body, then the connection ends: a truncated answer. */
+static ssize_t truncated_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    fakeapi__resp *half = cls;
+    if (pos >= half->body_len)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t n = half->body_len - (size_t)pos;
+    n = n < max ? n : max;
+    memcpy(buf, half->body + pos, n);
+    return (ssize_t)n;
+}
+
+static void truncated_free(void *cls)
+{
+    fakeapi__resp *half = cls;
+    fakeapi__resp_deinit(half);
+    free(half);
+}
+
+static enum MHD_Result send_truncated(struct MHD_Connection *conn, fakeapi__resp *resp)
+{
+    fakeapi__resp *half = calloc(1, sizeof *half);
+    if (!half)
+        return MHD_NO;
+    *half = *resp;
+    size_t full = resp->body_len;
+    half->body_len = full / 2;
+    resp->body = NULL;
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(full, 4096, truncated_reader, half, truncated_free);
+    if (!r) {
+        truncated_free(half);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)half->status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* The resourceVersion a write answered with, for the trace. */
+static void resp_rv(const fakeapi__resp *resp, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    json_t *b = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
+    snprintf(buf, len, "%s", rv ? rv : "");
+    json_decref(b);
+}
+
+static const char *bearer(struct MHD_Connection *conn)
+{
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    return auth && !strncmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
+}
+
+/* Apply the fired rules that act before the answer: false if the
+ * connection is to be dropped unanswered. An injected error fills resp. */
+static bool pre_faults(fakeapi_server *srv, const fakeapi__fault_plan *plan,
+                       const fakeapi__reqinfo *ri, fakeapi__resp *resp)
+{
+    for (size_t i = 0; i < plan->n_fired; i++)
+        fakeapi__trace_fault(srv, ri, plan->fired[i], "fired");
+    if (plan->compact)
+        fakeapi_compact(srv, 0);
+    if (plan->delay_ns)
+        fakeapi__srv_sleep(srv, plan->delay_ns);
+    if (plan->terminal == FAKEAPI_FAULT_ERROR) {
+        fakeapi__resp_error(resp, plan->status, plan->reason, NULL, "%s", plan->message);
+        resp->retry_after = plan->retry_after;
+        return true;
+    }
+    return plan->terminal != FAKEAPI_FAULT_DROP;
+}
+
+static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *url,
+                             const char *method, conn_req *cr)
+{
+    fakeapi__resp resp = {0};
+    json_t *query = json_object();
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, query);
+    fakeapi__req req = {
+        .method = method,
+        .path = url,
+        .query = query,
+        .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+        .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+        .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
+        .token = bearer(conn),
+        .body = cr->body ? cr->body : "",
+        .body_len = cr->len,
+    };
+    fakeapi__route rt;
+    fakeapi__route_parse(url, &rt);
+    fakeapi__reqinfo ri;
+    fakeapi__classify(&req, &rt, &ri);
+    fakeapi__fault_plan plan;
+    fakeapi__faults_eval(srv->faults, &ri, &plan);
+    req.plan = &plan;
+    bool answer = pre_faults(srv, &plan, &ri, &resp);
+    if (answer && !resp.status)
+        fakeapi__handle(srv, &req, &resp);
+    enum MHD_Result ret = MHD_NO;
+    char rv[24];
+    resp_rv(&resp, rv, sizeof rv);
+    fakeapi__metrics_request(srv->metrics, &ri, answer ? resp.status : 0);
+    fakeapi__trace_request(srv, &ri, method, url, answer ? resp.status : 0, rv);
+    if (!answer || plan.terminal == FAKEAPI_FAULT_LOSE_RESPONSE) {
+        if (resp.watch)
+            fakeapi__watch_free(resp.watch);
+    } else if (plan.terminal == FAKEAPI_FAULT_TRUNCATE && !resp.watch) {
+        ret = send_truncated(conn, &resp);
+    } else {
+        ret = send_resp(conn, &resp);
+    }
+    fakeapi__resp_deinit(&resp);
+    json_decref(query);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls)
@@ -133,30 +258,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
-    fakeapi__resp resp = {0};
-    json_t *query = json_object();
     if (cr->too_large) {
+        fakeapi__resp resp = {0};
         fakeapi__resp_error(&resp, 413, "RequestEntityTooLarge", NULL,
                             "the request body is larger than the limit of %zu bytes",
                             srv->max_body);
-    } else {
-        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, query);
-        fakeapi__req req = {
-            .method = method,
-            .path = url,
-            .query = query,
-            .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
-            .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
-            .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
-            .body = cr->body ? cr->body : "",
-            .body_len = cr->len,
-        };
-        fakeapi__handle(srv, &req, &resp);
+        enum MHD_Result ret = send_resp(conn, &resp);
+        fakeapi__resp_deinit(&resp);
+        return ret;
     }
-    enum MHD_Result ret = send_resp(conn, &resp);
-    fakeapi__resp_deinit(&resp);
-    json_decref(query);
-    return ret;
+    return serve(srv, conn, url, method, cr);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -229,10 +340,16 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
         srv->opts.clock = NULL;
     }
     srv->max_body = srv->opts.max_body_bytes ? srv->opts.max_body_bytes : DEFAULT_MAX_BODY;
-    fakeapi__rng_seed(&srv->rng, pick_seed(srv->opts.seed));
+    uint64_t seed = pick_seed(srv->opts.seed);
+    fakeapi__rng_seed(&srv->rng, seed);
+    pthread_mutex_init(&srv->trace_mu, NULL);
+    pthread_mutex_init(&srv->clock_mu, NULL);
+    pthread_cond_init(&srv->clock_cond, NULL);
     srv->reg = fakeapi__registry_new();
     srv->hub = fakeapi__hub_new();
-    if (!srv->reg || !srv->hub)
+    srv->faults = fakeapi__faults_new(seed);
+    srv->metrics = fakeapi__metrics_new();
+    if (!srv->reg || !srv->hub || !srv->faults || !srv->metrics)
         goto fail;
     rc = FAKEAPI_ERR_STORAGE;
     if (fakeapi__store_open(srv->opts.db_path, &srv->store, err, sizeof err) < 0 ||
@@ -256,6 +373,7 @@ void fakeapi_stop(fakeapi_server *srv)
     if (!srv)
         return;
     atomic_store(&srv->stopping, true);
+    fakeapi_clock_advanced(srv); /* ends fault delays in progress */
     if (srv->hub)
         fakeapi__hub_close_all(srv->hub);
     if (srv->mhd)
@@ -264,6 +382,12 @@ void fakeapi_stop(fakeapi_server *srv)
     fakeapi__store_close(srv->store);
     fakeapi__hub_free(srv->hub);
     fakeapi__registry_free(srv->reg);
+    fakeapi__faults_free(srv->faults);
+    fakeapi__metrics_free(srv->metrics);
+    fakeapi__trace_close(srv);
+    pthread_mutex_destroy(&srv->trace_mu);
+    pthread_mutex_destroy(&srv->clock_mu);
+    pthread_cond_destroy(&srv->clock_cond);
     free(srv);
 }
 
@@ -316,7 +440,96 @@ unsigned long fakeapi_slow_watch_closes(fakeapi_server *srv)
 
 void fakeapi_clock_advanced(fakeapi_server *srv)
 {
-    fakeapi__hub_tick(srv->hub);
+    if (srv->hub)
+        fakeapi__hub_tick(srv->hub);
+    pthread_mutex_lock(&srv->clock_mu);
+    pthread_cond_broadcast(&srv->clock_cond);
+    pthread_mutex_unlock(&srv->clock_mu);
+}
+
+void fakeapi__srv_sleep(fakeapi_server *srv, int64_t ns)
+{
+    int64_t until = fakeapi__srv_now(srv) + ns;
+    pthread_mutex_lock(&srv->clock_mu);
+    while (!atomic_load(&srv->stopping)) {
+        int64_t left = until - fakeapi__srv_now(srv);
+        if (left <= 0)
+            break;
+        if (left > 100000000)
+            left = 100000000; /* look again: a virtual clock may have jumped */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t t = ts.tv_nsec + left;
+        ts.tv_sec += t / 1000000000;
+        ts.tv_nsec = t % 1000000000;
+        pthread_cond_timedwait(&srv->clock_cond, &srv->clock_mu, &ts);
+    }
+    pthread_mutex_unlock(&srv->clock_mu);
+}
+
+static int fault_err(fakeapi_error *err, const char *msg)
+{
+    if (err) {
+        err->code = FAKEAPI_ERR_INVALID;
+        err->http_status = 400;
+        snprintf(err->reason, sizeof err->reason, "BadRequest");
+        snprintf(err->message, sizeof err->message, "%s", msg);
+    }
+    return FAKEAPI_ERR_INVALID;
+}
+
+int fakeapi_fault_add(fakeapi_server *srv, const fakeapi_fault *rule, uint64_t *id,
+                      fakeapi_error *err)
+{
+    char msg[300];
+    if (fakeapi__faults_add(srv->faults, rule, id, msg, sizeof msg) < 0)
+        return fault_err(err, msg);
+    return 0;
+}
+
+int fakeapi_fault_add_json(fakeapi_server *srv, const char *text, fakeapi_error *err)
+{
+    char msg[400];
+    json_error_t jerr;
+    json_t *j = json_loads(text, 0, &jerr);
+    if (!j) {
+        snprintf(msg, sizeof msg, "fault rules: %s (line %d)", jerr.text, jerr.line);
+        return fault_err(err, msg);
+    }
+    int n = fakeapi__faults_add_json(srv->faults, j, msg, sizeof msg);
+    json_decref(j);
+    return n < 0 ? fault_err(err, msg) : 0;
+}
+
+int fakeapi_fault_remove(fakeapi_server *srv, uint64_t id)
+{
+    return fakeapi__faults_remove(srv->faults, id) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+}
+
+void fakeapi_fault_clear(fakeapi_server *srv)
+{
+    fakeapi__faults_clear(srv->faults);
+}
+
+int fakeapi_fault_hits(fakeapi_server *srv, uint64_t id, unsigned long *matched,
+                       unsigned long *fired)
+{
+    return fakeapi__faults_hits(srv->faults, id, matched, fired) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+}
+
+int fakeapi_trace_open(fakeapi_server *srv, const char *path, fakeapi_error *err)
+{
+    char msg[300];
+    if (fakeapi__trace_open(srv, path, msg, sizeof msg) < 0) {
+        if (err) {
+            err->code = FAKEAPI_ERR_IO;
+            err->http_status = 0;
+            err->reason[0] = '\0';
+            snprintf(err->message, sizeof err->message, "%s", msg);
+        }
+        return FAKEAPI_ERR_IO;
+    }
+    return 0;
 }
 
 const char *fakeapi_strerror(int code)

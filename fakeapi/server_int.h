@@ -18,6 +18,7 @@
 #define FAKEAPI_SERVER_INT_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -30,6 +31,9 @@
 
 struct MHD_Daemon;
 typedef struct fakeapi__hub fakeapi__hub;
+typedef struct fakeapi__faults fakeapi__faults;
+typedef struct fakeapi__metrics fakeapi__metrics;
+struct fakeapi__reqinfo;
 
 struct fakeapi_server {
     fakeapi_options opts;
@@ -54,6 +58,13 @@ struct fakeapi_server {
 
     int64_t last_age_check_ns; /* under the store lock: age compaction */
 
+    fakeapi__faults *faults;
+    fakeapi__metrics *metrics;
+    pthread_mutex_t trace_mu; /* guards trace (trace.c) */
+    FILE *trace;
+    pthread_mutex_t clock_mu; /* with clock_cond: sleeps on the server's clock */
+    pthread_cond_t clock_cond;
+
     atomic_bool stopping;
     atomic_ulong requests;
 };
@@ -64,6 +75,17 @@ void fakeapi__handle(fakeapi_server *srv, const fakeapi__req *req, fakeapi__resp
 /* The control endpoint /fakeapi/v1/... (control.c). */
 void fakeapi__control(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                       fakeapi__resp *resp);
+
+/*
+ * Describe a request for fault matching, metrics and the trace: the verb as
+ * Kubernetes names it and the object it addresses. Strings point into rt
+ * and req.
+ */
+void fakeapi__classify(const fakeapi__req *req, const fakeapi__route *rt,
+                       struct fakeapi__reqinfo *ri);
+
+/* Sleep ns on the server's clock (free under a virtual clock that jumps). */
+void fakeapi__srv_sleep(fakeapi_server *srv, int64_t ns);
 
 /* Nanoseconds from the server's clock. */
 int64_t fakeapi__srv_now(fakeapi_server *srv);

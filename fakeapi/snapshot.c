@@ -115,3 +115,45 @@ out:
     json_decref(sn.undo);
     return rc;
 }
+
+typedef struct find_one {
+    const char *name;
+    char *text;
+    size_t len;
+} find_one;
+
+static int find_visit(void *ud, const char *ns, const char *name, const char *labels,
+                      const char *text, size_t len)
+{
+    (void)ns, (void)labels;
+    find_one *f = ud;
+    if (strcmp(name, f->name))
+        return 0;
+    f->text = strndup(text, len);
+    f->len = len;
+    return f->text ? 1 : -1;
+}
+
+int fakeapi__snapshot_get(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                          uint64_t rv, char **text, size_t *len)
+{
+    find_one f = {.name = name};
+    if (fakeapi__snapshot_scan(s, key, ns ? ns : "", rv, NULL, NULL, find_visit, &f) < 0)
+        return -1;
+    if (!f.text)
+        return 1;
+    *text = f.text;
+    if (len)
+        *len = f.len;
+    return 0;
+}
+
+uint64_t fakeapi__stale_rev(fakeapi__store *s, uint64_t revision, uint64_t lag)
+{
+    uint64_t now = fakeapi__store_rev(s), at = revision;
+    if (!at && lag)
+        at = now > lag ? now - lag : 1;
+    if (at && at < fakeapi__store_compacted(s))
+        at = fakeapi__store_compacted(s);
+    return at && at < now ? at : 0;
+}

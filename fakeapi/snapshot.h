@@ -23,4 +23,13 @@ int fakeapi__snapshot_scan(fakeapi__store *s, const char *key, const char *ns, u
                            const char *after_ns, const char *after_name, fakeapi__store_scan_fn cb,
                            void *ud);
 
+/* One object as of revision rv: 0 and its text in *text (malloc'ed),
+ * 1 if it did not exist then, -1 on error. */
+int fakeapi__snapshot_get(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                          uint64_t rv, char **text, size_t *len);
+
+/* The revision a stale view serves (fault plans): revision, or lag behind
+ * the store, never below the compacted history; 0 when that is now. */
+uint64_t fakeapi__stale_rev(fakeapi__store *s, uint64_t revision, uint64_t lag);
+
 #endif

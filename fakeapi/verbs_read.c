@@ -15,6 +15,7 @@
 #include "snapshot.h"
 #include "strbuf.h"
 #include "table.h"
+#include "fault.h"
 #include "verbs.h"
 #include "watch.h"
 
@@ -315,8 +316,15 @@ void fakeapi__do_list(fakeapi__ctx *c)
         goto out;
     }
     const char *ns = c->ns && *c->ns ? c->ns : (c->res->namespaced ? NULL : "");
-    int rc = fakeapi__store_scan(c->srv->store, c->res->store_key, ns, cont ? after_ns : NULL,
-                                 cont ? after_name : NULL, list_visit, &ls);
+    /* An exact revision, or a later page of a list begun at an older one, is
+     * served as of that revision, rebuilt from the history. */
+    uint64_t as_of = cont ? tok_rv : at;
+    int rc = as_of && as_of < now
+                 ? fakeapi__snapshot_scan(c->srv->store, c->res->store_key, ns, as_of,
+                                          cont ? after_ns : NULL, cont ? after_name : NULL,
+                                          list_visit, &ls)
+                 : fakeapi__store_scan(c->srv->store, c->res->store_key, ns, cont ? after_ns : NULL,
+                                       cont ? after_name : NULL, list_visit, &ls);
     fakeapi__store_unlock(c->srv->store);
     if (rc < 0) {
         fakeapi__storage_error(c);

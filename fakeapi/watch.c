@@ -18,11 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "objmeta.h"
 #include "selector.h"
+#include "snapshot.h"
 #include "store.h"
 #include "strbuf.h"
 #include "timefmt.h"
+#include "trace.h"
 
 #define WATCH_QUEUE_CAP 1024
 #define WATCH_DEFAULT_TIMEOUT_S 1800 /* plus up to the same again of jitter */
@@ -74,6 +77,16 @@ struct fakeapi__watch {
     size_t pending_lines; /* complete lines in pending not yet handed out */
     bool held;            /* deterministic runs: deliver only what is released */
     size_t budget;        /* lines that may pass while held */
+
+    /* Faults that shaped this watch (fault.h). */
+    unsigned close_after;   /* end after this many events (0 = never) */
+    unsigned events_out;    /* events formatted so far */
+    int64_t event_delay_ns; /* deliver each event this late */
+    size_t n_withhold;
+    struct {
+        char ns[64], name[254];
+        uint64_t rule;
+    } withhold[FAKEAPI__MAX_WITHHOLD];
 };
 
 /* Wake the reader. Callable with or without w->mu. */
@@ -216,12 +229,38 @@ static bool watch_wants(const struct fakeapi__watch *w, const char *key, const c
     return !strcmp(w->key, key) && (!w->ns || !strcmp(w->ns, ns));
 }
 
+/* A withhold fault names the objects whose events this watch never gets. */
+static uint64_t withheld_by(const struct fakeapi__watch *w, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < w->n_withhold; i++) {
+        if ((!w->withhold[i].ns[0] || !strcmp(w->withhold[i].ns, ns)) &&
+            (!w->withhold[i].name[0] || !strcmp(w->withhold[i].name, name)))
+            return w->withhold[i].rule;
+    }
+    return 0;
+}
+
 void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
 {
     pthread_mutex_lock(&hub->mu);
     for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
         if (!watch_wants(w, ev->key, ev->ns))
             continue;
+        uint64_t rule = withheld_by(w, ev->ns, ev->name);
+        if (rule) {
+            fakeapi__faults_count_fired(w->srv->faults, rule);
+            fakeapi__trace_fault(w->srv,
+                                 &(fakeapi__reqinfo){.verb = "watch",
+                                                     .sub = "",
+                                                     .group = "",
+                                                     .resource = ev->key,
+                                                     .ns = ev->ns,
+                                                     .name = ev->name,
+                                                     .user_agent = w->client,
+                                                     .token = ""},
+                                 rule, "withheld");
+            continue;
+        }
         int type = visible_type(w, ev->type, ev->obj, ev->prev);
         if (!type)
             continue;
@@ -256,7 +295,11 @@ static const char *type_name(int type)
 static void add_line(struct fakeapi__watch *w, const char *type, const char *obj, size_t len)
 {
     fakeapi__strbuf *b = &w->pending;
+    if (w->ending)
+        return;
     w->pending_lines++;
+    if (w->close_after && ++w->events_out >= w->close_after)
+        w->ending = true; /* a close-after fault: this is the last event */
     fakeapi__strbuf_addf(b, "{\"type\":\"%s\",\"object\":", type);
     fakeapi__strbuf_add(b, obj, len);
     fakeapi__strbuf_add(b, "}\n", 2);
@@ -325,7 +368,7 @@ static int initial_visit(void *ud, const char *ns, const char *name, const char 
             return 0;
     }
     add_line(w, "ADDED", text, len);
-    return w->pending.failed ? -1 : 0;
+    return w->pending.failed ? -1 : w->ending ? 1 : 0;
 }
 
 /* Called with the store lock held: history after the client's revision. */
@@ -343,9 +386,9 @@ static int history_visit(void *ud, uint64_t rv, int type, const char *key, const
         json_decref(o);
         json_decref(p);
     }
-    if (vt)
+    if (vt && !withheld_by(w, ns, name))
         add_line(w, type_name(vt), text, strlen(text));
-    return w->pending.failed ? -1 : 0;
+    return w->pending.failed ? -1 : w->ending ? 1 : 0;
 }
 
 /* Parse the watch's options; answers 400 itself. */
@@ -436,6 +479,13 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
         return;
     }
     long long timeout = fakeapi__q_int(req, "timeoutSeconds", -1);
+    const fakeapi__fault_plan *plan = req->plan;
+    if (plan) {
+        w->close_after = plan->close_after;
+        w->event_delay_ns = plan->event_delay_ns;
+        w->n_withhold = plan->n_withhold;
+        memcpy(w->withhold, plan->withhold, sizeof w->withhold);
+    }
     fakeapi__store_lock(srv->store);
     int64_t now_ns = fakeapi__srv_now(srv);
     uint64_t now = fakeapi__store_rev(srv->store);
@@ -443,7 +493,18 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
     w->deadline_ns = now_ns + (timeout >= 0 ? timeout * 1000000000 : default_timeout_ns(srv));
     w->next_bookmark_ns = now_ns + w->bookmark_ns;
     int rc = 0;
-    if (initial_events || rv == 0) {
+    uint64_t stale = plan ? fakeapi__stale_rev(srv->store, plan->stale_rv, plan->stale_lag) : 0;
+    if (plan && plan->expire) {
+        expire(w, rv ? rv : now, now + 1);
+    } else if (stale && (initial_events || rv == 0)) {
+        /* A stale view: the state of an older revision, then catching up. */
+        rc = fakeapi__snapshot_scan(srv->store, w->key, w->ns, stale, NULL, NULL, initial_visit, w);
+        if (rc == 0)
+            rc = fakeapi__store_history(srv->store, w->key, stale, history_visit, w);
+        if (initial_events)
+            add_bookmark(w, now, true);
+        w->sent_rv = now;
+    } else if (initial_events || rv == 0) {
         rc = fakeapi__store_scan(srv->store, w->key, w->ns, NULL, NULL, initial_visit, w);
         if (initial_events)
             add_bookmark(w, now, true);
@@ -536,7 +597,11 @@ static bool refill(struct fakeapi__watch *w)
 {
     if (w->count > 0) {
         queued item = w->q[w->head];
+        if (w->event_delay_ns && fakeapi__srv_now(w->srv) < item.ev->ts + w->event_delay_ns)
+            return false; /* a delay fault: not yet */
         w->head = (w->head + 1) % w->cap;
+        fakeapi__trace_event(w->srv, w->id, w->client, type_name(item.type), item.ev->key,
+                             item.ev->ns, item.ev->name, item.ev->rv);
         w->count--;
         add_line(w, type_name(item.type), item.ev->text, item.ev->len);
         w->sent_rv = item.ev->rv;
@@ -580,6 +645,8 @@ size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
         int64_t until = w->deadline_ns;
         if (w->bookmarks && w->next_bookmark_ns < until)
             until = w->next_bookmark_ns;
+        if (w->count && w->event_delay_ns && w->q[w->head].ev->ts + w->event_delay_ns < until)
+            until = w->q[w->head].ev->ts + w->event_delay_ns;
         if (!wait_until(w, until))
             break; /* the client hung up: end now, freeing everything */
     }

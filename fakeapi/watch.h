@@ -39,6 +39,7 @@ struct fakeapi__event {
     size_t len;
     json_t *obj;  /* the same, parsed; never modified */
     json_t *prev; /* state before the event, or NULL */
+    int64_t ts;   /* server clock at the write (event-delay faults) */
 };
 
 /* A new event holding references to obj and prev (either may be NULL only as

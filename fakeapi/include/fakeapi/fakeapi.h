@@ -155,6 +155,74 @@ int fakeapi_watch_release(fakeapi_server *srv, uint64_t id, size_t n);
 unsigned long fakeapi_slow_watch_closes(fakeapi_server *srv);
 
 /*
+ * Faults. A rule matches requests and, when it fires, acts instead of (or
+ * besides) the normal answer. docs/faults.md has the model and examples; the
+ * same rules come as JSON through POST /fakeapi/v1/faults and
+ * `fakeapi serve --faults FILE`.
+ */
+typedef enum fakeapi_fault_action {
+    FAKEAPI_FAULT_ERROR = 1,     /* answer a Status: status, reason, message, retry_after_s */
+    FAKEAPI_FAULT_DELAY,         /* wait delay_ms (server clock) before answering */
+    FAKEAPI_FAULT_DROP,          /* close the connection without answering */
+    FAKEAPI_FAULT_TRUNCATE,      /* answer with half of the body, then close */
+    FAKEAPI_FAULT_LOSE_RESPONSE, /* do the request, then close without answering */
+    FAKEAPI_FAULT_COMPACT,       /* compact the history now, then answer normally */
+    FAKEAPI_FAULT_STALE,         /* serve reads as of revision, or lag revisions behind */
+    FAKEAPI_FAULT_WATCH_CLOSE,   /* watches: end the stream after count events */
+    FAKEAPI_FAULT_WATCH_EXPIRE,  /* watches: answer ERROR 410 Expired at once */
+    FAKEAPI_FAULT_WITHHOLD,      /* watches: drop events for matching objects */
+    FAKEAPI_FAULT_WATCH_DELAY,   /* watches: deliver each event delay_ms late */
+} fakeapi_fault_action;
+
+typedef struct fakeapi_fault {
+    /* What it matches; NULL means any. */
+    const char *verb;        /* get list watch create update patch delete deletecollection */
+    const char *subresource; /* "status", "scale"; "" = the main resource only */
+    const char *group;       /* "" = core */
+    const char *resource;    /* plural, e.g. "pods" */
+    const char *ns;
+    const char *name;
+    const char *client; /* substring of the User-Agent, or the exact bearer token */
+    /* When it fires (all zero: on every match). */
+    unsigned nth;       /* only on the nth match (1-based) */
+    unsigned first;     /* on the first k matches */
+    unsigned after;     /* on every match after the first k */
+    double probability; /* fire with this probability, from the server's seed */
+    /* What it does. */
+    fakeapi_fault_action action;
+    int status;          /* ERROR: HTTP status (default 500) */
+    const char *reason;  /* ERROR: Kubernetes reason (default from status) */
+    const char *message; /* ERROR: message (default: "injected fault") */
+    int retry_after_s;   /* ERROR: Retry-After (429 defaults to 1) */
+    int64_t delay_ms;    /* DELAY, WATCH_DELAY */
+    unsigned count;      /* WATCH_CLOSE: events before the close */
+    uint64_t revision;   /* STALE: serve as of this revision, or */
+    uint64_t lag;        /* STALE: this many revisions behind the store */
+} fakeapi_fault;
+
+/*
+ * Add a rule (copied). *id (if non-NULL) gets its id. FAKEAPI_ERR_INVALID with
+ * a message naming the field for a malformed rule.
+ */
+int fakeapi_fault_add(fakeapi_server *srv, const fakeapi_fault *rule, uint64_t *id,
+                      fakeapi_error *err);
+/* Add rules from JSON text (one rule object, or an array of them, in the
+ * format of docs/faults.md). */
+int fakeapi_fault_add_json(fakeapi_server *srv, const char *json, fakeapi_error *err);
+int fakeapi_fault_remove(fakeapi_server *srv, uint64_t id);
+void fakeapi_fault_clear(fakeapi_server *srv);
+/* How many requests a rule matched and how many times it fired. */
+int fakeapi_fault_hits(fakeapi_server *srv, uint64_t id, unsigned long *matched,
+                       unsigned long *fired);
+
+/*
+ * Trace every request, fired fault and delivered watch event as JSON lines
+ * to path (NULL stops tracing). Times come from the server's clock; Secret
+ * data and tokens are never written.
+ */
+int fakeapi_trace_open(fakeapi_server *srv, const char *path, fakeapi_error *err);
+
+/*
  * Apply a manifest, as `kubectl apply` would: YAML or JSON, one or many
  * documents, `kind: List` expanded. Each object is created, or, if it exists,
  * merged into the stored one (a merge patch; status is left alone). Namespaced
