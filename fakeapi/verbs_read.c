@@ -15,7 +15,6 @@
 #include "snapshot.h"
 #include "strbuf.h"
 #include "table.h"
-#include "fault.h"
 #include "verbs.h"
 #include "watch.h"
 
