@@ -15,6 +15,7 @@
 #include "snapshot.h"
 #include "strbuf.h"
 #include "table.h"
+#include "fault.h"
 #include "verbs.h"
 #include "watch.h"
 
