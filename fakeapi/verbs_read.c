@@ -266,17 +266,27 @@ static void list_answer(fakeapi__ctx *c, list_state *ls, uint64_t rv)
     if (cont)
         fakeapi__strbuf_addf(&out, ",\"continue\":\"%s\"", cont);
     fakeapi__strbuf_adds(&out, "},\"items\":[");
-    if (ls->buf.len)
-        fakeapi__strbuf_add(&out, ls->buf.data, ls->buf.len);
-    fakeapi__strbuf_adds(&out, "]}");
     free(cont);
-    if (out.failed) {
+    /*
+     * Put the header in front of the items in place rather than copying the
+     * items after it: a list of 10,000 objects is 11 MB, and a second buffer
+     * that size costs a copy and ~2,800 page faults (half the list's time).
+     */
+    size_t hlen = out.len;
+    if (!out.failed) {
+        fakeapi__strbuf_add(&ls->buf, "]}", 2);
+        fakeapi__strbuf_add(&ls->buf, out.data, hlen); /* room for the header */
+    }
+    if (out.failed || ls->buf.failed) {
         fakeapi__strbuf_deinit(&out);
         fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "list too large");
         return;
     }
+    memmove(ls->buf.data + hlen, ls->buf.data, ls->buf.len - hlen);
+    memcpy(ls->buf.data, out.data, hlen);
+    fakeapi__strbuf_deinit(&out);
     size_t len;
-    char *body = fakeapi__strbuf_take(&out, &len);
+    char *body = fakeapi__strbuf_take(&ls->buf, &len);
     fakeapi__resp_take(c->resp, 200, body, len);
 }
 
