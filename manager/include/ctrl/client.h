@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "ctrl/clock.h"
 #include "ctrl/config.h"
 #include "ctrl/error.h"
 
@@ -56,18 +57,8 @@ extern "C" {
 
 typedef struct ctrl_client ctrl_client;
 
-/*
- * Time as the client sees it: backoff sleeps, the rate limiter and token
- * file refreshes. now_ns is a monotonic clock in nanoseconds; sleep_ns
- * waits (or pretends to: tests record the delay and return at once). Both
- * are called from any thread that uses the client. Either may be NULL for
- * the real one.
- */
-typedef struct ctrl_clock {
-    int64_t (*now_ns)(void *ud);
-    void (*sleep_ns)(void *ud, int64_t ns);
-    void *ud;
-} ctrl_clock;
+/* Time as the client sees it (backoff sleeps, the rate limiter, token file
+ * refreshes) is a ctrl_clock (ctrl/clock.h); NULL means real time. */
 
 /* Options: zero-initialise, then set what you need. */
 typedef struct ctrl_client_options {

@@ -1,0 +1,211 @@
+/*
+ * ctrl/controller.h - controllers: reconcile results, the reconcile
+ * context, predicates, event handlers and the builder.
+ *
+ * A controller watches one primary kind (For), optionally the kinds it
+ * owns (Owns) and any other kind (Watches); its handlers map each event to
+ * requests (namespace/name) on its work queue; MaxConcurrentReconciles
+ * workers take keys one at a time (never two workers on one key) and call
+ * the user's reconcile function, whose result decides what happens next:
+ *
+ *   ctrl_done()              forget the key's failures; nothing more
+ *   ctrl_requeue_after(d)    forget failures; add the key again after d
+ *   ctrl_requeue()           add the key again, rate-limited (backoff)
+ *   ctrl_err(rc)             an error: logged, counted, rate-limited retry
+ *   ctrl_terminal(rc)        an error not worth retrying: logged, counted
+ *
+ * (DESIGN.md's sketch names the error result ctrl_error(rc); ctrl_error is
+ * the error-details struct of ctrl/error.h, so the result is ctrl_err.)
+ *
+ * C has no panics to recover: a crash inside a reconcile takes the process
+ * down. Each reconcile is timed instead (the reconcile_time_seconds
+ * histogram, and a warning for slow ones).
+ *
+ * Threads: reconcile functions run on the controller's worker threads, up
+ * to max_concurrent_reconciles at once, never two for the same key.
+ * Predicates and map functions run on informer threads. Builders belong to
+ * one thread and are used before the manager starts (or after, for
+ * controllers added at run time).
+ */
+#ifndef CTRL_CONTROLLER_H
+#define CTRL_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "ctrl/cache.h"
+#include "ctrl/client.h"
+#include "ctrl/clock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ctrl_manager ctrl_manager;
+
+/* ---- reconcile ---- */
+
+typedef struct ctrl_request {
+    const char *ns;   /* "" for cluster-scoped objects */
+    const char *name;
+} ctrl_request;
+
+typedef enum ctrl_result_kind {
+    CTRL_RESULT_DONE = 0,
+    CTRL_RESULT_REQUEUE,
+    CTRL_RESULT_REQUEUE_AFTER,
+    CTRL_RESULT_ERROR,
+    CTRL_RESULT_TERMINAL,
+} ctrl_result_kind;
+
+typedef struct ctrl_result {
+    ctrl_result_kind kind;
+    int64_t after_ns; /* REQUEUE_AFTER */
+    int err;          /* ERROR, TERMINAL: a ctrl_errcode or any negative code */
+} ctrl_result;
+
+static inline ctrl_result ctrl_done(void)
+{
+    return (ctrl_result){CTRL_RESULT_DONE, 0, 0};
+}
+static inline ctrl_result ctrl_requeue(void)
+{
+    return (ctrl_result){CTRL_RESULT_REQUEUE, 0, 0};
+}
+static inline ctrl_result ctrl_requeue_after(int64_t ns)
+{
+    return (ctrl_result){CTRL_RESULT_REQUEUE_AFTER, ns, 0};
+}
+static inline ctrl_result ctrl_err(int rc)
+{
+    return (ctrl_result){CTRL_RESULT_ERROR, 0, rc ? rc : -1};
+}
+static inline ctrl_result ctrl_terminal(int rc)
+{
+    return (ctrl_result){CTRL_RESULT_TERMINAL, 0, rc ? rc : -1};
+}
+
+/* What a reconcile can reach. Valid for the duration of the call. */
+typedef struct ctrl_ctx ctrl_ctx;
+
+/* The manager's client for this controller: reads of kinds the cache holds
+ * come from the cache (read-only objects), others and all writes go to the
+ * API server. Its User-Agent names the controller. */
+ctrl_client *ctrl_ctx_client(ctrl_ctx *ctx);
+/* A client that always reads from the API server. */
+ctrl_client *ctrl_ctx_api_reader(ctrl_ctx *ctx);
+ctrl_cache *ctrl_ctx_cache(ctrl_ctx *ctx);
+/* True once the manager is stopping: finish quickly. */
+bool ctrl_ctx_cancelled(ctrl_ctx *ctx);
+/* The manager's clock (virtual in scenarios). */
+const ctrl_clock *ctrl_ctx_clock(ctrl_ctx *ctx);
+int64_t ctrl_ctx_now(ctrl_ctx *ctx);
+const char *ctrl_ctx_controller(ctrl_ctx *ctx);
+/* A unique id per reconcile, on every log line it writes. */
+const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx);
+
+/*
+ * Structured logs: a message and key/value string pairs, ending the list is
+ * done by the macros. Each line carries the controller, namespace/name and
+ * reconcile id.
+ *   ctrl_log_info(ctx, "created pod", "pod", name);
+ */
+typedef enum ctrl_log_level {
+    CTRL_LOG_DEBUG = 0,
+    CTRL_LOG_INFO,
+    CTRL_LOG_WARN,
+    CTRL_LOG_ERROR,
+} ctrl_log_level;
+void ctrl__log_kv(ctrl_ctx *ctx, ctrl_log_level level, const char *msg, ...);
+#define ctrl_log_debug(...) ctrl__log_kv_level(CTRL_LOG_DEBUG, __VA_ARGS__)
+#define ctrl_log_info(...) ctrl__log_kv_level(CTRL_LOG_INFO, __VA_ARGS__)
+#define ctrl_log_warn(...) ctrl__log_kv_level(CTRL_LOG_WARN, __VA_ARGS__)
+#define ctrl_log_error(...) ctrl__log_kv_level(CTRL_LOG_ERROR, __VA_ARGS__)
+#define ctrl__log_kv_level(level, ctx, ...) ctrl__log_kv((ctx), (level), __VA_ARGS__, (const char *)0)
+
+typedef ctrl_result (*ctrl_reconcile_fn)(ctrl_ctx *ctx, const ctrl_request *req, void *user);
+
+/* ---- predicates ---- */
+
+/* A filter on events; composable. Predicates are reference-counted values:
+ * every function that takes one takes over the caller's reference. */
+typedef struct ctrl_predicate ctrl_predicate;
+
+typedef struct ctrl_predicate_funcs {
+    bool (*create)(const json_t *obj, void *user);                       /* NULL = true */
+    bool (*update)(const json_t *old_obj, const json_t *new_obj, void *user); /* NULL = true */
+    bool (*remove)(const json_t *obj, void *user);                       /* NULL = true */
+    void *user;
+} ctrl_predicate_funcs;
+
+ctrl_predicate *ctrl_pred_funcs(const ctrl_predicate_funcs *f);
+/* Updates pass only when metadata.generation changed (creates/deletes pass). */
+ctrl_predicate *ctrl_pred_generation_changed(void);
+ctrl_predicate *ctrl_pred_resource_version_changed(void);
+ctrl_predicate *ctrl_pred_labels_changed(void);
+ctrl_predicate *ctrl_pred_annotations_changed(void);
+/* Objects whose labels match selector (any event); NULL if malformed. */
+ctrl_predicate *ctrl_pred_label_selector(const char *selector);
+ctrl_predicate *ctrl_pred_and(ctrl_predicate *a, ctrl_predicate *b);
+ctrl_predicate *ctrl_pred_or(ctrl_predicate *a, ctrl_predicate *b);
+ctrl_predicate *ctrl_pred_not(ctrl_predicate *p);
+void ctrl_predicate_free(ctrl_predicate *p);
+
+/* ---- event handlers: events to requests ---- */
+
+typedef struct ctrl_handler ctrl_handler;
+
+/* Enqueue the object itself. */
+ctrl_handler *ctrl_handler_for_object(void);
+/* Enqueue the object's owner of that kind: its controller owner only
+ * (only_controller), or every owner of that kind. */
+ctrl_handler *ctrl_handler_for_owner(const char *owner_api_version, const char *owner_kind,
+                                     bool only_controller);
+/* Enqueue what fn returns: a new JSON array of {"namespace":..,"name":..}. */
+typedef json_t *(*ctrl_map_fn)(const json_t *obj, void *user);
+ctrl_handler *ctrl_handler_from_map(ctrl_map_fn fn, void *user);
+void ctrl_handler_free(ctrl_handler *h);
+
+/* ---- builder ---- */
+
+typedef struct ctrl_controller_options {
+    int max_concurrent_reconciles; /* 0 = 1 */
+    int64_t base_delay_ns;         /* backoff; 0 = 5 ms */
+    int64_t max_delay_ns;          /* 0 = 1000 s */
+    int64_t slow_reconcile_ns;     /* log reconciles slower than this; 0 = 10 s */
+    bool no_leader_election;       /* run without waiting for leadership */
+} ctrl_controller_options;
+
+typedef struct ctrl_builder ctrl_builder;
+
+/* Start a controller for a primary kind. Never NULL (errors surface at complete). */
+ctrl_builder *ctrl_builder_for(ctrl_manager *mgr, const char *api_version, const char *kind);
+/* Predicates on the primary kind (taken over). */
+ctrl_builder *ctrl_builder_with_predicates(ctrl_builder *b, ctrl_predicate *p);
+/* Reconcile the controller owner when an owned object changes. */
+ctrl_builder *ctrl_builder_owns(ctrl_builder *b, const char *api_version, const char *kind);
+ctrl_builder *ctrl_builder_owns_with(ctrl_builder *b, const char *api_version, const char *kind,
+                                     ctrl_predicate *p);
+/* Any kind, with a handler (taken over) and an optional predicate (taken over). */
+ctrl_builder *ctrl_builder_watches(ctrl_builder *b, const char *api_version, const char *kind,
+                                   ctrl_handler *h, ctrl_predicate *p);
+/* A predicate on every event of every watch (taken over). */
+ctrl_builder *ctrl_builder_with_event_filter(ctrl_builder *b, ctrl_predicate *p);
+/* The controller's name (unique per manager; default: the kind in lower case). */
+ctrl_builder *ctrl_builder_named(ctrl_builder *b, const char *name);
+ctrl_builder *ctrl_builder_with_options(ctrl_builder *b, const ctrl_controller_options *o);
+
+/*
+ * Create the controller and add it to the manager; the builder is freed in
+ * every case. Errors: CTRL_ERR_ARG (no kind, a duplicate name, a malformed
+ * predicate), CTRL_ERR_NO_MATCH (an unknown kind, when the manager already
+ * runs), CTRL_ERR_NOMEM.
+ */
+int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
