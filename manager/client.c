@@ -369,7 +369,8 @@ int ctrl_client_list(ctrl_client *c, const char *api_version, const char *kind, 
                 rc = ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
                 goto out;
             }
-        } else if (items && json_array_extend(json_object_get(result, "items"), items) < 0) {
+        } else if (json_is_array(items) &&
+                   json_array_extend(json_object_get(result, "items"), items) < 0) {
             rc = ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
             goto out;
         }
