@@ -93,6 +93,8 @@ out:
 
 int fakeapi__txn_put(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj, json_t *prev)
 {
+    if (json_object_get(json_object_get(obj, "metadata"), "ownerReferences"))
+        t->gc_wake = true; /* its owner may already be gone */
     return write_event(t, res, obj, prev, prev ? FAKEAPI__EV_MODIFIED : FAKEAPI__EV_ADDED);
 }
 
