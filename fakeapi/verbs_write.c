@@ -387,7 +387,7 @@ static void stamp_new(fakeapi__ctx *c, json_t *obj)
 }
 
 /* Namespaced creates need a live namespace. Holds the store lock. */
-static int check_namespace_live(fakeapi__ctx *c, const char *ns)
+static int check_namespace_live(fakeapi__ctx *c, const char *ns, const char *name)
 {
     if (!c->res->namespaced)
         return 0;
@@ -410,7 +410,7 @@ static int check_namespace_live(fakeapi__ctx *c, const char *ns)
                             json_pack("{s:s, s:s}", "name", ns, "kind", "namespaces"),
                             "%s \"%s\" is forbidden: unable to create new content in namespace "
                             "%s because it is being terminated",
-                            c->res->plural, "", ns);
+                            c->res->plural, name ? name : "", ns);
         return -1;
     }
     return 0;
@@ -459,7 +459,7 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
         }
         name = fakeapi__meta_str(obj, "name");
     }
-    if (check_namespace_live(c, c->ns) < 0)
+    if (check_namespace_live(c, c->ns, name) < 0)
         goto fail;
     char *text = NULL;
     int rc = fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, name, &text, NULL);
