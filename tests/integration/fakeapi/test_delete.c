@@ -522,7 +522,9 @@ Test(delete, namespace_deletion)
 
     /* Creating in a terminating namespace: 403 Forbidden. */
     json_t *st = req_fail(403, "Forbidden", "POST", CM("doomed"), "{'metadata':{'name':'new'}}");
-    cr_assert(strstr(jstr(st, "message"), "being terminated"), "%s", jstr(st, "message"));
+    cr_assert_str_eq(jstr(st, "message"),
+                     "configmaps \"new\" is forbidden: unable to create new content in namespace "
+                     "doomed because it is being terminated");
     json_decref(st);
 
     /* Contents go; the held one starts deleting and holds the namespace. */
