@@ -860,3 +860,23 @@ Test(crud, yaml_body)
     cr_assert_str_eq(jstr(o, "data.a"), "b");
     json_decref(o);
 }
+
+/*
+ * DISABLED: server bug, left open. Label keys and values are not validated:
+ * a key like "bad key!" or a 64-character value is stored (201) where the
+ * API server answers 422 with a metadata.labels cause. Needs qualified-name
+ * and label-value checks in the admission path (verbs_write.c).
+ */
+Test(crud, invalid_labels_rejected, .disabled = true)
+{
+    json_t *st = req_fail(422, "Invalid", "POST", CM("default"),
+                          "{'metadata':{'name':'l1','labels':{'bad key!':'v'}}}");
+    cr_assert(!strncmp(jstr(st, "details.causes.0.field"), "metadata.labels", 15));
+    json_decref(st);
+    char v[70];
+    memset(v, 'v', 64);
+    v[64] = '\0';
+    json_decref(req_fail(422, "Invalid", "POST", CM("default"),
+                         S("{'metadata':{'name':'l2','labels':{'k':'%s'}}}", v)));
+    cr_assert(gone("/api/v1/namespaces/default/configmaps/l1"));
+}
