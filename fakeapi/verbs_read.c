@@ -34,13 +34,27 @@ static json_t *as_version(const fakeapi__ctx *c, json_t *obj)
     return obj;
 }
 
+/* The revision a stale-view fault serves this request at, or 0 for now.
+ * Called with the store lock held. */
+static uint64_t stale_rev(const fakeapi__ctx *c)
+{
+    const fakeapi__fault_plan *p = c->req->plan;
+    return p && (p->stale_rv || p->stale_lag)
+               ? fakeapi__stale_rev(c->srv->store, p->stale_rv, p->stale_lag)
+               : 0;
+}
+
 void fakeapi__do_get(fakeapi__ctx *c)
 {
     char *text = NULL;
     size_t len = 0;
     fakeapi__store_lock(c->srv->store);
-    int rc =
-        fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, c->rt->name, &text, &len);
+    /* A stale-view fault serves the object as it was at an older revision. */
+    uint64_t stale = stale_rev(c);
+    int rc = stale ? fakeapi__snapshot_get(c->srv->store, c->res->store_key, c->ns, c->rt->name,
+                                           stale, &text, &len)
+                   : fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, c->rt->name,
+                                             &text, &len);
     fakeapi__store_unlock(c->srv->store);
     if (rc == 1) {
         fakeapi__not_found(c, c->rt->name);
@@ -326,6 +340,10 @@ void fakeapi__do_list(fakeapi__ctx *c)
         goto out;
     }
     const char *ns = c->ns && *c->ns ? c->ns : (c->res->namespaced ? NULL : "");
+    /* A stale-view fault: a fresh list (not an exact one, not a later page)
+     * is served, and labelled, as of the older revision. */
+    if (!cont && !at)
+        at = stale_rev(c);
     /* An exact revision, or a later page of a list begun at an older one, is
      * served as of that revision, rebuilt from the history. */
     uint64_t as_of = cont ? tok_rv : at;
