@@ -271,6 +271,10 @@ void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
             w->closed = true; /* too slow: the client resumes from its last rv */
             atomic_fetch_add(&hub->slow_closed, 1);
         } else {
+            /* A delay fault counts from the write; the first delayed watch
+             * stamps it (under hub->mu, before any reader can see the event). */
+            if (w->event_delay_ns && !ev->ts)
+                ev->ts = fakeapi__srv_now(w->srv);
             w->q[(w->head + w->count++) % w->cap] = (queued){fakeapi__event_ref(ev), type};
         }
         pthread_mutex_unlock(&w->mu);
