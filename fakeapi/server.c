@@ -216,7 +216,12 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     fakeapi__reqinfo ri;
     fakeapi__classify(&req, &rt, &ri);
     fakeapi__fault_plan plan;
-    fakeapi__faults_eval(srv->faults, &ri, &plan);
+    /* The control endpoint and /metrics are never faulted: a catch-all rule
+     * must not lock out the way to remove it. */
+    if (rt.kind == FAKEAPI__RT_CONTROL || rt.kind == FAKEAPI__RT_METRICS)
+        memset(&plan, 0, sizeof plan);
+    else
+        fakeapi__faults_eval(srv->faults, &ri, &plan);
     req.plan = &plan;
     bool answer = pre_faults(srv, &plan, &ri, &resp);
     if (answer && !resp.status)
