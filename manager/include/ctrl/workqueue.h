@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "ctrl/clock.h"
+#include "ctrl/metrics.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +38,10 @@ typedef struct ctrl_workqueue_options {
     int64_t max_delay_ns;     /* 0 = 1000 s */
     double bucket_qps;        /* 0 = 10; < 0 = no bucket */
     int bucket_burst;         /* 0 = 100 */
+    /* Where the workqueue_* series go (label name="<name>"); borrowed, must
+     * outlive the queue; NULL = none. Gauges (depth, unfinished work,
+     * longest running) are refreshed on every get, done and stats_get. */
+    ctrl_metrics *metrics;
 } ctrl_workqueue_options;
 
 int ctrl_workqueue_new(const ctrl_workqueue_options *opts, ctrl_workqueue **out);

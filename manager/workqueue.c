@@ -1,0 +1,749 @@
+/*
+ * workqueue.c - client-go's rate-limited delaying work queue (ctrl/workqueue.h).
+ *
+ * DESIGN
+ *
+ * Threads: none of its own. Delayed adds sit in a min-heap ordered by
+ * deadline on the queue's clock and are moved to the ready FIFO lazily, by
+ * whichever thread next looks at the queue (get, len, next_deadline,
+ * stats). A getter with nothing ready waits with ctrl_clock_wait_until
+ * until the earliest deadline, so under a virtual clock the wait ends when
+ * the clock is advanced past it (the clock signals cv), and nothing ever
+ * sleeps on real time behind the clock's back.
+ *
+ * Lock: one mutex (mu) protects every field; one condition variable (cv),
+ * always broadcast, wakes getters (an item is ready, a deadline moved
+ * earlier, shutdown) and a draining shutdown (an item is done). When a
+ * metrics registry is given, its lock is taken inside mu (mu, then the
+ * registry's); the registry never calls back.
+ *
+ * State per key: one item in a hash table, holding the whole story of the
+ * key: dirty (needs processing: queued, or to be queued again when done),
+ * processing (handed out, not yet done), queued (in the FIFO), its heap
+ * slot (a pending delayed add; only the earliest deadline is kept, as
+ * client-go), and failures (the exponential backoff's exponent, reset by
+ * forget). An item is freed once none of these holds. As in client-go, the
+ * FIFO only ever holds dirty keys that are not being processed, so one key
+ * is never handed to two getters at once.
+ *
+ * Ordering: ready keys come out in the order they became ready; delayed
+ * adds with equal deadlines in the order they were added.
+ */
+#include "ctrl/workqueue.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrl/error.h"
+
+#define DEFAULT_BASE (5 * CTRL_MILLISECOND)
+#define DEFAULT_MAX (1000 * CTRL_SECOND)
+#define DEFAULT_QPS 10.0
+#define DEFAULT_BURST 100
+
+typedef struct item {
+    char *key;
+    struct item *hnext;         /* hash chain */
+    struct item *pprev, *pnext; /* processing list */
+    bool dirty, processing, queued;
+    bool has_added;   /* added_at is set (queue duration) */
+    size_t heap;      /* slot + 1 in the delay heap; 0 = none */
+    int64_t deadline; /* when heap != 0 */
+    uint64_t seq;     /* ties between equal deadlines */
+    int failures;
+    int64_t added_at, started_at;
+} item;
+
+struct ctrl_workqueue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    ctrl_clock clock;
+    bool has_clock;
+    char *name;
+    char *labels; /* name="..." for metrics */
+    ctrl_metrics *metrics;
+    int64_t base, max;
+    double qps;
+    int burst;
+    double tokens;
+    int64_t tokens_at;
+
+    item **table;
+    size_t nbuckets, nitems;
+
+    item **fifo; /* ring */
+    size_t fhead, flen, fcap;
+
+    item **heap;
+    size_t hlen, hcap;
+    uint64_t seq;
+
+    item *processing; /* list head */
+    size_t nprocessing;
+
+    bool shutdown, drain;
+    ctrl_workqueue_stats st;
+};
+
+static const double latency_buckets[] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
+                                         1e-2, 1e-1, 1,    10,   100,  1000};
+
+static int64_t now(ctrl_workqueue *q)
+{
+    return ctrl_clock_now(q->has_clock ? &q->clock : NULL);
+}
+
+/* ---- hash table of items ---- */
+
+static size_t hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL & SIZE_MAX;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * (1099511628211ULL & SIZE_MAX);
+    return h;
+}
+
+static item *find(ctrl_workqueue *q, const char *key)
+{
+    for (item *it = q->table[hash(key) & (q->nbuckets - 1)]; it; it = it->hnext)
+        if (strcmp(it->key, key) == 0)
+            return it;
+    return NULL;
+}
+
+static void grow_table(ctrl_workqueue *q)
+{
+    size_t nb = q->nbuckets * 2;
+    item **t = calloc(nb, sizeof(*t));
+    if (!t)
+        return; /* longer chains, still correct */
+    for (size_t i = 0; i < q->nbuckets; i++) {
+        item *it = q->table[i];
+        while (it) {
+            item *next = it->hnext;
+            size_t b = hash(it->key) & (nb - 1);
+            it->hnext = t[b];
+            t[b] = it;
+            it = next;
+        }
+    }
+    free(q->table);
+    q->table = t;
+    q->nbuckets = nb;
+}
+
+static item *find_or_create(ctrl_workqueue *q, const char *key)
+{
+    item *it = find(q, key);
+    if (it)
+        return it;
+    it = calloc(1, sizeof(*it));
+    if (!it)
+        return NULL;
+    it->key = strdup(key);
+    if (!it->key) {
+        free(it);
+        return NULL;
+    }
+    if (q->nitems >= q->nbuckets * 2)
+        grow_table(q);
+    size_t b = hash(key) & (q->nbuckets - 1);
+    it->hnext = q->table[b];
+    q->table[b] = it;
+    q->nitems++;
+    return it;
+}
+
+/* Free the item once nothing refers to it. */
+static void maybe_release(ctrl_workqueue *q, item *it)
+{
+    if (it->dirty || it->processing || it->queued || it->heap || it->failures)
+        return;
+    item **pp = &q->table[hash(it->key) & (q->nbuckets - 1)];
+    while (*pp != it)
+        pp = &(*pp)->hnext;
+    *pp = it->hnext;
+    q->nitems--;
+    free(it->key);
+    free(it);
+}
+
+/* ---- ready FIFO ---- */
+
+static bool fifo_push(ctrl_workqueue *q, item *it)
+{
+    if (q->flen == q->fcap) {
+        size_t cap = q->fcap ? q->fcap * 2 : 16;
+        item **f = malloc(cap * sizeof(*f));
+        if (!f)
+            return false;
+        for (size_t i = 0; i < q->flen; i++)
+            f[i] = q->fifo[(q->fhead + i) % q->fcap];
+        free(q->fifo);
+        q->fifo = f;
+        q->fcap = cap;
+        q->fhead = 0;
+    }
+    q->fifo[(q->fhead + q->flen) % q->fcap] = it;
+    q->flen++;
+    it->queued = true;
+    return true;
+}
+
+static item *fifo_pop(ctrl_workqueue *q)
+{
+    item *it = q->fifo[q->fhead];
+    q->fhead = (q->fhead + 1) % q->fcap;
+    q->flen--;
+    it->queued = false;
+    return it;
+}
+
+/* ---- delay heap ---- */
+
+static bool heap_less(const item *a, const item *b)
+{
+    return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
+}
+
+static void heap_set(ctrl_workqueue *q, size_t i, item *it)
+{
+    q->heap[i] = it;
+    it->heap = i + 1;
+}
+
+static void sift_up(ctrl_workqueue *q, size_t i)
+{
+    item *it = q->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!heap_less(it, q->heap[parent]))
+            break;
+        heap_set(q, i, q->heap[parent]);
+        i = parent;
+    }
+    heap_set(q, i, it);
+}
+
+static void sift_down(ctrl_workqueue *q, size_t i)
+{
+    item *it = q->heap[i];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const item *best = it;
+        if (l < q->hlen && heap_less(q->heap[l], best)) {
+            m = l;
+            best = q->heap[l];
+        }
+        if (r < q->hlen && heap_less(q->heap[r], best))
+            m = r;
+        if (m == i)
+            break;
+        heap_set(q, i, q->heap[m]);
+        i = m;
+    }
+    heap_set(q, i, it);
+}
+
+static bool heap_push(ctrl_workqueue *q, item *it)
+{
+    if (q->hlen == q->hcap) {
+        size_t cap = q->hcap ? q->hcap * 2 : 16;
+        item **h = realloc(q->heap, cap * sizeof(*h));
+        if (!h)
+            return false;
+        q->heap = h;
+        q->hcap = cap;
+    }
+    q->heap[q->hlen] = it;
+    it->heap = ++q->hlen;
+    sift_up(q, q->hlen - 1);
+    return true;
+}
+
+static item *heap_pop(ctrl_workqueue *q)
+{
+    item *top = q->heap[0];
+    top->heap = 0;
+    q->hlen--;
+    if (q->hlen > 0) {
+        heap_set(q, 0, q->heap[q->hlen]);
+        sift_down(q, 0);
+    }
+    return top;
+}
+
+/* ---- metrics ---- */
+
+static void refresh_gauges(ctrl_workqueue *q, int64_t t)
+{
+    double unfinished = 0, longest = 0;
+    for (item *it = q->processing; it; it = it->pnext) {
+        double s = (double)(t - it->started_at) / 1e9;
+        unfinished += s;
+        if (s > longest)
+            longest = s;
+    }
+    q->st.depth = q->flen;
+    q->st.unfinished_work_seconds = unfinished;
+    q->st.longest_running_seconds = longest;
+    if (q->metrics) {
+        ctrl_metrics_set(q->metrics, "workqueue_depth", q->labels, (double)q->flen);
+        ctrl_metrics_set(q->metrics, "workqueue_unfinished_work_seconds", q->labels, unfinished);
+        ctrl_metrics_set(q->metrics, "workqueue_longest_running_processor_seconds", q->labels,
+                         longest);
+    }
+}
+
+static void declare_metrics(ctrl_metrics *m)
+{
+    size_t nb = sizeof(latency_buckets) / sizeof(latency_buckets[0]);
+    ctrl_metrics_gauge(m, "workqueue_depth", "Current depth of workqueue");
+    ctrl_metrics_counter(m, "workqueue_adds_total", "Total number of adds handled by workqueue");
+    ctrl_metrics_histogram(m, "workqueue_queue_duration_seconds",
+                           "How long in seconds an item stays in workqueue before being requested",
+                           latency_buckets, nb);
+    ctrl_metrics_histogram(m, "workqueue_work_duration_seconds",
+                           "How long in seconds processing an item from workqueue takes.",
+                           latency_buckets, nb);
+    ctrl_metrics_gauge(m, "workqueue_unfinished_work_seconds",
+                       "How many seconds of work has been done that is in progress and hasn't "
+                       "been observed by work_duration. Large values indicate stuck threads. One "
+                       "can deduce the number of stuck threads by observing the rate at which "
+                       "this increases.");
+    ctrl_metrics_gauge(m, "workqueue_longest_running_processor_seconds",
+                       "How many seconds has the longest running processor for workqueue been "
+                       "running.");
+    ctrl_metrics_counter(m, "workqueue_retries_total",
+                         "Total number of retries handled by workqueue");
+}
+
+/* name="<name>" with the text format's escapes. */
+static char *make_labels(const char *name)
+{
+    size_t n = strlen(name);
+    char *s = malloc(2 * n + 16), *p = s;
+    if (!s)
+        return NULL;
+    p += sprintf(p, "name=\"");
+    for (const char *c = name; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            *p++ = '\\';
+        if (*c == '\n') {
+            *p++ = '\\';
+            *p++ = 'n';
+            continue;
+        }
+        *p++ = *c;
+    }
+    *p++ = '"';
+    *p = '\0';
+    return s;
+}
+
+/* ---- lifecycle ---- */
+
+int ctrl_workqueue_new(const ctrl_workqueue_options *opts, ctrl_workqueue **out)
+{
+    if (!out)
+        return CTRL_ERR_ARG;
+    ctrl_workqueue_options o = opts ? *opts : (ctrl_workqueue_options){0};
+    if (o.base_delay_ns < 0 || o.max_delay_ns < 0 || o.bucket_burst < 0)
+        return CTRL_ERR_ARG;
+    ctrl_workqueue *q = calloc(1, sizeof(*q));
+    if (!q)
+        return CTRL_ERR_NOMEM;
+    q->name = strdup(o.name ? o.name : "");
+    q->labels = q->name ? make_labels(q->name) : NULL;
+    q->nbuckets = 64;
+    q->table = calloc(q->nbuckets, sizeof(*q->table));
+    if (!q->name || !q->labels || !q->table) {
+        free(q->table);
+        free(q->labels);
+        free(q->name);
+        free(q);
+        return CTRL_ERR_NOMEM;
+    }
+    if (o.clock) {
+        q->clock = *o.clock;
+        q->has_clock = true;
+    }
+    q->base = o.base_delay_ns ? o.base_delay_ns : DEFAULT_BASE;
+    q->max = o.max_delay_ns ? o.max_delay_ns : DEFAULT_MAX;
+    q->qps = o.bucket_qps == 0 ? DEFAULT_QPS : o.bucket_qps;
+    q->burst = o.bucket_burst ? o.bucket_burst : DEFAULT_BURST;
+    q->tokens = q->burst;
+    q->tokens_at = now(q);
+    q->metrics = o.metrics;
+    if (q->metrics)
+        declare_metrics(q->metrics);
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    *out = q;
+    return 0;
+}
+
+void ctrl_workqueue_free(ctrl_workqueue *q)
+{
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->nbuckets; i++) {
+        item *it = q->table[i];
+        while (it) {
+            item *next = it->hnext;
+            free(it->key);
+            free(it);
+            it = next;
+        }
+    }
+    free(q->table);
+    free(q->fifo);
+    free(q->heap);
+    free(q->labels);
+    free(q->name);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+/* ---- adds ---- */
+
+static void add_item_locked(ctrl_workqueue *q, item *it, int64_t t)
+{
+    if (it->dirty)
+        return;
+    it->dirty = true;
+    q->st.adds++;
+    if (q->metrics)
+        ctrl_metrics_add(q->metrics, "workqueue_adds_total", q->labels, 1);
+    if (!it->has_added) {
+        it->has_added = true;
+        it->added_at = t;
+    }
+    if (it->processing)
+        return; /* queued again by done() */
+    if (!fifo_push(q, it)) {
+        it->dirty = false; /* out of memory: as if never added */
+        it->has_added = false;
+        return;
+    }
+    if (q->metrics)
+        ctrl_metrics_set(q->metrics, "workqueue_depth", q->labels, (double)q->flen);
+    pthread_cond_broadcast(&q->cv);
+}
+
+/* Move delayed adds whose time has come to the FIFO. */
+static void promote_locked(ctrl_workqueue *q, int64_t t)
+{
+    while (q->hlen > 0 && q->heap[0]->deadline <= t) {
+        item *it = heap_pop(q);
+        if (!q->shutdown)
+            add_item_locked(q, it, t);
+        maybe_release(q, it);
+    }
+}
+
+void ctrl_workqueue_add(ctrl_workqueue *q, const char *key)
+{
+    if (!q || !key)
+        return;
+    pthread_mutex_lock(&q->mu);
+    if (!q->shutdown) {
+        item *it = find_or_create(q, key);
+        if (it) {
+            add_item_locked(q, it, now(q));
+            maybe_release(q, it);
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void add_after_locked(ctrl_workqueue *q, const char *key, int64_t delay_ns)
+{
+    if (q->shutdown)
+        return;
+    item *it = find_or_create(q, key);
+    if (!it)
+        return;
+    int64_t t = now(q);
+    if (delay_ns <= 0) {
+        add_item_locked(q, it, t);
+    } else {
+        int64_t deadline = delay_ns > INT64_MAX - t ? INT64_MAX : t + delay_ns;
+        if (it->heap) {
+            if (deadline < it->deadline) { /* keep the earliest, as client-go */
+                it->deadline = deadline;
+                sift_up(q, it->heap - 1);
+                pthread_cond_broadcast(&q->cv);
+            }
+        } else {
+            it->deadline = deadline;
+            it->seq = q->seq++;
+            if (heap_push(q, it))
+                pthread_cond_broadcast(&q->cv); /* getters recompute their wait */
+        }
+    }
+    maybe_release(q, it);
+}
+
+void ctrl_workqueue_add_after(ctrl_workqueue *q, const char *key, int64_t delay_ns)
+{
+    if (!q || !key)
+        return;
+    pthread_mutex_lock(&q->mu);
+    add_after_locked(q, key, delay_ns);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ---- rate limiting ---- */
+
+static int64_t backoff(ctrl_workqueue *q, int failures)
+{
+    double d = (double)q->base * pow(2.0, failures);
+    if (d >= (double)q->max || d >= 9.2e18)
+        return q->max;
+    return (int64_t)d;
+}
+
+/* The token bucket (golang.org/x/time/rate's reservation): tokens refill
+ * at qps up to burst; taking one below zero costs -tokens/qps of waiting. */
+static int64_t bucket_delay(ctrl_workqueue *q, int64_t t, bool take)
+{
+    if (q->qps < 0)
+        return 0;
+    double tokens = q->tokens;
+    if (t > q->tokens_at) {
+        tokens += (double)(t - q->tokens_at) / 1e9 * q->qps;
+        if (tokens > q->burst)
+            tokens = q->burst;
+    }
+    tokens -= 1;
+    if (take) {
+        q->tokens = tokens;
+        if (t > q->tokens_at)
+            q->tokens_at = t;
+    }
+    return tokens >= 0 ? 0 : (int64_t)ceil(-tokens / q->qps * 1e9);
+}
+
+void ctrl_workqueue_add_rate_limited(ctrl_workqueue *q, const char *key)
+{
+    if (!q || !key)
+        return;
+    pthread_mutex_lock(&q->mu);
+    if (!q->shutdown) {
+        item *it = find_or_create(q, key);
+        if (it) {
+            int64_t t = now(q);
+            int64_t d = backoff(q, it->failures);
+            it->failures++;
+            int64_t b = bucket_delay(q, t, true);
+            if (b > d)
+                d = b;
+            q->st.retries++;
+            if (q->metrics)
+                ctrl_metrics_add(q->metrics, "workqueue_retries_total", q->labels, 1);
+            add_after_locked(q, key, d);
+            maybe_release(q, it);
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+void ctrl_workqueue_forget(ctrl_workqueue *q, const char *key)
+{
+    if (!q || !key)
+        return;
+    pthread_mutex_lock(&q->mu);
+    item *it = find(q, key);
+    if (it) {
+        it->failures = 0;
+        maybe_release(q, it);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+int ctrl_workqueue_num_requeues(ctrl_workqueue *q, const char *key)
+{
+    if (!q || !key)
+        return 0;
+    pthread_mutex_lock(&q->mu);
+    item *it = find(q, key);
+    int n = it ? it->failures : 0;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+int64_t ctrl_workqueue_when(ctrl_workqueue *q, const char *key)
+{
+    if (!q || !key)
+        return 0;
+    pthread_mutex_lock(&q->mu);
+    item *it = find(q, key);
+    int64_t d = backoff(q, it ? it->failures : 0);
+    int64_t b = bucket_delay(q, now(q), false);
+    pthread_mutex_unlock(&q->mu);
+    return b > d ? b : d;
+}
+
+/* ---- get / done ---- */
+
+int ctrl_workqueue_get(ctrl_workqueue *q, char **key)
+{
+    if (!q || !key)
+        return CTRL_ERR_ARG;
+    int rc = 0;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        int64_t t = now(q);
+        promote_locked(q, t);
+        if (q->shutdown && (!q->drain || q->flen == 0)) {
+            rc = CTRL_ERR_CANCELLED;
+            break;
+        }
+        if (q->flen > 0) {
+            item *it = q->fifo[q->fhead];
+            char *k = strdup(it->key);
+            if (!k) {
+                rc = CTRL_ERR_NOMEM;
+                break;
+            }
+            fifo_pop(q);
+            it->dirty = false;
+            it->processing = true;
+            it->started_at = t;
+            it->pprev = NULL;
+            it->pnext = q->processing;
+            if (q->processing)
+                q->processing->pprev = it;
+            q->processing = it;
+            q->nprocessing++;
+            if (it->has_added) {
+                double s = (double)(t - it->added_at) / 1e9;
+                q->st.queue_seconds_sum += s;
+                q->st.queue_count++;
+                if (q->metrics)
+                    ctrl_metrics_observe(q->metrics, "workqueue_queue_duration_seconds", q->labels,
+                                         s);
+                it->has_added = false;
+            }
+            refresh_gauges(q, t);
+            *key = k;
+            break;
+        }
+        int64_t deadline = q->hlen > 0 && !q->shutdown ? q->heap[0]->deadline : INT64_MAX;
+        ctrl_clock_wait_until(q->has_clock ? &q->clock : NULL, &q->cv, &q->mu, deadline);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+void ctrl_workqueue_done(ctrl_workqueue *q, const char *key)
+{
+    if (!q || !key)
+        return;
+    pthread_mutex_lock(&q->mu);
+    item *it = find(q, key);
+    if (it && it->processing) {
+        int64_t t = now(q);
+        it->processing = false;
+        if (it->pprev)
+            it->pprev->pnext = it->pnext;
+        else
+            q->processing = it->pnext;
+        if (it->pnext)
+            it->pnext->pprev = it->pprev;
+        it->pprev = it->pnext = NULL;
+        q->nprocessing--;
+        double s = (double)(t - it->started_at) / 1e9;
+        q->st.work_seconds_sum += s;
+        q->st.work_count++;
+        if (q->metrics)
+            ctrl_metrics_observe(q->metrics, "workqueue_work_duration_seconds", q->labels, s);
+        if (it->dirty && !fifo_push(q, it))
+            it->dirty = false;
+        refresh_gauges(q, t);
+        maybe_release(q, it);
+        pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ---- shutdown and inspection ---- */
+
+void ctrl_workqueue_shutdown(ctrl_workqueue *q, bool drain)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    if (!q->shutdown) {
+        q->shutdown = true;
+        q->drain = drain;
+        /* Delayed adds will never fire: drop them. */
+        while (q->hlen > 0) {
+            item *it = heap_pop(q);
+            maybe_release(q, it);
+        }
+    }
+    pthread_cond_broadcast(&q->cv);
+    if (drain)
+        while (q->nprocessing > 0 || (q->drain && q->flen > 0))
+            ctrl_clock_wait_until(q->has_clock ? &q->clock : NULL, &q->cv, &q->mu, INT64_MAX);
+    pthread_mutex_unlock(&q->mu);
+}
+
+bool ctrl_workqueue_shutting_down(ctrl_workqueue *q)
+{
+    if (!q)
+        return true;
+    pthread_mutex_lock(&q->mu);
+    bool s = q->shutdown;
+    pthread_mutex_unlock(&q->mu);
+    return s;
+}
+
+size_t ctrl_workqueue_len(ctrl_workqueue *q)
+{
+    if (!q)
+        return 0;
+    pthread_mutex_lock(&q->mu);
+    promote_locked(q, now(q));
+    size_t n = q->flen;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+size_t ctrl_workqueue_processing(ctrl_workqueue *q)
+{
+    if (!q)
+        return 0;
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->nprocessing;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+int64_t ctrl_workqueue_next_deadline(ctrl_workqueue *q)
+{
+    if (!q)
+        return INT64_MAX;
+    pthread_mutex_lock(&q->mu);
+    promote_locked(q, now(q));
+    int64_t d = q->hlen > 0 ? q->heap[0]->deadline : INT64_MAX;
+    pthread_mutex_unlock(&q->mu);
+    return d;
+}
+
+void ctrl_workqueue_stats_get(ctrl_workqueue *q, ctrl_workqueue_stats *out)
+{
+    if (!q || !out)
+        return;
+    pthread_mutex_lock(&q->mu);
+    int64_t t = now(q);
+    promote_locked(q, t);
+    refresh_gauges(q, t);
+    *out = q->st;
+    pthread_mutex_unlock(&q->mu);
+}
