@@ -205,3 +205,80 @@ json_t *fakeapi__owner_uids(const json_t *obj)
     }
     return out;
 }
+
+static bool is_alnum_any(char c)
+{
+    return is_alnum_lower(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* A label name or value: <= 63 of [A-Za-z0-9._-], alphanumeric at both ends. */
+static bool qualified_part_ok(const char *s, size_t n, bool may_be_empty)
+{
+    if (n == 0)
+        return may_be_empty;
+    if (n > 63 || !is_alnum_any(s[0]) || !is_alnum_any(s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!is_alnum_any(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return false;
+    return true;
+}
+
+static bool qualified_key_ok(const char *key)
+{
+    const char *slash = strchr(key, '/');
+    if (!slash)
+        return qualified_part_ok(key, strlen(key), false);
+    char prefix[254];
+    size_t plen = (size_t)(slash - key);
+    if (plen == 0 || plen >= sizeof prefix)
+        return false;
+    memcpy(prefix, key, plen);
+    prefix[plen] = '\0';
+    return check_subdomain(prefix) == 0 && qualified_part_ok(slash + 1, strlen(slash + 1), false);
+}
+
+int fakeapi__labels_check(const json_t *obj, char *field, size_t flen, char *msg, size_t mlen)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(meta, "labels"), k, v)
+    {
+        const char *val = json_string_value(v);
+        snprintf(field, flen, "metadata.labels");
+        if (!qualified_key_ok(k)) {
+            snprintf(msg, mlen,
+                     "Invalid value: \"%s\": name part must consist of alphanumeric characters, "
+                     "'-', '_' or '.', and must start and end with an alphanumeric character",
+                     k);
+            return -1;
+        }
+        if (val && !qualified_part_ok(val, strlen(val), true)) {
+            snprintf(msg, mlen,
+                     "Invalid value: \"%s\": a valid label must be an empty string or consist "
+                     "of alphanumeric characters, '-', '_' or '.', and must start and end with "
+                     "an alphanumeric character (at most 63 characters)",
+                     val);
+            return -1;
+        }
+    }
+    size_t total = 0;
+    json_object_foreach(json_object_get(meta, "annotations"), k, v)
+    {
+        snprintf(field, flen, "metadata.annotations");
+        if (!qualified_key_ok(k)) {
+            snprintf(msg, mlen,
+                     "Invalid value: \"%s\": name part must consist of alphanumeric "
+                     "characters, '-', '_' or '.'",
+                     k);
+            return -1;
+        }
+        total += strlen(k) + (json_string_value(v) ? strlen(json_string_value(v)) : 0);
+    }
+    if (total > 256 * 1024) {
+        snprintf(msg, mlen, "Too long: must have at most 262144 bytes");
+        return -1;
+    }
+    return 0;
+}

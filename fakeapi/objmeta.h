@@ -30,6 +30,15 @@ long long fakeapi__meta_rv(const json_t *obj);
  */
 int fakeapi__name_check(fakeapi__namerule rule, const char *name, char *msg, size_t len);
 
+/*
+ * Check metadata.labels and metadata.annotations as the API server does:
+ * label keys and annotation keys are [prefix/]name (prefix a DNS subdomain,
+ * name <= 63 of [A-Za-z0-9._-] starting and ending alphanumeric); label
+ * values <= 63 of the same (may be empty); annotations <= 256 KiB in all.
+ * Returns 0, or -1 with the field ("metadata.labels") and the reason.
+ */
+int fakeapi__labels_check(const json_t *obj, char *field, size_t flen, char *msg, size_t mlen);
+
 /* True if finalizers (array) contains s. */
 bool fakeapi__has_finalizer(const json_t *obj, const char *s);
 /* Remove every occurrence of s from metadata.finalizers; true if one was removed. */

@@ -292,7 +292,7 @@ static int varint_or_fail(pb_ctx *c, pb_buf *b, uint64_t *v, const char *msg, co
 /* A length-delimited payload, checked against what is left of b. */
 static int read_len(pb_ctx *c, pb_buf *b, pb_buf *out, const char *msg, const char *what)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (varint_or_fail(c, b, &n, msg, what) < 0)
         return -1;
     if (n > left(b))
@@ -338,7 +338,7 @@ static int skip_field(pb_ctx *c, pb_buf *b, unsigned wt, uint64_t num, const cha
 /* Reads a tag; 1 at the end of the buffer, 0 with a tag, -1 on error. */
 static int read_tag(pb_ctx *c, pb_buf *b, uint64_t *num, unsigned *wt, const char *msg)
 {
-    uint64_t tag;
+    uint64_t tag = 0;
     if (b->p == b->end)
         return 1;
     if (varint_or_fail(c, b, &tag, msg, "tag") < 0)
@@ -458,7 +458,7 @@ static int make_time(pb_ctx *c, pb_buf v, int micro, json_t **out, const char *m
                      const char *what)
 {
     int64_t secs = 0, nanos = 0;
-    uint64_t num, x;
+    uint64_t num = 0, x = 0;
     unsigned wt;
     int rc;
     while ((rc = read_tag(c, &v, &num, &wt, "Time")) == 0) {

@@ -27,7 +27,7 @@
 #include "watch.h"
 
 #define DEFAULT_MAX_BODY ((size_t)3 << 20)
-#define WATCH_BLOCK 65536
+#define WATCH_BLOCK 16384
 
 /* Per-request state between libmicrohttpd's calls. */
 typedef struct conn_req {
@@ -303,7 +303,7 @@ static int listen_http(fakeapi_server *srv)
             MHD_USE_ITC,
         0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_THREAD_STACK_SIZE,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)96 * 1024, MHD_OPTION_THREAD_STACK_SIZE,
         (size_t)512 * 1024, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!srv->mhd)

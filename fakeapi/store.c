@@ -35,6 +35,7 @@ enum {
     Q_HIST_LEN,
     Q_AGE_RV,
     Q_DELETING,
+    Q_STATE,
     Q_ORPHANS,
     Q_BEGIN,
     Q_COMMIT,
@@ -66,6 +67,8 @@ static const char *const queries[Q_MAX] = {
     [Q_COUNT_NS] = "SELECT count(*) FROM objects WHERE key=?1 AND ns=?2",
     [Q_HIST_LEN] = "SELECT count(*) FROM events",
     [Q_AGE_RV] = "SELECT max(rv) FROM events WHERE ts < ?1",
+    [Q_STATE] = "SELECT json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL "
+                "FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
     [Q_DELETING] = "SELECT key,ns,name FROM objects WHERE "
                    "json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL "
                    "ORDER BY key,ns,name",
@@ -287,6 +290,16 @@ int fakeapi__store_get_text(fakeapi__store *s, const char *key, const char *ns, 
     if (len)
         *len = n;
     return 0;
+}
+
+int fakeapi__store_state(fakeapi__store *s, const char *key, const char *ns, const char *name)
+{
+    sqlite3_stmt *st = stmt(s, Q_STATE);
+    bind_key(st, key, ns, name);
+    int rc = sqlite3_step(st);
+    int out = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : rc == SQLITE_DONE ? 2 : -1;
+    sqlite3_reset(st);
+    return out;
 }
 
 int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const char *name,

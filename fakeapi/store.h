@@ -54,6 +54,10 @@ int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const
 int fakeapi__store_get_text(fakeapi__store *s, const char *key, const char *ns, const char *name,
                             char **text, size_t *len);
 
+/* Whether an object exists without reading it: 0 live, 1 being deleted
+ * (deletionTimestamp set), 2 absent, -1 on error. */
+int fakeapi__store_state(fakeapi__store *s, const char *key, const char *ns, const char *name);
+
 /* Insert or replace an object from its JSON text. labels may be NULL. */
 int fakeapi__store_put(fakeapi__store *s, const char *key, const char *ns, const char *name,
                        const char *uid, uint64_t rv, const char *labels, const char *text);

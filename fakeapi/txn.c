@@ -104,6 +104,19 @@ int fakeapi__txn_remove(fakeapi__txn *t, const fakeapi__resource *res, json_t *o
     return write_event(t, res, obj, NULL, FAKEAPI__EV_DELETED);
 }
 
+char *fakeapi__txn_last_text(const fakeapi__txn *t, size_t *len)
+{
+    if (!t->n)
+        return NULL;
+    const fakeapi__event *ev = t->events[t->n - 1];
+    char *copy = malloc(ev->len + 1);
+    if (copy) {
+        memcpy(copy, ev->text, ev->len + 1);
+        *len = ev->len;
+    }
+    return copy;
+}
+
 void fakeapi__txn_wake_gc(fakeapi__txn *t)
 {
     t->gc_wake = true;

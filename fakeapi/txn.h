@@ -45,6 +45,11 @@ int fakeapi__txn_put(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
  * set in obj's metadata. Same reference rules as put. */
 int fakeapi__txn_remove(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj);
 
+/* A copy of the JSON text the last put or remove stored (what the client
+ * gets back), malloc'ed; NULL if nothing was staged. Saves serialising the
+ * same object twice. */
+char *fakeapi__txn_last_text(const fakeapi__txn *t, size_t *len);
+
 /* Ask the garbage collector to look again after commit. */
 void fakeapi__txn_wake_gc(fakeapi__txn *t);
 

@@ -316,6 +316,12 @@ static int check_crd(fakeapi__ctx *c, json_t *obj)
 /* Checks every new state passes, on create and on update. */
 static int admit(fakeapi__ctx *c, json_t *obj)
 {
+    char field[64], msg[512];
+    if (fakeapi__labels_check(obj, field, sizeof field, msg, sizeof msg) < 0) {
+        invalid(c, fakeapi__meta_str(obj, "name"), field,
+                strncmp(msg, "Too long", 8) ? "FieldValueInvalid" : "FieldValueTooLong", "%s", msg);
+        return -1;
+    }
     if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0)
         return -1;
     return 0;
@@ -391,20 +397,18 @@ static int check_namespace_live(fakeapi__ctx *c, const char *ns, const char *nam
 {
     if (!c->res->namespaced)
         return 0;
-    json_t *nsobj = NULL;
-    int rc = fakeapi__store_get(c->srv->store, "/namespaces", "", ns, &nsobj);
+    int rc = fakeapi__store_state(c->srv->store, "/namespaces", "", ns);
     if (rc < 0) {
         fakeapi__storage_error(c);
         return -1;
     }
-    if (rc == 1) {
+    if (rc == 2) {
         fakeapi__resp_error(c->resp, 404, "NotFound",
                             json_pack("{s:s, s:s}", "name", ns, "kind", "namespaces"),
                             "namespaces \"%s\" not found", ns);
         return -1;
     }
-    bool terminating = fakeapi__meta_str(nsobj, "deletionTimestamp") != NULL;
-    json_decref(nsobj);
+    bool terminating = rc == 1;
     if (terminating) {
         fakeapi__resp_error(c->resp, 403, "Forbidden",
                             json_pack("{s:s, s:s}", "name", ns, "kind", "namespaces"),
@@ -447,6 +451,28 @@ static int check_name(fakeapi__ctx *c, const char *name)
     return -1;
 }
 
+/* Commit (or, for a dry run, roll back) and answer with what was stored,
+ * reusing the text the store already has. obj is stolen. */
+static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, int status)
+{
+    size_t len = 0;
+    char *text = fakeapi__txn_last_text(t, &len);
+    if (fakeapi__dry_run(c))
+        fakeapi__txn_abort(t);
+    else if (fakeapi__txn_commit(t) < 0) {
+        free(text);
+        json_decref(obj);
+        fakeapi__storage_error(c);
+        return;
+    }
+    if (text) {
+        fakeapi__resp_take(c->resp, status, text, len);
+        json_decref(obj);
+    } else {
+        fakeapi__resp_json(c->resp, status, obj);
+    }
+}
+
 void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
 {
     const char *name = fakeapi__meta_str(obj, "name");
@@ -478,14 +504,7 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
     }
     if (serve_crd(c, obj) < 0)
         goto fail;
-    if (fakeapi__dry_run(c))
-        fakeapi__txn_abort(t);
-    else if (fakeapi__txn_commit(t) < 0) {
-        fakeapi__storage_error(c);
-        json_decref(obj);
-        return;
-    }
-    fakeapi__resp_json(c->resp, 201, obj);
+    answer_written(c, t, obj, 201);
     return;
 fail:
     fakeapi__txn_abort(t);
@@ -587,18 +606,6 @@ static bool new_finalizers_added(const json_t *cur, const json_t *next)
     return false;
 }
 
-static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
-{
-    if (fakeapi__dry_run(c))
-        fakeapi__txn_abort(t);
-    else if (fakeapi__txn_commit(t) < 0) {
-        json_decref(obj);
-        fakeapi__storage_error(c);
-        return;
-    }
-    fakeapi__resp_json(c->resp, 200, obj);
-}
-
 void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_t *next,
                             const char *sub)
 {
@@ -640,7 +647,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         goto fail;
     }
     json_decref(cur);
-    answer_written(c, t, next);
+    answer_written(c, t, next, 200);
     return;
 fail:
     fakeapi__txn_abort(t);

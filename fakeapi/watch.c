@@ -31,6 +31,7 @@
 #define WATCH_DEFAULT_TIMEOUT_S 1800 /* plus up to the same again of jitter */
 #define WATCH_BOOKMARK_MS 60000
 #define WATCH_MAX_WAIT_MS 1000
+#define WATCH_BATCH_BYTES 16384
 
 struct fakeapi__hub {
     pthread_mutex_t mu;
@@ -75,6 +76,7 @@ struct fakeapi__watch {
     bool ending; /* the final bookmark is out; end when pending drains */
     int64_t bookmark_ns;
     size_t pending_lines; /* complete lines in pending not yet handed out */
+    bool sleeping;        /* the reader is in poll(): writers must wake it */
     bool held;            /* deterministic runs: deliver only what is released */
     size_t budget;        /* lines that may pass while held */
 
@@ -277,8 +279,13 @@ void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
                 ev->ts = fakeapi__srv_now(w->srv);
             w->q[(w->head + w->count++) % w->cap] = (queued){fakeapi__event_ref(ev), type};
         }
+        /* Only a sleeping reader needs the syscall; an awake one will look at
+         * its queue before it sleeps again. */
+        bool need_wake = w->sleeping;
+        w->sleeping = false;
         pthread_mutex_unlock(&w->mu);
-        wake(w);
+        if (need_wake)
+            wake(w);
     }
     atomic_store(&hub->last_rv, ev->rv);
     pthread_mutex_unlock(&hub->mu);
@@ -587,22 +594,27 @@ static bool wait_until(struct fakeapi__watch *w, int64_t until_ns)
     if (left_ms > WATCH_MAX_WAIT_MS)
         left_ms = WATCH_MAX_WAIT_MS;
     struct pollfd fds[2] = {{.fd = w->efd, .events = POLLIN}, {.fd = w->sock, .events = POLLRDHUP}};
+    w->sleeping = true;
     pthread_mutex_unlock(&w->mu);
     int n = poll(fds, w->sock >= 0 ? 2 : 1, (int)left_ms);
     uint64_t count;
     if (n > 0 && (fds[0].revents & POLLIN) && read(w->efd, &count, sizeof count) < 0)
         count = 0;
     pthread_mutex_lock(&w->mu);
+    w->sleeping = false;
     return !(n > 0 && w->sock >= 0 && client_gone(w, fds[1].revents));
 }
 
 /* Next step of the stream when nothing is pending: queue, bookmark, end. */
 static bool refill(struct fakeapi__watch *w)
 {
-    if (w->count > 0) {
+    /* Format every queued event that fits in one send: a busy watch costs one
+     * write per batch, not one per event. */
+    bool moved = false;
+    while (w->count > 0 && w->pending.len < WATCH_BATCH_BYTES && !w->ending) {
         queued item = w->q[w->head];
         if (w->event_delay_ns && fakeapi__srv_now(w->srv) < item.ev->ts + w->event_delay_ns)
-            return false; /* a delay fault: not yet */
+            break; /* a delay fault: not yet */
         w->head = (w->head + 1) % w->cap;
         fakeapi__trace_event(w->srv, w->id, w->client, type_name(item.type), item.ev->key,
                              item.ev->ns, item.ev->name, item.ev->rv);
@@ -610,8 +622,10 @@ static bool refill(struct fakeapi__watch *w)
         add_line(w, type_name(item.type), item.ev->text, item.ev->len);
         w->sent_rv = item.ev->rv;
         fakeapi__event_unref(item.ev);
-        return true;
+        moved = true;
     }
+    if (moved || w->count > 0)
+        return moved;
     int64_t now = fakeapi__srv_now(w->srv);
     uint64_t progress = atomic_load(&w->hub->last_rv);
     if (progress > w->sent_rv)

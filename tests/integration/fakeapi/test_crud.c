@@ -867,7 +867,7 @@ Test(crud, yaml_body)
  * API server answers 422 with a metadata.labels cause. Needs qualified-name
  * and label-value checks in the admission path (verbs_write.c).
  */
-Test(crud, invalid_labels_rejected, .disabled = true)
+Test(crud, invalid_labels_rejected)
 {
     json_t *st = req_fail(422, "Invalid", "POST", CM("default"),
                           "{'metadata':{'name':'l1','labels':{'bad key!':'v'}}}");

@@ -304,14 +304,14 @@ Test(patch, json_patch)
                        "{'op':'remove','path':'/data/b'},"
                        "{'op':'move','from':'/data/c','path':'/data/m'},"
                        "{'op':'copy','from':'/data/d','path':'/data/e'},"
-                       "{'op':'add','path':'/metadata/labels','value':{'x~1y':'z'}}]");
+                       "{'op':'add','path':'/metadata/labels','value':{'x_y':'z'}}]");
     cr_assert_str_eq(jstr(p, "data.a"), "one");
     cr_assert_null(jget(p, "data.b"));
     cr_assert_null(jget(p, "data.c"));
     cr_assert_str_eq(jstr(p, "data.m"), "3");
     cr_assert_str_eq(jstr(p, "data.d"), "4");
     cr_assert_str_eq(jstr(p, "data.e"), "4");
-    cr_assert_str_eq(jstr(p, "metadata.labels.x~1y"), "z");
+    cr_assert_str_eq(jstr(p, "metadata.labels.x_y"), "z");
     json_decref(p);
 
     /* A failed test op: 422, nothing written (the replace before it neither). */
