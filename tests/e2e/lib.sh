@@ -150,8 +150,9 @@ server_stop() {
     [ -n "$pid" ] || return 0
     kill -0 "$pid" 2>/dev/null || alive=0
     kill -TERM "$pid" 2>/dev/null
-    # A watchdog, silent so that it holds no pipe of the TAP stream.
-    ( sleep 10; kill -KILL "$pid" ) >/dev/null 2>&1 </dev/null &
+    # A watchdog, silent so that it holds no pipe of the TAP stream, and
+    # without our traps: killing it must not run e2e_cleanup.
+    ( trap - EXIT INT TERM; sleep 10; kill -KILL "$pid" ) >/dev/null 2>&1 </dev/null &
     local wd=$!
     wait "$pid"
     st=$?
@@ -279,17 +280,31 @@ bg_start() {
     local pid=$!
     E2E_BG_PIDS="$E2E_BG_PIDS $pid"
     eval "${name}_pid=$pid; ${name}_out=\$f"
+    # Note: call bg_start directly, never inside $(...): the job must be ours.
+}
+
+bg_forget() {
+    local p rest=""
+    for p in $E2E_BG_PIDS; do
+        [ "$p" = "$1" ] || rest="$rest $p"
+    done
+    E2E_BG_PIDS=$rest
 }
 
 # bg_wait PID: wait for a background job; returns its status.
 bg_wait() {
+    local st
     wait "$1"
+    st=$?
+    bg_forget "$1"
+    return $st
 }
 
 # bg_stop PID: end a background job (if still running) and reap it.
 bg_stop() {
     kill "$1" 2>/dev/null
     wait "$1" 2>/dev/null
+    bg_forget "$1"
     return 0
 }
 
