@@ -94,6 +94,8 @@ const char *ctrl_strerror(int code)
         return "cancelled";
     case CTRL_ERR_UNSUPPORTED:
         return "not supported";
+    case CTRL_ERR_LEADERSHIP_LOST:
+        return "leadership lost";
     case CTRL_ERR_INTERNAL:
         return "internal error in libctrl";
     case CTRL_ERR_BAD_REQUEST:

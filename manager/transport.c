@@ -77,6 +77,9 @@ struct ctrl__transport {
     size_t max_response;
     int max_idle;
     ctrl_clock clock;
+    void (*on_response)(void *ud, int code, const char *method, const char *host);
+    void *on_response_ud;
+    char host[256]; /* "host:port" of the server, for on_response */
 
     pthread_mutex_t rl_mu;
     double qps;
@@ -222,6 +225,18 @@ out:
     return rc;
 }
 
+/* "host:port" of a URL, as client-go's rest_client_requests_total labels it. */
+static void host_of(const char *url, char *out, size_t len)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    size_t n = strcspn(p, "/?#");
+    if (n >= len)
+        n = len - 1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
 int ctrl__transport_new(const ctrl_config *cfg, const ctrl_client_options *opts,
                         ctrl__transport **out, ctrl_error *err)
 {
@@ -257,6 +272,9 @@ int ctrl__transport_new(const ctrl_config *cfg, const ctrl_client_options *opts,
     t->key = xmemdup(cfg->key, cfg->key_len, &oom);
     t->key_len = cfg->key_len;
     t->insecure = cfg->insecure;
+    t->on_response = opts->on_response;
+    t->on_response_ud = opts->on_response_ud;
+    host_of(cfg->server, t->host, sizeof t->host);
     t->https = !strncmp(cfg->server, "https://", 8);
 
     t->timeout_ms = opts->timeout_ms == 0 ? 30000 : opts->timeout_ms;
@@ -716,6 +734,8 @@ int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__respo
         curl_slist_free_all(headers);
         long status = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        if (t->on_response)
+            t->on_response(t->on_response_ud, (int)status, req->method, t->host);
         if (cc == CURLE_WRITE_ERROR && x.sink_stop) {
             resp->status = (int)status;
             resp->stopped_by_sink = true;

@@ -74,6 +74,12 @@ typedef struct ctrl_client_options {
     const ctrl_clock *clock;   /* NULL = real time; copied */
     size_t max_response_bytes; /* larger answers fail (CTRL_ERR_PROTOCOL); 0 = 64 MiB */
     int max_idle_handles;      /* curl handles kept for reuse; 0 = 16 */
+    /* Called after every HTTP attempt (each retry counts), on the thread
+     * that made it: code is the HTTP status, 0 when no answer came; host is
+     * the server's "host:port". NULL = none. For the manager's
+     * rest_client_requests_total; must be thread-safe and quick. */
+    void (*on_response)(void *ud, int code, const char *method, const char *host);
+    void *on_response_ud;
 } ctrl_client_options;
 
 /*

@@ -43,6 +43,7 @@ typedef enum ctrl_errcode {
     CTRL_ERR_CANCELLED = -9,    /* stopped by the caller (ctrl_watch_stop) */
     CTRL_ERR_UNSUPPORTED = -10, /* a feature libctrl does not implement (exec plugins) */
     CTRL_ERR_INTERNAL = -11,    /* a bug in libctrl: please report */
+    CTRL_ERR_LEADERSHIP_LOST = -12, /* the manager's Lease was lost (ctrl_manager_start) */
 
     /* The server answered with an error: one code per Status reason. */
     CTRL_ERR_API_FIRST = -100,

@@ -33,9 +33,6 @@
 extern "C" {
 #endif
 
-/* Returned by ctrl_manager_start when the lease was lost. */
-#define CTRL_ERR_LEADERSHIP_LOST (-20)
-
 typedef enum ctrl_log_format { CTRL_LOG_TEXT = 0, CTRL_LOG_JSON } ctrl_log_format;
 
 typedef struct ctrl_manager_options {
