@@ -62,3 +62,11 @@ int64_t ctrl_clock_wall_ns(const ctrl_clock *clock)
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * CTRL_SECOND + ts.tv_nsec;
 }
+
+void ctrl_clock_notify(const ctrl_clock *clock, pthread_cond_t *cv)
+{
+    if (clock && clock->notify)
+        clock->notify(clock->ud, cv);
+    else
+        pthread_cond_broadcast(cv);
+}

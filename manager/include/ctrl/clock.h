@@ -15,6 +15,7 @@
 #define CTRL_CLOCK_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -38,6 +39,10 @@ typedef struct ctrl_clock {
     int64_t (*now_ns)(void *ud);
     void (*sleep_ns)(void *ud, int64_t ns);
     void (*wait_until)(void *ud, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ns);
+    /* Wake every waiter on cv (NULL: pthread_cond_broadcast). A scheduler that
+     * runs one thread at a time needs to see every wake-up: libctrl never
+     * signals a condition variable any other way. */
+    void (*notify)(void *ud, pthread_cond_t *cv);
     void *ud;
 } ctrl_clock;
 
@@ -47,6 +52,8 @@ void ctrl_clock_sleep(const ctrl_clock *clock, int64_t ns);
 /* See ctrl_clock.wait_until; deadline INT64_MAX waits for the signal only. */
 void ctrl_clock_wait_until(const ctrl_clock *clock, pthread_cond_t *cv, pthread_mutex_t *mu,
                            int64_t deadline_ns);
+/* Wake every waiter on cv (call with the waiters' mutex held). */
+void ctrl_clock_notify(const ctrl_clock *clock, pthread_cond_t *cv);
 /* Wall-clock time for timestamps written to the API (Lease renewTime,
  * Event times): the clock's time when it is virtual, real time otherwise. */
 int64_t ctrl_clock_wall_ns(const ctrl_clock *clock);
@@ -54,12 +61,22 @@ int64_t ctrl_clock_wall_ns(const ctrl_clock *clock);
 /*
  * Turn hooks. before() is called by an actor just before it runs and may
  * block until the embedder lets it go; after() when it has finished.
- * actor_kind is "reconcile" or "event"; actor is the controller or
- * informer name; key is "namespace/name" (or "" for an informer's event).
+ * actor_kind is "reconcile", "event", "list" or "lease"; actor is the
+ * controller, informer or lock name; key is "namespace/name" (or "").
+ *
+ * For a scheduler that runs one libctrl thread at a time, every thread
+ * libctrl starts calls thread_start() first (it may block until scheduled)
+ * and thread_exit() last; a thread about to block on a watch stream (data
+ * only the server decides to send) calls io_wait(true), and io_wait(false)
+ * when it has data or the stream ended (it may block until scheduled). All
+ * callbacks may be NULL.
  */
 typedef struct ctrl_hooks {
     void (*before)(void *ud, const char *actor_kind, const char *actor, const char *key);
     void (*after)(void *ud, const char *actor_kind, const char *actor, const char *key);
+    void (*thread_start)(void *ud, const char *name);
+    void (*thread_exit)(void *ud);
+    void (*io_wait)(void *ud, bool waiting);
     void *ud;
 } ctrl_hooks;
 
