@@ -1,0 +1,883 @@
+/*
+ * informer.c - one informer: list/watch (or watch-list) into a store, and
+ * handler dispatch.
+ *
+ * DESIGN
+ *   Threads. The informer's main thread first resolves the kind's scope
+ *   (discovery, retried with backoff), then runs the reflector of the first
+ *   namespace. A namespaced kind with a cache scoped to N namespaces gets N
+ *   reflectors (one LIST+WATCH per namespace), the extra N-1 on threads of
+ *   their own spawned by the main thread; every other case has one
+ *   reflector for every namespace. With a resync period, one more thread
+ *   delivers the periodic on_update(obj, obj). All of them write the store
+ *   and call handlers only while holding dispatch_mu, so handlers of one
+ *   informer run one event at a time, in the order the events arrived (per
+ *   object, since an object lives in exactly one namespace).
+ *
+ *   A reflector: LIST (paginated, by ctrl_client_list) then WATCH from the
+ *   list's resourceVersion with bookmarks and a jittered timeoutSeconds;
+ *   after a clean close or a broken connection, WATCH again from the last
+ *   resourceVersion seen (events and bookmarks); on 410, LIST again from the
+ *   last resourceVersion, and if that is 410 too, from "" (the newest
+ *   state). The new list replaces the reflector's part of the store: new
+ *   objects are adds, changed ones (another resourceVersion) updates, and
+ *   the objects that are gone are deletes with final_state_unknown. Unless
+ *   the cache says no_watch_list, the first attempt is watch-list
+ *   (sendInitialEvents): the ADDED events up to the BOOKMARK annotated
+ *   k8s.io/initial-events-end are gathered and replace the store like a
+ *   list; a 4xx refusal (other than 410 and 429) switches the reflector to
+ *   LIST+WATCH for good. Errors back off 0.8 s doubling to 30 s (the
+ *   server's Retry-After when longer) on the cache's clock; a list or a
+ *   watch that delivered something resets the backoff. A watch that ends
+ *   cleanly within a second without any event counts as an error, as
+ *   client-go's "very short watch".
+ *
+ *   Locks, in the order they are taken:
+ *     dispatch_mu (recursive) - store writes, handler calls and the handler
+ *                               array; held across handler calls, so a
+ *                               handler may add handlers or indexes.
+ *     store lock (store.c)    - inside dispatch_mu, never held outside a
+ *                               store call.
+ *     mu                      - lifecycle flags, reflectors' rv and synced,
+ *                               stats, the resync rng; never held while
+ *                               calling out; cv signals stop and sync.
+ */
+#include "informer_int.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+#define BACKOFF_FIRST (800 * CTRL_MILLISECOND)
+#define BACKOFF_MAX (30 * CTRL_SECOND)
+#define SHORT_WATCH CTRL_SECOND
+#define DEFAULT_WATCH_TIMEOUT_S 300
+#define RV_MAX 64
+
+typedef struct reflector {
+    ctrl_informer *inf;
+    const char *ns; /* NULL = every namespace */
+    ctrl_watch *w;
+    pthread_t thread;
+    bool spawned;    /* thread created (mu) */
+    char rv[RV_MAX]; /* last resourceVersion seen; written under mu by its thread */
+    bool synced;     /* first list done (mu) */
+    bool watch_list; /* try watch-list (its thread only) */
+    bool list_fresh; /* next list from "" (its thread only) */
+    int64_t backoff; /* last backoff (its thread only) */
+    uint64_t rng;    /* its thread only */
+} reflector;
+
+struct ctrl_informer {
+    ctrl__informer_config cfg;
+    char *api_version, *kind, *name;
+    char *label_selector, *field_selector;
+    ctrl_transform_fn transform;
+    void *transform_user;
+    ctrl__store *store;
+
+    pthread_mutex_t dispatch_mu;
+    ctrl_event_handler *handlers;
+    size_t nh, caph;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    reflector *refl;
+    size_t nrefl;   /* allocated */
+    size_t nactive; /* in use, once the scope is known (0 before) */
+    pthread_t main_thread, resync_thread;
+    bool started, stopping, synced, resync_started;
+    ctrl_informer_stats stats;
+    uint64_t rng;
+};
+
+/* ---- small helpers ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* splitmix64 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static const char *obj_rv(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static bool is_stopping(ctrl_informer *inf)
+{
+    pthread_mutex_lock(&inf->mu);
+    bool s = inf->stopping;
+    pthread_mutex_unlock(&inf->mu);
+    return s;
+}
+
+/* Wait ns on the cache's clock; false if the informer stops meanwhile. */
+static bool sleep_for(ctrl_informer *inf, int64_t ns)
+{
+    pthread_mutex_lock(&inf->mu);
+    int64_t deadline = ctrl_clock_now(inf->cfg.clock) + ns;
+    while (!inf->stopping && ctrl_clock_now(inf->cfg.clock) < deadline)
+        ctrl_clock_wait_until(inf->cfg.clock, &inf->cv, &inf->mu, deadline);
+    bool ok = !inf->stopping;
+    pthread_mutex_unlock(&inf->mu);
+    return ok;
+}
+
+static void count_error(ctrl_informer *inf)
+{
+    pthread_mutex_lock(&inf->mu);
+    inf->stats.errors++;
+    pthread_mutex_unlock(&inf->mu);
+}
+
+/* Count an error and back off: 0.8 s doubling to 30 s, or Retry-After. */
+static bool backoff(reflector *r, const ctrl_error *err)
+{
+    count_error(r->inf);
+    int64_t d = r->backoff ? r->backoff * 2 : BACKOFF_FIRST;
+    if (d > BACKOFF_MAX)
+        d = BACKOFF_MAX;
+    r->backoff = d;
+    if (err && err->retry_after_seconds > 0 && err->retry_after_seconds * CTRL_SECOND > d)
+        d = err->retry_after_seconds * CTRL_SECOND;
+    return sleep_for(r->inf, d);
+}
+
+static void set_rv(reflector *r, const char *rv)
+{
+    if (!rv || !*rv || strlen(rv) >= RV_MAX)
+        return;
+    pthread_mutex_lock(&r->inf->mu);
+    memcpy(r->rv, rv, strlen(rv) + 1);
+    pthread_mutex_unlock(&r->inf->mu);
+}
+
+/* ---- dispatch (dispatch_mu held) ---- */
+
+static void hook_before(ctrl_informer *inf, const char *key)
+{
+    const ctrl_hooks *h = inf->cfg.hooks;
+    if (h && h->before)
+        h->before(h->ud, "event", inf->name, key);
+}
+
+static void hook_after(ctrl_informer *inf, const char *key)
+{
+    const ctrl_hooks *h = inf->cfg.hooks;
+    if (h && h->after)
+        h->after(h->ud, "event", inf->name, key);
+}
+
+/* Handlers are copied out one at a time: a handler may add handlers. */
+static void call_add(ctrl_informer *inf, const json_t *obj, bool initial)
+{
+    for (size_t i = 0; i < inf->nh; i++) {
+        ctrl_event_handler h = inf->handlers[i];
+        if (h.on_add)
+            h.on_add(obj, initial, h.user);
+    }
+}
+
+static void call_update(ctrl_informer *inf, const json_t *old, const json_t *obj)
+{
+    for (size_t i = 0; i < inf->nh; i++) {
+        ctrl_event_handler h = inf->handlers[i];
+        if (h.on_update)
+            h.on_update(old, obj, h.user);
+    }
+}
+
+static void call_delete(ctrl_informer *inf, const json_t *obj, bool unknown)
+{
+    for (size_t i = 0; i < inf->nh; i++) {
+        ctrl_event_handler h = inf->handlers[i];
+        if (h.on_delete)
+            h.on_delete(obj, unknown, h.user);
+    }
+}
+
+/*
+ * Store obj under key and tell the handlers. From a list (relist true), an
+ * object whose resourceVersion did not change is left alone.
+ */
+static void dispatch_upsert(ctrl_informer *inf, const char *key, json_t *obj, bool initial,
+                            bool relist)
+{
+    if (relist) {
+        json_t *cur = NULL;
+        if (ctrl__store_get(inf->store, key, &cur) == 0) {
+            const char *a = obj_rv(cur), *b = obj_rv(obj);
+            bool same = a && b && !strcmp(a, b);
+            json_decref(cur);
+            if (same)
+                return;
+        }
+    }
+    hook_before(inf, key);
+    json_t *old = NULL;
+    if (ctrl__store_put(inf->store, key, obj, &old) == 0) {
+        if (old)
+            call_update(inf, old, obj);
+        else
+            call_add(inf, obj, initial);
+    }
+    json_decref(old);
+    hook_after(inf, key);
+}
+
+/* Remove key; handlers get the event's object, or the last state stored
+ * when the deletion was inferred (final state unknown). */
+static void dispatch_delete(ctrl_informer *inf, const char *key, json_t *event_obj, bool unknown)
+{
+    hook_before(inf, key);
+    json_t *old = NULL;
+    ctrl__store_remove(inf->store, key, &old);
+    const json_t *what = event_obj ? event_obj : old;
+    if (what)
+        call_delete(inf, what, unknown);
+    json_decref(old);
+    hook_after(inf, key);
+}
+
+static void transform(ctrl_informer *inf, json_t *obj)
+{
+    if (inf->transform && json_is_object(obj))
+        inf->transform(obj, inf->transform_user);
+}
+
+/* The reflector's first sync is done: maybe the informer's too. */
+static void mark_synced(reflector *r)
+{
+    ctrl_informer *inf = r->inf;
+    pthread_mutex_lock(&inf->mu);
+    r->synced = true;
+    bool all = inf->nactive > 0;
+    for (size_t i = 0; i < inf->nactive; i++)
+        all = all && inf->refl[i].synced;
+    if (all && !inf->synced) {
+        inf->synced = true;
+        ctrl_clock_notify(inf->cfg.clock, &inf->cv);
+    }
+    pthread_mutex_unlock(&inf->mu);
+}
+
+/*
+ * A full list (items: a JSON array, transformed here) replaces the
+ * reflector's part of the store.
+ */
+static void replace(reflector *r, json_t *items, const char *rv)
+{
+    ctrl_informer *inf = r->inf;
+    pthread_mutex_lock(&inf->dispatch_mu);
+    bool initial = !r->synced;
+    json_t *gone = ctrl__store_snapshot(inf->store, r->ns);
+    size_t i;
+    json_t *obj;
+    char key[CTRL__KEY_MAX];
+    json_array_foreach(items, i, obj)
+    {
+        transform(inf, obj);
+        if (ctrl__store_key(obj, key, sizeof key) < 0)
+            continue;
+        if (gone)
+            json_object_del(gone, key);
+        dispatch_upsert(inf, key, obj, initial, true);
+    }
+    const char *k;
+    json_t *last;
+    json_object_foreach(gone, k, last)
+    {
+        dispatch_delete(inf, k, NULL, true);
+    }
+    json_decref(gone);
+    pthread_mutex_unlock(&inf->dispatch_mu);
+    set_rv(r, rv);
+    mark_synced(r);
+}
+
+/* ---- list ---- */
+
+static int do_list(reflector *r, ctrl_error *err)
+{
+    ctrl_informer *inf = r->inf;
+    const char *rv = !r->list_fresh && r->rv[0] ? r->rv : NULL;
+    ctrl_list_options lo = {.label_selector = inf->label_selector,
+                            .field_selector = inf->field_selector,
+                            .resource_version = rv,
+                            .resource_version_match = rv ? "NotOlderThan" : NULL};
+    json_t *list = NULL;
+    pthread_mutex_lock(&inf->mu);
+    inf->stats.lists++;
+    pthread_mutex_unlock(&inf->mu);
+    int rc = ctrl_client_list(inf->cfg.client, inf->api_version, inf->kind, r->ns, &lo, &list, err);
+    if (ctrl_err_is_gone(rc) && rv) {
+        /* Even the last resourceVersion is gone: the newest state, then. */
+        lo.resource_version = NULL;
+        lo.resource_version_match = NULL;
+        pthread_mutex_lock(&inf->mu);
+        inf->stats.lists++;
+        pthread_mutex_unlock(&inf->mu);
+        rc = ctrl_client_list(inf->cfg.client, inf->api_version, inf->kind, r->ns, &lo, &list, err);
+    }
+    if (rc < 0)
+        return rc;
+    const char *list_rv = obj_rv(list);
+    json_t *items = json_object_get(list, "items");
+    replace(r, json_is_array(items) ? items : NULL, list_rv);
+    r->list_fresh = false;
+    json_decref(list);
+    return 0;
+}
+
+/* ---- watch ---- */
+
+typedef struct watch_ctx {
+    reflector *r;
+    bool initial_phase; /* watch-list: gathering the initial events */
+    bool initial_done;  /* watch-list: the initial-events-end bookmark came */
+    json_t *initial;    /* key -> object while gathering */
+    unsigned long events;
+} watch_ctx;
+
+static bool initial_end(const json_t *obj)
+{
+    json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    const char *v = json_string_value(json_object_get(ann, "k8s.io/initial-events-end"));
+    return v && !strcmp(v, "true");
+}
+
+static int on_event(const ctrl_watch_event *ev, void *user)
+{
+    watch_ctx *wc = user;
+    reflector *r = wc->r;
+    ctrl_informer *inf = r->inf;
+    json_t *obj = ev->object;
+    char key[CTRL__KEY_MAX];
+    switch (ev->type) {
+    case CTRL_WATCH_ADDED:
+    case CTRL_WATCH_MODIFIED:
+    case CTRL_WATCH_DELETED:
+        wc->events++;
+        pthread_mutex_lock(&inf->mu);
+        inf->stats.events++;
+        pthread_mutex_unlock(&inf->mu);
+        if (ctrl__store_key(obj, key, sizeof key) < 0)
+            break;
+        if (wc->initial_phase) {
+            if (ev->type == CTRL_WATCH_DELETED)
+                json_object_del(wc->initial, key);
+            else
+                json_object_set_nocheck(wc->initial, key, obj);
+            break;
+        }
+        transform(inf, obj);
+        pthread_mutex_lock(&inf->dispatch_mu);
+        if (ev->type == CTRL_WATCH_DELETED)
+            dispatch_delete(inf, key, obj, false);
+        else
+            dispatch_upsert(inf, key, obj, false, false);
+        pthread_mutex_unlock(&inf->dispatch_mu);
+        set_rv(r, obj_rv(obj));
+        break;
+    case CTRL_WATCH_BOOKMARK:
+        pthread_mutex_lock(&inf->mu);
+        inf->stats.bookmarks++;
+        pthread_mutex_unlock(&inf->mu);
+        if (wc->initial_phase && initial_end(obj)) {
+            json_t *items = json_array();
+            const char *k;
+            json_t *o;
+            json_object_foreach(wc->initial, k, o)
+            {
+                json_array_append(items, o);
+            }
+            json_object_clear(wc->initial);
+            wc->initial_phase = false;
+            wc->initial_done = true;
+            replace(r, items, obj_rv(obj));
+            json_decref(items);
+        } else if (!wc->initial_phase) {
+            set_rv(r, obj_rv(obj));
+        }
+        break;
+    case CTRL_WATCH_ERROR:
+        break; /* ctrl_client_watch returns its code */
+    }
+    return is_stopping(inf) ? 1 : 0;
+}
+
+static int do_watch(reflector *r, bool watch_list, watch_ctx *wc, ctrl_error *err)
+{
+    ctrl_informer *inf = r->inf;
+    *wc = (watch_ctx){.r = r, .initial_phase = watch_list};
+    if (watch_list && !(wc->initial = json_object()))
+        return CTRL_ERR_NOMEM;
+    int base = inf->cfg.watch_timeout_s > 0 ? inf->cfg.watch_timeout_s : DEFAULT_WATCH_TIMEOUT_S;
+    int timeout = base + (int)(rng_next(&r->rng) % ((uint64_t)base + 1));
+    const char *rv = r->rv[0] ? r->rv : NULL;
+    if (watch_list && r->list_fresh)
+        rv = NULL;
+    ctrl_watch_options wo = {.label_selector = inf->label_selector,
+                             .field_selector = inf->field_selector,
+                             .resource_version = rv,
+                             .timeout_seconds = timeout,
+                             .allow_bookmarks = true,
+                             .send_initial_events = watch_list};
+    pthread_mutex_lock(&inf->mu);
+    inf->stats.watches++;
+    pthread_mutex_unlock(&inf->mu);
+    int rc = ctrl_client_watch(inf->cfg.client, inf->api_version, inf->kind, r->ns, &wo, r->w,
+                               on_event, wc, err);
+    json_decref(wc->initial);
+    wc->initial = NULL;
+    return rc;
+}
+
+/* A server that does not do watch-list refuses it with a 4xx. */
+static bool refused(int rc, const ctrl_error *err)
+{
+    if (!ctrl_err_is_api(rc) || ctrl_err_is_gone(rc) || ctrl_err_is_too_many_requests(rc))
+        return false;
+    return err->http_status >= 400 && err->http_status < 500;
+}
+
+static void run_reflector(reflector *r)
+{
+    ctrl_informer *inf = r->inf;
+    ctrl_error err = {0};
+    bool need_list = true;
+    r->watch_list = !inf->cfg.no_watch_list;
+    while (!is_stopping(inf)) {
+        int rc;
+        if (need_list && !r->watch_list) {
+            rc = do_list(r, &err);
+            if (rc == 0) {
+                need_list = false;
+                r->backoff = 0;
+            } else if (rc == CTRL_ERR_CANCELLED || !backoff(r, &err)) {
+                break;
+            }
+            continue;
+        }
+        bool as_list = need_list;
+        watch_ctx wc;
+        int64_t t0 = ctrl_clock_now(inf->cfg.clock);
+        rc = do_watch(r, as_list, &wc, &err);
+        if (rc == CTRL_ERR_CANCELLED || is_stopping(inf))
+            break;
+        if (as_list && !wc.initial_done) {
+            if (wc.events == 0 && refused(rc, &err)) {
+                r->watch_list = false; /* the server does not do watch-list */
+                continue;
+            }
+            if (ctrl_err_is_gone(rc) && wc.events == 0 && !r->list_fresh && r->rv[0]) {
+                r->list_fresh = true;
+                continue;
+            }
+            if (!backoff(r, &err))
+                break;
+            continue;
+        }
+        if (as_list) {
+            need_list = false;
+            r->list_fresh = false;
+        }
+        if (ctrl_err_is_gone(rc)) {
+            /* 410: the history we need is gone; list again. */
+            pthread_mutex_lock(&inf->mu);
+            inf->stats.relists++;
+            pthread_mutex_unlock(&inf->mu);
+            need_list = true;
+            continue;
+        }
+        if (rc == 0 &&
+            (wc.events > 0 || ctrl_clock_now(inf->cfg.clock) - t0 >= SHORT_WATCH || as_list)) {
+            r->backoff = 0;
+            continue;
+        }
+        if (wc.events > 0)
+            r->backoff = 0;
+        if (!backoff(r, rc < 0 ? &err : NULL))
+            break;
+    }
+    ctrl_error_deinit(&err);
+}
+
+static void *reflector_main(void *arg)
+{
+    run_reflector(arg);
+    return NULL;
+}
+
+static void *informer_main(void *arg)
+{
+    ctrl_informer *inf = arg;
+    reflector *r0 = &inf->refl[0];
+    ctrl_error err = {0};
+    ctrl_resource_info info;
+    for (;;) {
+        int rc =
+            ctrl_client_resource_for(inf->cfg.client, inf->api_version, inf->kind, &info, &err);
+        if (rc == 0)
+            break;
+        if (!backoff(r0, &err))
+            goto out;
+    }
+    r0->backoff = 0;
+    pthread_mutex_lock(&inf->mu);
+    if (!info.namespaced) {
+        r0->ns = NULL;
+        inf->nactive = 1;
+    } else {
+        inf->nactive = inf->nrefl;
+    }
+    for (size_t i = 1; i < inf->nactive && !inf->stopping; i++) {
+        if (pthread_create(&inf->refl[i].thread, NULL, reflector_main, &inf->refl[i]) == 0)
+            inf->refl[i].spawned = true;
+        else
+            inf->stats.errors++; /* that namespace stays unsynced */
+    }
+    pthread_mutex_unlock(&inf->mu);
+    run_reflector(r0);
+out:
+    ctrl_error_deinit(&err);
+    return NULL;
+}
+
+/* ---- resync ---- */
+
+static void resync(ctrl_informer *inf)
+{
+    json_t *all = NULL;
+    pthread_mutex_lock(&inf->dispatch_mu);
+    if (ctrl__store_list(inf->store, NULL, NULL, &all) == 0) {
+        size_t i;
+        json_t *obj;
+        char key[CTRL__KEY_MAX];
+        json_array_foreach(all, i, obj)
+        {
+            if (ctrl__store_key(obj, key, sizeof key) < 0)
+                continue;
+            hook_before(inf, key);
+            call_update(inf, obj, obj);
+            hook_after(inf, key);
+        }
+    }
+    pthread_mutex_unlock(&inf->dispatch_mu);
+    json_decref(all);
+}
+
+static void *resync_main(void *arg)
+{
+    ctrl_informer *inf = arg;
+    pthread_mutex_lock(&inf->mu);
+    while (!inf->stopping) {
+        int64_t period = inf->cfg.resync_ns;
+        if (period >= 10)
+            period += (int64_t)(rng_next(&inf->rng) % (uint64_t)(period / 10 + 1));
+        int64_t deadline = ctrl_clock_now(inf->cfg.clock) + period;
+        while (!inf->stopping && ctrl_clock_now(inf->cfg.clock) < deadline)
+            ctrl_clock_wait_until(inf->cfg.clock, &inf->cv, &inf->mu, deadline);
+        if (inf->stopping || !inf->synced)
+            continue;
+        pthread_mutex_unlock(&inf->mu);
+        resync(inf);
+        pthread_mutex_lock(&inf->mu);
+    }
+    pthread_mutex_unlock(&inf->mu);
+    return NULL;
+}
+
+/* ---- lifecycle (cache.c) ---- */
+
+int ctrl__informer_new(const ctrl__informer_config *cfg, const char *api_version, const char *kind,
+                       const ctrl_informer_options *opts, ctrl_informer **out)
+{
+    static const ctrl_informer_options none = {0};
+    if (!cfg || !cfg->client || !api_version || !kind || !out)
+        return CTRL_ERR_ARG;
+    if (!opts)
+        opts = &none;
+    ctrl_informer *inf = calloc(1, sizeof *inf);
+    if (!inf)
+        return CTRL_ERR_NOMEM;
+    inf->cfg = *cfg;
+    inf->rng = cfg->seed;
+    size_t nns = 0;
+    while (cfg->namespaces && cfg->namespaces[nns])
+        nns++;
+    inf->nrefl = nns ? nns : 1;
+    inf->api_version = strdup(api_version);
+    inf->kind = strdup(kind);
+    size_t nlen = strlen(api_version) + strlen(kind) + 2;
+    inf->name = malloc(nlen);
+    if (inf->name)
+        snprintf(inf->name, nlen, "%s/%s", api_version, kind);
+    inf->label_selector = dup_or_null(opts->label_selector);
+    inf->field_selector = dup_or_null(opts->field_selector);
+    inf->transform = opts->transform;
+    inf->transform_user = opts->transform_user;
+    inf->refl = calloc(inf->nrefl, sizeof *inf->refl);
+    bool ok = inf->api_version && inf->kind && inf->name && inf->refl &&
+              (!opts->label_selector || inf->label_selector) &&
+              (!opts->field_selector || inf->field_selector) && ctrl__store_new(&inf->store) == 0;
+    for (size_t i = 0; ok && i < inf->nrefl; i++) {
+        reflector *r = &inf->refl[i];
+        r->inf = inf;
+        r->ns = nns ? cfg->namespaces[i] : NULL;
+        r->rng = cfg->seed + 0x632BE59BD9B4E019ULL * (i + 1);
+        ok = ctrl_watch_new(&r->w) == 0;
+    }
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&inf->dispatch_mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    pthread_mutex_init(&inf->mu, NULL);
+    pthread_cond_init(&inf->cv, NULL);
+    if (!ok) {
+        ctrl__informer_free(inf);
+        return CTRL_ERR_NOMEM;
+    }
+    *out = inf;
+    return 0;
+}
+
+bool ctrl__informer_is(const ctrl_informer *inf, const char *api_version, const char *kind)
+{
+    return !strcmp(inf->api_version, api_version) && !strcmp(inf->kind, kind);
+}
+
+int ctrl__informer_start(ctrl_informer *inf)
+{
+    int rc = 0;
+    pthread_mutex_lock(&inf->mu);
+    if (inf->started || inf->stopping) {
+        rc = CTRL_ERR_ARG;
+        goto out;
+    }
+    if (pthread_create(&inf->main_thread, NULL, informer_main, inf) != 0) {
+        rc = CTRL_ERR_NOMEM;
+        goto out;
+    }
+    inf->started = true;
+    if (inf->cfg.resync_ns > 0 && pthread_create(&inf->resync_thread, NULL, resync_main, inf) == 0)
+        inf->resync_started = true;
+out:
+    pthread_mutex_unlock(&inf->mu);
+    return rc;
+}
+
+void ctrl__informer_signal_stop(ctrl_informer *inf)
+{
+    pthread_mutex_lock(&inf->mu);
+    inf->stopping = true;
+    ctrl_clock_notify(inf->cfg.clock, &inf->cv);
+    pthread_mutex_unlock(&inf->mu);
+    for (size_t i = 0; i < inf->nrefl; i++)
+        ctrl_watch_stop(inf->refl[i].w);
+}
+
+void ctrl__informer_join(ctrl_informer *inf)
+{
+    pthread_mutex_lock(&inf->mu);
+    bool started = inf->started, resync_started = inf->resync_started;
+    pthread_mutex_unlock(&inf->mu);
+    if (!started)
+        return;
+    pthread_join(inf->main_thread, NULL);
+    /* The main thread spawned the others: their flags are final now. */
+    for (size_t i = 1; i < inf->nrefl; i++) {
+        if (inf->refl[i].spawned)
+            pthread_join(inf->refl[i].thread, NULL);
+        inf->refl[i].spawned = false;
+    }
+    if (resync_started)
+        pthread_join(inf->resync_thread, NULL);
+    pthread_mutex_lock(&inf->mu);
+    inf->started = false;
+    inf->resync_started = false;
+    pthread_mutex_unlock(&inf->mu);
+}
+
+void ctrl__informer_free(ctrl_informer *inf)
+{
+    if (!inf)
+        return;
+    for (size_t i = 0; inf->refl && i < inf->nrefl; i++)
+        ctrl_watch_free(inf->refl[i].w);
+    free(inf->refl);
+    ctrl__store_free(inf->store);
+    free(inf->handlers);
+    free(inf->api_version);
+    free(inf->kind);
+    free(inf->name);
+    free(inf->label_selector);
+    free(inf->field_selector);
+    pthread_mutex_destroy(&inf->dispatch_mu);
+    pthread_mutex_destroy(&inf->mu);
+    pthread_cond_destroy(&inf->cv);
+    free(inf);
+}
+
+/* ---- public ---- */
+
+int ctrl_informer_add_handler(ctrl_informer *inf, const ctrl_event_handler *h)
+{
+    if (!inf || !h)
+        return CTRL_ERR_ARG;
+    pthread_mutex_lock(&inf->dispatch_mu);
+    if (inf->nh == inf->caph) {
+        size_t cap = inf->caph ? 2 * inf->caph : 4;
+        ctrl_event_handler *n = realloc(inf->handlers, cap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&inf->dispatch_mu);
+            return CTRL_ERR_NOMEM;
+        }
+        inf->handlers = n;
+        inf->caph = cap;
+    }
+    inf->handlers[inf->nh++] = *h;
+    /* A late handler first hears of what is already cached. */
+    json_t *all = NULL;
+    if (h->on_add && ctrl__store_len(inf->store) > 0 &&
+        ctrl__store_list(inf->store, NULL, NULL, &all) == 0) {
+        size_t i;
+        json_t *obj;
+        char key[CTRL__KEY_MAX];
+        json_array_foreach(all, i, obj)
+        {
+            if (ctrl__store_key(obj, key, sizeof key) < 0)
+                continue;
+            hook_before(inf, key);
+            h->on_add(obj, true, h->user);
+            hook_after(inf, key);
+        }
+        json_decref(all);
+    }
+    pthread_mutex_unlock(&inf->dispatch_mu);
+    return 0;
+}
+
+bool ctrl_informer_has_synced(ctrl_informer *inf)
+{
+    if (!inf)
+        return false;
+    pthread_mutex_lock(&inf->mu);
+    bool s = inf->synced;
+    pthread_mutex_unlock(&inf->mu);
+    return s;
+}
+
+int ctrl_informer_wait_for_sync(ctrl_informer *inf, int64_t timeout_ns)
+{
+    if (!inf)
+        return CTRL_ERR_ARG;
+    pthread_mutex_lock(&inf->mu);
+    int64_t now = ctrl_clock_now(inf->cfg.clock);
+    int64_t deadline =
+        timeout_ns < 0 || timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
+    while (!inf->synced && !inf->stopping && ctrl_clock_now(inf->cfg.clock) < deadline)
+        ctrl_clock_wait_until(inf->cfg.clock, &inf->cv, &inf->mu, deadline);
+    int rc = inf->synced ? 0 : inf->stopping ? CTRL_ERR_CANCELLED : CTRL_ERR_TIMEOUT;
+    pthread_mutex_unlock(&inf->mu);
+    return rc;
+}
+
+static unsigned long long rv_num(const char *rv, bool *ok)
+{
+    char *end = NULL;
+    unsigned long long n = strtoull(rv, &end, 10);
+    *ok = *rv && end && !*end;
+    return n;
+}
+
+void ctrl_informer_last_rv(ctrl_informer *inf, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return;
+    buf[0] = '\0';
+    if (!inf)
+        return;
+    pthread_mutex_lock(&inf->mu);
+    const char *best = "";
+    unsigned long long best_n = 0;
+    size_t n = inf->nactive ? inf->nactive : 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *rv = inf->refl[i].rv;
+        bool ok;
+        unsigned long long v = rv_num(rv, &ok);
+        if (!*rv)
+            continue;
+        if (!*best || (ok && v > best_n)) {
+            best = rv;
+            best_n = ok ? v : 0;
+        }
+    }
+    snprintf(buf, len, "%s", best);
+    pthread_mutex_unlock(&inf->mu);
+}
+
+int ctrl_informer_get(ctrl_informer *inf, const char *ns, const char *name, json_t **out)
+{
+    if (!inf || !name || !out)
+        return CTRL_ERR_ARG;
+    char key[CTRL__KEY_MAX];
+    int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name)
+                      : snprintf(key, sizeof key, "%s", name);
+    if (n < 0 || (size_t)n >= sizeof key)
+        return CTRL_ERR_NOT_FOUND;
+    return ctrl__store_get(inf->store, key, out);
+}
+
+int ctrl_informer_list(ctrl_informer *inf, const char *ns, const char *label_selector, json_t **out)
+{
+    if (!inf || !out)
+        return CTRL_ERR_ARG;
+    ctrl__selector *sel = NULL;
+    if (label_selector && *label_selector) {
+        int rc = ctrl__selector_parse(label_selector, &sel);
+        if (rc < 0)
+            return rc;
+    }
+    int rc = ctrl__store_list(inf->store, ns && *ns ? ns : NULL, sel, out);
+    ctrl__selector_free(sel);
+    return rc;
+}
+
+int ctrl_informer_add_index(ctrl_informer *inf, const char *name, ctrl_index_fn fn, void *user)
+{
+    if (!inf)
+        return CTRL_ERR_ARG;
+    return ctrl__store_add_index(inf->store, name, fn, user);
+}
+
+int ctrl_informer_by_index(ctrl_informer *inf, const char *name, const char *value, json_t **out)
+{
+    if (!inf || !out)
+        return CTRL_ERR_ARG;
+    return ctrl__store_by_index(inf->store, name, value, out);
+}
+
+void ctrl_informer_stats_get(ctrl_informer *inf, ctrl_informer_stats *out)
+{
+    if (!inf || !out)
+        return;
+    pthread_mutex_lock(&inf->mu);
+    *out = inf->stats;
+    pthread_mutex_unlock(&inf->mu);
+    out->objects = ctrl__store_len(inf->store);
+}

@@ -1,0 +1,83 @@
+/*
+ * store_int.h - the informer's thread-safe object store (private to libctrl).
+ *
+ * Objects are keyed "namespace/name" ("name" for cluster-scoped objects),
+ * as client-go's MetaNamespaceKeyFunc. Every object is also filed in the
+ * built-in "namespace" index and in every index added with
+ * ctrl__store_add_index. Stored objects are shared, read-only jansson
+ * values: readers get new references (json_incref) and must not modify them.
+ *
+ * Threads: one writer at a time (the informer serialises its writers);
+ * readers (get, list, by_index, snapshot, len) from any thread at once. A
+ * writer-preferring rwlock protects everything; index functions run with it
+ * held for writing and must not call back into the store.
+ *
+ * Also here: a compact label-selector matcher (=, ==, !=, in, notin, key,
+ * !key, and integer > and <) for reads that filter by labels.
+ */
+#ifndef CTRL_STORE_INT_H
+#define CTRL_STORE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "ctrl/cache.h"
+
+/* The name of the built-in index of objects by namespace. */
+#define CTRL__INDEX_NAMESPACE "namespace"
+
+/* Longest key: a 63-character namespace, '/', a 253-character name. */
+#define CTRL__KEY_MAX 320
+
+typedef struct ctrl__store ctrl__store;
+typedef struct ctrl__selector ctrl__selector;
+
+/* The key of obj into buf ("ns/name" or "name"). CTRL_ERR_ARG when obj has
+ * no metadata.name or the key does not fit. */
+int ctrl__store_key(const json_t *obj, char *buf, size_t len);
+
+/* A new, empty store (CTRL_ERR_NOMEM). */
+int ctrl__store_new(ctrl__store **out);
+/* Free the store and its references. NULL does nothing. No reader may be
+ * inside it. */
+void ctrl__store_free(ctrl__store *s);
+
+/*
+ * Writers (one thread at a time).
+ *
+ * put: store obj (a reference is taken; the caller keeps its own) under
+ * key; *old (may be NULL) receives the object it replaced as a new
+ * reference, or NULL. remove: drop key; *old as for put (NULL when absent).
+ */
+int ctrl__store_put(ctrl__store *s, const char *key, json_t *obj, json_t **old);
+int ctrl__store_remove(ctrl__store *s, const char *key, json_t **old);
+
+/* Add an index and file every stored object in it (CTRL_ERR_ARG if the
+ * name is taken). fn is called with the store locked. Any thread. */
+int ctrl__store_add_index(ctrl__store *s, const char *name, ctrl_index_fn fn, void *user);
+
+/*
+ * Readers (any thread).
+ *
+ * get: *out a new reference, or CTRL_ERR_NOT_FOUND.
+ * list: a new array of the objects in ns (NULL = all) that sel matches
+ * (NULL = all), sorted by namespace then name.
+ * by_index: a new array of the objects filed under value in index name,
+ * sorted as list (CTRL_ERR_ARG for an unknown index).
+ * snapshot: a new JSON object key -> object of everything in ns (NULL = all).
+ */
+int ctrl__store_get(ctrl__store *s, const char *key, json_t **out);
+int ctrl__store_list(ctrl__store *s, const char *ns, const ctrl__selector *sel, json_t **out);
+int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, json_t **out);
+json_t *ctrl__store_snapshot(ctrl__store *s, const char *ns);
+size_t ctrl__store_len(ctrl__store *s);
+
+/* Parse a label selector ("" or NULL selects everything): *out a new
+ * selector to free with ctrl__selector_free. CTRL_ERR_ARG when malformed. */
+int ctrl__selector_parse(const char *text, ctrl__selector **out);
+void ctrl__selector_free(ctrl__selector *sel);
+/* True when labels (a JSON object of strings, or NULL) satisfy sel. */
+bool ctrl__selector_matches(const ctrl__selector *sel, const json_t *labels);
+
+#endif
