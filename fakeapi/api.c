@@ -244,9 +244,31 @@ int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kin
 
 int fakeapi__bootstrap(fakeapi_server *srv);
 
+/* A store that already holds CRDs (--db) serves their kinds again. */
+static int serve_stored_crds(fakeapi_server *srv)
+{
+    json_t *crds = json_array();
+    fakeapi__store_lock(srv->store);
+    int rc = fakeapi__store_load_all(srv->store, "apiextensions.k8s.io/customresourcedefinitions",
+                                     NULL, crds);
+    fakeapi__store_unlock(srv->store);
+    size_t i;
+    json_t *crd;
+    json_array_foreach(crds, i, crd)
+    {
+        char err[256];
+        if (rc == 0 && fakeapi__registry_add_crd(srv->reg, crd, err, sizeof err) < 0)
+            rc = -1;
+    }
+    json_decref(crds);
+    return rc;
+}
+
 /* The namespaces every cluster has, created once per store. */
 int fakeapi__bootstrap(fakeapi_server *srv)
 {
+    if (serve_stored_crds(srv) < 0)
+        return -1;
     static const char *const names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         json_t *ns = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",

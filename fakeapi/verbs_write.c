@@ -47,7 +47,21 @@ void fakeapi__storage_error(fakeapi__ctx *c)
 bool fakeapi__dry_run(const fakeapi__ctx *c)
 {
     const char *d = fakeapi__q(c->req, "dryRun");
-    return d && !strcmp(d, "All");
+    if (d && !strcmp(d, "All"))
+        return true;
+    if (strcmp(c->req->method, "DELETE") != 0 || !c->req->body_len)
+        return false;
+    /* kubectl sends DeleteOptions {"dryRun":["All"]} in the body. */
+    json_t *opts = json_loadb(c->req->body, c->req->body_len, 0, NULL);
+    bool dry = false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(opts, "dryRun"), i, v)
+    {
+        dry |= json_string_value(v) && !strcmp(json_string_value(v), "All");
+    }
+    json_decref(opts);
+    return dry;
 }
 
 /* 422 Invalid with one cause. */

@@ -24,6 +24,7 @@
 #include "snapshot.h"
 #include "store.h"
 #include "strbuf.h"
+#include "table.h"
 #include "timefmt.h"
 #include "trace.h"
 
@@ -77,6 +78,8 @@ struct fakeapi__watch {
     int64_t bookmark_ns;
     size_t pending_lines; /* complete lines in pending not yet handed out */
     bool sleeping;        /* the reader is in poll(): writers must wake it */
+    fakeapi__resource *table; /* kubectl asked for Table rows: events carry them */
+    bool table_headers_sent;
     bool held;            /* deterministic runs: deliver only what is released */
     size_t budget;        /* lines that may pass while held */
 
@@ -303,17 +306,47 @@ static const char *type_name(int type)
     }
 }
 
+/* An event's object as a one-row Table (kubectl get -w). Column
+ * definitions go with the first event only, as the API server does. */
+static char *table_text(struct fakeapi__watch *w, const char *obj, size_t len)
+{
+    json_t *o = json_loadb(obj, len, 0, NULL), *items = json_array();
+    if (!o || !items)
+        goto fail;
+    json_array_append(items, o);
+    json_t *t = fakeapi__table_new(w->table, items, fakeapi__meta_str(o, "resourceVersion"), NULL,
+                                   fakeapi__srv_now(w->srv));
+    if (t && w->table_headers_sent)
+        json_object_set_new(t, "columnDefinitions", json_array());
+    w->table_headers_sent = true;
+    char *text = t ? json_dumps(t, JSON_COMPACT) : NULL;
+    json_decref(t);
+    json_decref(items);
+    json_decref(o);
+    return text;
+fail:
+    json_decref(items);
+    json_decref(o);
+    return NULL;
+}
+
 static void add_line(struct fakeapi__watch *w, const char *type, const char *obj, size_t len)
 {
     fakeapi__strbuf *b = &w->pending;
     if (w->ending)
         return;
+    char *table = w->table && strcmp(type, "ERROR") ? table_text(w, obj, len) : NULL;
+    if (table) {
+        obj = table;
+        len = strlen(table);
+    }
     w->pending_lines++;
     if (w->close_after && ++w->events_out >= w->close_after)
         w->ending = true; /* a close-after fault: this is the last event */
     fakeapi__strbuf_addf(b, "{\"type\":\"%s\",\"object\":", type);
     fakeapi__strbuf_add(b, obj, len);
     fakeapi__strbuf_add(b, "}\n", 2);
+    free(table);
 }
 
 static void add_bookmark(struct fakeapi__watch *w, uint64_t rv, bool initial_end)
@@ -339,6 +372,7 @@ static void watch_destroy(struct fakeapi__watch *w)
     fakeapi__labelsel_free(w->lsel);
     fakeapi__fieldsel_free(w->fsel);
     fakeapi__strbuf_deinit(&w->pending);
+    fakeapi__resource_unref(w->table);
     free(w->client);
     if (w->efd >= 0)
         close(w->efd);
@@ -428,6 +462,8 @@ static struct fakeapi__watch *watch_new(fakeapi_server *srv, const fakeapi__req 
     w->kind = strdup(res->kind);
     w->api_version = strdup(res->group_version);
     w->bookmarks = fakeapi__q_bool(req, "allowWatchBookmarks");
+    if (req->accept && fakeapi__table_wanted(req->accept))
+        w->table = fakeapi__resource_ref((fakeapi__resource *)res);
     if (!w->q || !w->key || !w->kind || !w->api_version || !w->client || w->efd < 0) {
         fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
         goto fail;

@@ -215,7 +215,7 @@ check "dry-run label changed nothing" expect_eq '' kc -n default get cm dry -o '
 check "delete --dry-run=server" expect_out 'deleted \(server dry run\)' \
     kc -n default delete cm dry --dry-run=server
 # kubectl sends dryRun in the DeleteOptions body ({"dryRun":["All"]}), not the query.
-check_todo "server ignores dryRun in the DeleteOptions body" "dry-run delete kept the object" expect_eq "v $rv" \
+check "dry-run delete kept the object" expect_eq "v $rv" \
     kc -n default get cm dry -o 'jsonpath={.data.k} {.metadata.resourceVersion}'
 check "a dry-run create of an invalid object is still rejected" \
     expect_fail 'Invalid|invalid' kc create --dry-run=server -f - <<<'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name","namespace":"default"}}'

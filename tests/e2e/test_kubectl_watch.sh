@@ -54,8 +54,7 @@ tap_result $? "get -w prints the table of existing objects"
 [ "$(printf '%s\n' "$OUT" | grep -c '^one ')" -eq 3 ]
 tap_result $? "get -w prints a row per change"
 printf '%s\n' "$OUT" | grep -q '^NAME' && [ "$(printf '%s\n' "$OUT" | grep -c '^NAME')" -eq 1 ]
-tap_result $? "get -w keeps the list's columns for watch events (Table watch)" \
-    "TODO watch events are not served as Table rows"
+tap_result $? "get -w keeps the list's columns for watch events (Table watch)"
 
 # --- get NAME -w -----------------------------------------------------------------
 cm solo

@@ -58,13 +58,13 @@ spec:
           spec:
             type: object
             properties:
-              n: {type: integer}
+              count: {type: integer}
 EOF
 check "apply objects to a --db server" expect_out 'customresourcedefinition.apiextensions.k8s.io/gadgets.example.com created' \
     kc apply -f "$D/objs.yaml"
 check "the CRD is established" \
     kc wait crd/gadgets.example.com --for=condition=Established --timeout=10s
-printf 'apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\n  namespace: keep\nspec:\n  n: 7\n' >"$D/g1.yaml"
+printf 'apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\n  namespace: keep\nspec:\n  count: 7\n' >"$D/g1.yaml"
 check "create a custom object" expect_out 'gadget.example.com/g1 created' kc apply -f "$D/g1.yaml"
 check "delete an object before the restart" expect_out 'deleted' kc -n keep delete deploy web
 check "create it again (new uid)" expect_out 'created' kc apply -f "$D/objs.yaml"
@@ -96,10 +96,9 @@ check "after the restart: same uid" expect_eq "$uid_before" kc -n keep get cm pe
 check "after the restart: the deployment is there with its spec" expect_eq "3 $deploy_uid_before" \
     kc -n keep get deploy web -o 'jsonpath={.spec.replicas} {.metadata.uid}'
 check "after the restart: label selectors work" expect_eq 'configmap/persisted' kc -n keep get cm -l app=kept -o name
-TODO_CRD="CRDs stored in --db are not served again after a restart"
-check_todo "$TODO_CRD" "after the restart: the CRD's kind is served" expect_eq '7' \
-    kc -n keep get gadget g1 -o 'jsonpath={.spec.n}'
-check_todo "$TODO_CRD" "after the restart: the CRD's kind is in discovery" \
+check "after the restart: the CRD's kind is served" expect_eq '7' \
+    kc -n keep get gadget g1 -o 'jsonpath={.spec.count}'
+check "after the restart: the CRD's kind is in discovery" \
     expect_out '^gadgets +example\.com/v1 +true +Gadget' kc api-resources --api-group=example.com
 run kc get --raw /api/v1/namespaces/keep/configmaps
 rv_list=$(max_rv)
