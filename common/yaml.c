@@ -37,8 +37,24 @@ typedef struct anchor {
     size_t nodes;  /* what one copy costs against the node budget */
 } anchor;
 
+/* kh_yaml_marks: open addressing on the node's address, at most half full.
+ * Line 0 marks a value that was freed during the load (a repeated key's
+ * earlier value), so that a later value at the same address reads as
+ * unknown rather than inheriting a wrong line. */
+typedef struct mark_slot {
+    const json_t *node;
+    int line;
+} mark_slot;
+
+struct kh_yaml_marks {
+    mark_slot *slots;
+    size_t cap; /* a power of two, or 0 */
+    size_t used;
+};
+
 typedef struct loader {
     yaml_parser_t parser;
+    kh_yaml_marks *marks; /* NULL: positions not wanted */
     const char *text;
     size_t len;
     anchor *anchors;
@@ -125,6 +141,88 @@ static int fail_parser(loader *ld)
     if (p->context)
         return fail_at(ld, mark, "%s: %s", p->context, problem);
     return fail_at(ld, mark, "%s", problem);
+}
+
+/* ---- positions ---- */
+
+static size_t mark_hash(const json_t *node, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)node;
+
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    return (size_t)h & (cap - 1);
+}
+
+static mark_slot *mark_find(const kh_yaml_marks *m, const json_t *node)
+{
+    size_t i = mark_hash(node, m->cap);
+
+    while (m->slots[i].node && m->slots[i].node != node)
+        i = (i + 1) & (m->cap - 1);
+    return &m->slots[i];
+}
+
+static int marks_grow(kh_yaml_marks *m)
+{
+    kh_yaml_marks bigger = {NULL, m->cap ? m->cap * 2 : 64, 0};
+
+    bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
+    if (!bigger.slots)
+        return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->slots[i].node)
+            *mark_find(&bigger, m->slots[i].node) = m->slots[i];
+    }
+    bigger.used = m->used;
+    free(m->slots);
+    *m = bigger;
+    return 0;
+}
+
+static int marks_set(kh_yaml_marks *m, const json_t *node, int line)
+{
+    mark_slot *slot;
+
+    if ((m->used + 1) * 2 > m->cap && marks_grow(m) != 0)
+        return -1;
+    slot = mark_find(m, node);
+    if (!slot->node)
+        m->used++;
+    slot->node = node;
+    slot->line = line;
+    return 0;
+}
+
+/* Records where v starts. The three singletons have no single place. */
+static int mark_value(loader *ld, const json_t *v, yaml_mark_t mark)
+{
+    if (!ld->marks || json_is_null(v) || json_is_boolean(v))
+        return 0;
+    return marks_set(ld->marks, v, (int)mark.line + 1) == 0 ? 0 : fail_oom(ld);
+}
+
+/* A value dropped from the documents (with what it holds) has no line. */
+static int marks_forget(kh_yaml_marks *m, json_t *v)
+{
+    size_t i;
+    const char *key;
+    json_t *item;
+
+    if (!json_is_null(v) && !json_is_boolean(v) && marks_set(m, v, 0) != 0)
+        return -1;
+    json_array_foreach(v, i, item)
+    {
+        if (marks_forget(m, item) != 0)
+            return -1;
+    }
+    json_object_foreach(v, key, item)
+    {
+        if (marks_forget(m, item) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- scalar typing ---- */
@@ -474,6 +572,10 @@ static int build_sequence(loader *ld, const yaml_event_t *ev, int depth, json_t 
     while ((r = next_item(ld, YAML_SEQUENCE_END_EVENT, &item)) == 0) {
         json_t *v = NULL;
         int rc = build_node(ld, &item, depth, &v);
+        if (rc == 0 && mark_value(ld, v, item.start_mark) != 0) {
+            json_decref(v);
+            rc = -1;
+        }
         yaml_event_delete(&item);
         if (rc != 0)
             goto fail;
@@ -571,7 +673,8 @@ static json_t *key_string(json_t *key)
 /* Builds the key that starts with *kev and the value after it into obj. */
 static int build_pair(loader *ld, const yaml_event_t *kev, int depth, json_t *obj)
 {
-    json_t *key = NULL, *text = NULL, *v = NULL;
+    json_t *key = NULL, *text = NULL, *v = NULL, *old;
+    yaml_mark_t mark;
     int rc = -1;
 
     if (build_node(ld, kev, depth, &key) != 0)
@@ -585,9 +688,19 @@ static int build_pair(loader *ld, const yaml_event_t *kev, int depth, json_t *ob
         fail_oom(ld);
         goto out;
     }
-    if (build_next(ld, depth, &v, NULL) != 0)
+    if (build_next(ld, depth, &v, &mark) != 0)
         goto out;
+    if (mark_value(ld, v, mark) != 0) {
+        json_decref(v);
+        goto out;
+    }
     /* A repeated key replaces the earlier value, as in go-yaml v2. */
+    old = json_object_getn(obj, json_string_value(text), json_string_length(text));
+    if (ld->marks && old && marks_forget(ld->marks, old) != 0) {
+        json_decref(v);
+        fail_oom(ld);
+        goto out;
+    }
     rc = json_object_setn_new(obj, json_string_value(text), json_string_length(text), v);
     if (rc != 0)
         fail_oom(ld);
@@ -694,6 +807,10 @@ static int load_document(loader *ld, json_t *docs)
         return -1;
     empty = is_empty_document(&root);
     rc = build_node(ld, &root, 0, &v);
+    if (rc == 0 && !empty && mark_value(ld, v, root.start_mark) != 0) {
+        json_decref(v);
+        rc = -1;
+    }
     yaml_event_delete(&root);
     if (rc != 0)
         return -1;
@@ -721,9 +838,10 @@ static int load_stream(loader *ld, json_t *docs)
     }
 }
 
-static int load_yaml(const char *text, size_t len, json_t **docs, kh_yaml_error *err)
+static int load_yaml(const char *text, size_t len, json_t **docs, kh_yaml_marks *marks,
+                     kh_yaml_error *err)
 {
-    loader ld = {.text = text, .len = len, .err = err};
+    loader ld = {.text = text, .len = len, .err = err, .marks = marks};
     json_t *out = json_array();
     int rc = -1;
 
@@ -810,13 +928,71 @@ fail:
 
 int kh_yaml_load(const char *text, size_t len, json_t **docs, kh_yaml_error *err)
 {
+    return kh_yaml_load_marked(text, len, docs, NULL, err);
+}
+
+/* JSON input, read again by the YAML loader for positions; keeps the YAML
+ * values only when they are the JSON ones. Takes json_docs. */
+static int with_positions(const char *text, size_t len, json_t *json_docs, json_t **docs,
+                          kh_yaml_marks *marks)
+{
+    json_t *yaml_docs = NULL;
+
+    if (load_yaml(text, len, &yaml_docs, marks, NULL) == 0 && json_equal(yaml_docs, json_docs)) {
+        json_decref(json_docs);
+        *docs = yaml_docs;
+        return 0;
+    }
+    json_decref(yaml_docs);
+    free(marks->slots); /* nothing in it is valid for json_docs */
+    *marks = (kh_yaml_marks){NULL, 0, 0};
+    *docs = json_docs;
+    return 0;
+}
+
+int kh_yaml_load_marked(const char *text, size_t len, json_t **docs, kh_yaml_marks **marks,
+                        kh_yaml_error *err)
+{
+    kh_yaml_marks *m = NULL;
+    json_t *out = NULL;
+    int rc;
+
     if (!docs || (!text && len > 0))
         return set_error(err, 0, 0, "invalid argument");
     if (!text)
         text = "";
-    if (load_json_stream(text, len, docs) == 0)
+    if (marks) {
+        m = calloc(1, sizeof *m);
+        if (!m)
+            return set_error(err, 0, 0, "out of memory");
+    }
+    if (load_json_stream(text, len, &out) == 0)
+        rc = m ? with_positions(text, len, out, &out, m) : 0;
+    else
+        rc = load_yaml(text, len, &out, m, err);
+    if (rc != 0) {
+        kh_yaml_marks_free(m);
+        return -1;
+    }
+    *docs = out;
+    if (marks)
+        *marks = m;
+    return 0;
+}
+
+int kh_yaml_mark_line(const kh_yaml_marks *m, const json_t *node)
+{
+    if (!m || !node || m->cap == 0)
         return 0;
-    return load_yaml(text, len, docs, err);
+    return mark_find(m, node)->line;
+}
+
+void kh_yaml_marks_free(kh_yaml_marks *m)
+{
+    if (!m)
+        return;
+    free(m->slots);
+    free(m);
 }
 
 static int errno_error(kh_yaml_error *err, const char *path, int errnum)

@@ -63,6 +63,36 @@ typedef struct kh_yaml_error {
  */
 int kh_yaml_load(const char *text, size_t len, json_t **docs, kh_yaml_error *err);
 
+/*
+ * Where each value of a loaded stream starts, for messages such as
+ * "file.yaml:14: steps[3].wait.timeout: ...". A side table keyed by the
+ * json_t pointer, so it is valid only while the loaded values are alive
+ * (and not replaced); it holds no references.
+ */
+typedef struct kh_yaml_marks kh_yaml_marks;
+
+/*
+ * kh_yaml_load, and when marks is non-NULL also a new position table in
+ * *marks (caller frees with kh_yaml_marks_free) covering every document,
+ * every sequence item and every mapping value. Not covered, so
+ * kh_yaml_mark_line gives 0: mapping keys (they are not values); true, false
+ * and null (jansson shares one instance of each); the values inside the copy
+ * an alias makes (the alias itself has its line); and every value of input
+ * that only parses as a stream of JSON texts ("{...}{...}"). JSON that is
+ * also YAML is read by the YAML loader for positions; when its values would
+ * differ from kh_yaml_load's, kh_yaml_load's values win and have no lines.
+ * marks == NULL is exactly kh_yaml_load. On failure returns -1, leaves *docs
+ * and *marks untouched and fills *err.
+ */
+int kh_yaml_load_marked(const char *text, size_t len, json_t **docs, kh_yaml_marks **marks,
+                        kh_yaml_error *err);
+
+/* The 1-based line where node starts, or 0 if unknown (or m is NULL). */
+int kh_yaml_mark_line(const kh_yaml_marks *m, const json_t *node);
+
+/* Frees the table; NULL does nothing. */
+void kh_yaml_marks_free(kh_yaml_marks *m);
+
 /* Read a whole file and kh_yaml_load it. A file that cannot be read is -1
  * with the errno text in err->message (line 0); so is one larger than
  * KH_YAML_MAX_FILE_SIZE. */

@@ -902,3 +902,140 @@ Test(yaml_dump, key_order_is_kept)
     free(text);
     json_decref(v);
 }
+
+/* ---- kh_yaml_load_marked ---- */
+
+static json_t *load_marked(const char *text, kh_yaml_marks **marks)
+{
+    kh_yaml_error err = {0};
+    json_t *docs = NULL;
+
+    cr_assert_eq(kh_yaml_load_marked(text, strlen(text), &docs, marks, &err), 0,
+                 "load failed at %d:%d: %s", err.line, err.column, err.message);
+    cr_assert_not_null(*marks);
+    return docs;
+}
+
+Test(yaml_marks, lines_of_values_items_and_documents)
+{
+    const char *text = "# comment\n"
+                       "name: web\n"                /* 2 */
+                       "steps:\n"                   /* 3 */
+                       "  - advance: 10m\n"         /* 4 */
+                       "  - wait:\n"                /* 5 */
+                       "      for: {exists: {}}\n"  /* 6 */
+                       "      timeout: 5 minutes\n" /* 7 */
+                       "count: 3\n"                 /* 8 */
+                       "---\n"                      /* 9 */
+                       "second: [a,\n"              /* 10 */
+                       "   b]\n";                   /* 11 */
+    kh_yaml_marks *m = NULL;
+    json_t *docs = load_marked(text, &m);
+    json_t *d0 = json_array_get(docs, 0), *d1 = json_array_get(docs, 1);
+    json_t *steps = json_object_get(d0, "steps");
+    json_t *wait = json_object_get(json_array_get(steps, 1), "wait");
+
+    cr_assert_eq(kh_yaml_mark_line(m, d0), 2);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(d0, "name")), 2);
+    cr_assert_eq(kh_yaml_mark_line(m, steps), 4); /* a block sequence starts at its first '-' */
+    cr_assert_eq(kh_yaml_mark_line(m, json_array_get(steps, 0)), 4);
+    cr_assert_eq(kh_yaml_mark_line(m, json_array_get(steps, 1)), 5);
+    cr_assert_eq(kh_yaml_mark_line(m, wait), 6);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(wait, "for")), 6);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(wait, "timeout")), 7);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(d0, "count")), 8);
+    cr_assert_eq(kh_yaml_mark_line(m, d1), 10);
+    cr_assert_eq(kh_yaml_mark_line(m, json_array_get(json_object_get(d1, "second"), 1)), 11);
+    json_decref(docs);
+    kh_yaml_marks_free(m);
+}
+
+Test(yaml_marks, unknown_nodes_give_zero)
+{
+    const char *text = "a: &x {k: [1, 2]}\nb: *x\nc: null\nd: true\n";
+    kh_yaml_marks *m = NULL;
+    json_t *docs = load_marked(text, &m);
+    json_t *d = json_array_get(docs, 0), *other = json_integer(1);
+
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(d, "a")), 1);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(json_object_get(d, "a"), "k")), 1);
+    /* The alias has its own line; what its copy holds has none. */
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(d, "b")), 2);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(json_object_get(d, "b"), "k")), 0);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(d, "c")), 0); /* singletons */
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(d, "d")), 0);
+    cr_assert_eq(kh_yaml_mark_line(m, other), 0);
+    cr_assert_eq(kh_yaml_mark_line(m, NULL), 0);
+    cr_assert_eq(kh_yaml_mark_line(NULL, d), 0);
+    json_decref(other);
+    json_decref(docs);
+    kh_yaml_marks_free(m);
+    kh_yaml_marks_free(NULL);
+}
+
+Test(yaml_marks, json_input_has_lines)
+{
+    const char *text = "{\n  \"name\": \"x\",\n  \"steps\": [\n    {\"advance\": \"1s\"}\n  ]\n}\n";
+    kh_yaml_marks *m = NULL;
+    json_t *docs = load_marked(text, &m), *plain = load_ok(text);
+    json_t *d = json_array_get(docs, 0);
+
+    cr_assert(json_equal(docs, plain));
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(d, "name")), 2);
+    cr_assert_eq(kh_yaml_mark_line(m, json_array_get(json_object_get(d, "steps"), 0)), 4);
+    json_decref(plain);
+    json_decref(docs);
+    kh_yaml_marks_free(m);
+}
+
+Test(yaml_marks, json_stream_loads_without_lines)
+{
+    const char *text = "{\"a\": \"x\"}{\"b\": \"y\"}";
+    kh_yaml_marks *m = NULL;
+    json_t *docs = load_marked(text, &m);
+
+    cr_assert_eq(json_array_size(docs), 2);
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(json_array_get(docs, 0), "a")), 0);
+    json_decref(docs);
+    kh_yaml_marks_free(m);
+}
+
+Test(yaml_marks, repeated_key_keeps_the_last_line)
+{
+    kh_yaml_marks *m = NULL;
+    json_t *docs = load_marked("k: {a: 1}\nk: two\n", &m);
+
+    cr_assert_eq(kh_yaml_mark_line(m, json_object_get(json_array_get(docs, 0), "k")), 2);
+    json_decref(docs);
+    kh_yaml_marks_free(m);
+}
+
+Test(yaml_marks, error_leaves_outputs_untouched)
+{
+    kh_yaml_error err = {0};
+    json_t *docs = NULL;
+    kh_yaml_marks *m = (kh_yaml_marks *)&err; /* a sentinel, never dereferenced */
+
+    cr_assert_eq(kh_yaml_load_marked("a: [1,\nb: 2\n", 12, &docs, &m, &err), -1);
+    cr_assert_null(docs);
+    cr_assert_eq(m, (kh_yaml_marks *)&err);
+    cr_assert_gt(err.line, 0);
+}
+
+Test(yaml_marks, many_values)
+{
+    char *text = malloc(20 * 5000 + 1);
+    size_t len = 0;
+    kh_yaml_marks *m = NULL;
+    json_t *docs, *arr;
+
+    for (int i = 0; i < 5000; i++)
+        len += (size_t)sprintf(text + len, "- v%d\n", i);
+    docs = load_marked(text, &m);
+    arr = json_array_get(docs, 0);
+    for (int i = 0; i < 5000; i += 499)
+        cr_assert_eq(kh_yaml_mark_line(m, json_array_get(arr, (size_t)i)), i + 1);
+    json_decref(docs);
+    kh_yaml_marks_free(m);
+    free(text);
+}
