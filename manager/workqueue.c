@@ -12,7 +12,8 @@
  * sleeps on real time behind the clock's back.
  *
  * Lock: one mutex (mu) protects every field; one condition variable (cv),
- * always broadcast, wakes getters (an item is ready, a deadline moved
+ * always woken through ctrl_clock_notify (all waiters; a one-thread-at-a-time
+ * scheduler sees every wake-up), wakes getters (an item is ready, a deadline moved
  * earlier, shutdown) and a draining shutdown (an item is done). When a
  * metrics registry is given, its lock is taken inside mu (mu, then the
  * registry's); the registry never calls back.
@@ -90,9 +91,14 @@ struct ctrl_workqueue {
 static const double latency_buckets[] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
                                          1e-2, 1e-1, 1,    10,   100,  1000};
 
+static const ctrl_clock *clk(const ctrl_workqueue *q)
+{
+    return q->has_clock ? &q->clock : NULL;
+}
+
 static int64_t now(ctrl_workqueue *q)
 {
-    return ctrl_clock_now(q->has_clock ? &q->clock : NULL);
+    return ctrl_clock_now(clk(q));
 }
 
 /* ---- hash table of items ---- */
@@ -431,7 +437,7 @@ static void add_item_locked(ctrl_workqueue *q, item *it, int64_t t)
     }
     if (q->metrics)
         ctrl_metrics_set(q->metrics, "workqueue_depth", q->labels, (double)q->flen);
-    pthread_cond_broadcast(&q->cv);
+    ctrl_clock_notify(clk(q), &q->cv);
 }
 
 /* Move delayed adds whose time has come to the FIFO. */
@@ -476,13 +482,13 @@ static void add_after_locked(ctrl_workqueue *q, const char *key, int64_t delay_n
             if (deadline < it->deadline) { /* keep the earliest, as client-go */
                 it->deadline = deadline;
                 sift_up(q, it->heap - 1);
-                pthread_cond_broadcast(&q->cv);
+                ctrl_clock_notify(clk(q), &q->cv);
             }
         } else {
             it->deadline = deadline;
             it->seq = q->seq++;
             if (heap_push(q, it))
-                pthread_cond_broadcast(&q->cv); /* getters recompute their wait */
+                ctrl_clock_notify(clk(q), &q->cv); /* getters recompute their wait */
         }
     }
     maybe_release(q, it);
@@ -634,7 +640,7 @@ int ctrl_workqueue_get(ctrl_workqueue *q, char **key)
             break;
         }
         int64_t deadline = q->hlen > 0 && !q->shutdown ? q->heap[0]->deadline : INT64_MAX;
-        ctrl_clock_wait_until(q->has_clock ? &q->clock : NULL, &q->cv, &q->mu, deadline);
+        ctrl_clock_wait_until(clk(q), &q->cv, &q->mu, deadline);
     }
     pthread_mutex_unlock(&q->mu);
     return rc;
@@ -666,7 +672,7 @@ void ctrl_workqueue_done(ctrl_workqueue *q, const char *key)
             it->dirty = false;
         refresh_gauges(q, t);
         maybe_release(q, it);
-        pthread_cond_broadcast(&q->cv);
+        ctrl_clock_notify(clk(q), &q->cv);
     }
     pthread_mutex_unlock(&q->mu);
 }
@@ -687,10 +693,10 @@ void ctrl_workqueue_shutdown(ctrl_workqueue *q, bool drain)
             maybe_release(q, it);
         }
     }
-    pthread_cond_broadcast(&q->cv);
+    ctrl_clock_notify(clk(q), &q->cv);
     if (drain)
         while (q->nprocessing > 0 || (q->drain && q->flen > 0))
-            ctrl_clock_wait_until(q->has_clock ? &q->clock : NULL, &q->cv, &q->mu, INT64_MAX);
+            ctrl_clock_wait_until(clk(q), &q->cv, &q->mu, INT64_MAX);
     pthread_mutex_unlock(&q->mu);
 }
 

@@ -47,7 +47,7 @@ typedef struct ctrl_manager ctrl_manager;
 /* ---- reconcile ---- */
 
 typedef struct ctrl_request {
-    const char *ns;   /* "" for cluster-scoped objects */
+    const char *ns; /* "" for cluster-scoped objects */
     const char *name;
 } ctrl_request;
 
@@ -118,11 +118,16 @@ typedef enum ctrl_log_level {
     CTRL_LOG_ERROR,
 } ctrl_log_level;
 void ctrl__log_kv(ctrl_ctx *ctx, ctrl_log_level level, const char *msg, ...);
+/* True when a line at level would be written: the macros test it before
+ * they evaluate their arguments. */
+bool ctrl__log_on(ctrl_ctx *ctx, ctrl_log_level level);
 #define ctrl_log_debug(...) ctrl__log_kv_level(CTRL_LOG_DEBUG, __VA_ARGS__)
 #define ctrl_log_info(...) ctrl__log_kv_level(CTRL_LOG_INFO, __VA_ARGS__)
 #define ctrl_log_warn(...) ctrl__log_kv_level(CTRL_LOG_WARN, __VA_ARGS__)
 #define ctrl_log_error(...) ctrl__log_kv_level(CTRL_LOG_ERROR, __VA_ARGS__)
-#define ctrl__log_kv_level(level, ctx, ...) ctrl__log_kv((ctx), (level), __VA_ARGS__, (const char *)0)
+#define ctrl__log_kv_level(level, ctx, ...)                                                        \
+    (ctrl__log_on((ctx), (level)) ? ctrl__log_kv((ctx), (level), __VA_ARGS__, (const char *)0)     \
+                                  : (void)0)
 
 typedef ctrl_result (*ctrl_reconcile_fn)(ctrl_ctx *ctx, const ctrl_request *req, void *user);
 
@@ -133,9 +138,9 @@ typedef ctrl_result (*ctrl_reconcile_fn)(ctrl_ctx *ctx, const ctrl_request *req,
 typedef struct ctrl_predicate ctrl_predicate;
 
 typedef struct ctrl_predicate_funcs {
-    bool (*create)(const json_t *obj, void *user);                       /* NULL = true */
+    bool (*create)(const json_t *obj, void *user);                            /* NULL = true */
     bool (*update)(const json_t *old_obj, const json_t *new_obj, void *user); /* NULL = true */
-    bool (*remove)(const json_t *obj, void *user);                       /* NULL = true */
+    bool (*remove)(const json_t *obj, void *user);                            /* NULL = true */
     void *user;
 } ctrl_predicate_funcs;
 
@@ -147,9 +152,14 @@ ctrl_predicate *ctrl_pred_labels_changed(void);
 ctrl_predicate *ctrl_pred_annotations_changed(void);
 /* Objects whose labels match selector (any event); NULL if malformed. */
 ctrl_predicate *ctrl_pred_label_selector(const char *selector);
+/* Combinations. A NULL operand (malformed, out of memory) gives NULL and
+ * frees the other, so errors carry through to ctrl_builder_complete. */
 ctrl_predicate *ctrl_pred_and(ctrl_predicate *a, ctrl_predicate *b);
 ctrl_predicate *ctrl_pred_or(ctrl_predicate *a, ctrl_predicate *b);
 ctrl_predicate *ctrl_pred_not(ctrl_predicate *p);
+/* Another reference to p (for passing one predicate to two places). */
+ctrl_predicate *ctrl_predicate_ref(ctrl_predicate *p);
+/* Drop a reference. NULL does nothing. */
 void ctrl_predicate_free(ctrl_predicate *p);
 
 /* ---- event handlers: events to requests ---- */

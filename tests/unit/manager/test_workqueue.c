@@ -62,7 +62,7 @@ static void fc_advance(fclock *fc, int64_t ns)
 }
 
 static fclock fc = {PTHREAD_MUTEX_INITIALIZER, 1000 * CTRL_SECOND};
-static const ctrl_clock fake = {fc_now, NULL, fc_wait, &fc};
+static const ctrl_clock fake = {.now_ns = fc_now, .wait_until = fc_wait, .ud = &fc};
 
 static ctrl_workqueue *new_queue(const ctrl_workqueue_options *o)
 {
