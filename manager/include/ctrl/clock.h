@@ -64,16 +64,23 @@ int64_t ctrl_clock_wall_ns(const ctrl_clock *clock);
  * actor_kind is "reconcile", "event", "list" or "lease"; actor is the
  * controller, informer or lock name; key is "namespace/name" (or "").
  *
- * For a scheduler that runs one libctrl thread at a time, every thread
- * libctrl starts calls thread_start() first (it may block until scheduled)
- * and thread_exit() last; a thread about to block on a watch stream (data
- * only the server decides to send) calls io_wait(true), and io_wait(false)
- * when it has data or the stream ended (it may block until scheduled). All
- * callbacks may be NULL.
+ * For a scheduler that runs one libctrl thread at a time: the creator of a
+ * thread calls thread_spawn(+1) just before pthread_create (and
+ * thread_spawn(-1) if that fails); the new thread calls thread_start()
+ * first (it may block until scheduled) and thread_exit() last. A thread
+ * that has a watch stream open and is about to wait for its data (which only
+ * the server decides to send) calls io_wait(true); it calls io_wait(false)
+ * when the stream ended (it may block until scheduled). Each line it reads
+ * from the stream (events, bookmarks, errors) passes before()/after() with
+ * actor_kind "event". All callbacks may be NULL.
+ *
+ * libctrl's own helpers (manager/spawn_int.h) do all of this; see
+ * ctrl__spawn().
  */
 typedef struct ctrl_hooks {
     void (*before)(void *ud, const char *actor_kind, const char *actor, const char *key);
     void (*after)(void *ud, const char *actor_kind, const char *actor, const char *key);
+    void (*thread_spawn)(void *ud, int delta);
     void (*thread_start)(void *ud, const char *name);
     void (*thread_exit)(void *ud);
     void (*io_wait)(void *ud, bool waiting);

@@ -1,0 +1,47 @@
+/*
+ * spawn.c - see spawn_int.h.
+ */
+#include "spawn_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct spawn_arg {
+    const ctrl_hooks *hooks;
+    char name[64];
+    void *(*fn)(void *);
+    void *arg;
+} spawn_arg;
+
+static void *spawn_main(void *p)
+{
+    spawn_arg a = *(spawn_arg *)p;
+    free(p);
+    if (a.hooks && a.hooks->thread_start)
+        a.hooks->thread_start(a.hooks->ud, a.name);
+    void *ret = a.fn(a.arg);
+    if (a.hooks && a.hooks->thread_exit)
+        a.hooks->thread_exit(a.hooks->ud);
+    return ret;
+}
+
+int ctrl__spawn(pthread_t *t, const ctrl_hooks *hooks, const char *name, void *(*fn)(void *),
+                void *arg)
+{
+    spawn_arg *a = malloc(sizeof *a);
+    if (!a)
+        return 12; /* ENOMEM */
+    a->hooks = hooks;
+    snprintf(a->name, sizeof a->name, "%s", name ? name : "thread");
+    a->fn = fn;
+    a->arg = arg;
+    if (hooks && hooks->thread_spawn)
+        hooks->thread_spawn(hooks->ud, +1);
+    int rc = pthread_create(t, NULL, spawn_main, a);
+    if (rc != 0) {
+        free(a);
+        if (hooks && hooks->thread_spawn)
+            hooks->thread_spawn(hooks->ud, -1);
+    }
+    return rc;
+}

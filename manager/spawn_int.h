@@ -1,0 +1,21 @@
+/*
+ * spawn_int.h - starting libctrl threads so a deterministic scheduler can
+ * see them (ctrl_hooks thread_spawn/start/exit), and waiting on condition
+ * variables through the clock. Every thread libctrl creates goes through
+ * ctrl__spawn().
+ */
+#ifndef CTRL_SPAWN_INT_H
+#define CTRL_SPAWN_INT_H
+
+#include <pthread.h>
+
+#include "ctrl/clock.h"
+
+/*
+ * Start fn(arg) on a new thread named name (copied; at most 63 bytes used).
+ * hooks may be NULL. Returns 0 or an errno value from pthread_create.
+ */
+int ctrl__spawn(pthread_t *t, const ctrl_hooks *hooks, const char *name, void *(*fn)(void *),
+                void *arg);
+
+#endif
