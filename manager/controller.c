@@ -12,7 +12,7 @@
  *    the queue guarantees one worker per key;
  *  - the owner (the manager's runnable thread or a test) starts and stops.
  *
- * Every worker calls hooks.thread_start first and hooks.thread_exit last;
+ * Workers are started with ctrl__spawn (the scheduler's thread hooks);
  * every wake-up goes through ctrl_clock_notify (ctrl/clock.h).
  *
  * Locks: mu protects the watch list, the worker array and the
@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "ctrl/error.h"
+#include "spawn_int.h"
 
 #define MAX_WATCHES 256
 #define MAX_WORKERS 1024
@@ -478,18 +479,11 @@ static void reconcile_one(ctrl__controller *c, const char *key)
 static void *worker_main(void *arg)
 {
     ctrl__controller *c = arg;
-    if (c->has_hooks && c->hooks.thread_start) {
-        char name[300];
-        snprintf(name, sizeof(name), "controller/%s", c->name);
-        c->hooks.thread_start(c->hooks.ud, name);
-    }
     char *key;
     while (ctrl_workqueue_get(c->q, &key) == 0) {
         reconcile_one(c, key);
         free(key);
     }
-    if (c->has_hooks && c->hooks.thread_exit)
-        c->hooks.thread_exit(c->hooks.ud);
     return NULL;
 }
 
@@ -509,8 +503,11 @@ int ctrl__controller_start(ctrl__controller *c)
         rc = CTRL_ERR_NOMEM;
         goto out;
     }
+    char tname[64];
+    snprintf(tname, sizeof(tname), "reconcile/%s", c->name);
     for (int i = 0; i < n; i++) {
-        if (pthread_create(&c->workers[i], NULL, worker_main, c) != 0) {
+        if (ctrl__spawn(&c->workers[i], c->has_hooks ? &c->hooks : NULL, tname, worker_main, c) !=
+            0) {
             rc = CTRL_ERR_NOMEM;
             break;
         }
