@@ -515,8 +515,8 @@ static char *metrics_text(void);
 
 #define CM(ns) "/api/v1/namespaces/" ns "/configmaps"
 
-TestSuite(faults, .init = setup, .fini = teardown, .timeout = 60);
-TestSuite(faults_vclock, .init = setup_vclock, .fini = teardown, .timeout = 60);
+TestSuite(faults, .init = setup, .fini = teardown);
+TestSuite(faults_vclock, .init = setup_vclock, .fini = teardown);
 
 /* ---- actions: errors ------------------------------------------------------- */
 
@@ -1431,7 +1431,7 @@ static void run_plan(uint64_t seed, const char *trace, char *pattern, size_t cap
     teardown();
 }
 
-Test(faults_trace, same_seed_same_trace_other_seed_other_faults, .timeout = 120)
+Test(faults_trace, same_seed_same_trace_other_seed_other_faults)
 {
     char dir[] = "/tmp/faults-trace-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
