@@ -2,11 +2,13 @@
  * manager_int.h - what the rest of libctrl (controllers, builder) needs
  * from the manager beyond ctrl/manager.h.
  *
- * Controllers register as runnables (ctrl_manager_add: needs_leader unless
- * the controller's options say no_leader_election) and, so that the
- * manager can say whether it is quiescent and when its next timer fires
- * (ctrl_manager_idle, ctrl_manager_next_deadline, used by virtual clocks),
- * as idle probes.
+ * Controllers register as runnables (ctrl_manager_add with start =
+ * ctrl__controller_run, needs_leader unless the controller's options say
+ * no_leader_election): the manager recognises them, asks them whether they
+ * are idle and when their next timer fires (ctrl_manager_idle,
+ * ctrl_manager_next_deadline, used by virtual clocks), refreshes their
+ * gauges before a scrape, and frees them after the cache has stopped.
+ * Anything else with timers or work registers an idle probe.
  *
  * Threads: every function here may be called from any thread.
  */
@@ -22,6 +24,11 @@
  * one) and turn hooks (NULL when none). Borrowed: live as long as mgr. */
 const ctrl_clock *ctrl__manager_clock(ctrl_manager *mgr);
 const ctrl_hooks *ctrl__manager_hooks(ctrl_manager *mgr);
+
+/* The manager's logger (its options' level, format and sink), for the
+ * controllers it runs; borrowed, lives as long as mgr. */
+struct ctrl__logger;
+const struct ctrl__logger *ctrl__manager_logger(ctrl_manager *mgr);
 
 /* The manager's seed: the option, or a random draw when it was 0. */
 uint64_t ctrl__manager_seed(ctrl_manager *mgr);
@@ -45,5 +52,12 @@ typedef struct ctrl__idle_probe {
 int ctrl__manager_add_probe(ctrl_manager *mgr, const ctrl__idle_probe *p);
 /* Remove every probe with this ud (e.g. before freeing a controller). */
 void ctrl__manager_remove_probe(ctrl_manager *mgr, void *ud);
+
+/* Stop contexts (signal.c): a new one (NULL when out of memory), and
+ * tripping it, which stops every manager started with it and every one
+ * started with it later. Any thread (not async-signal-safe: signal.c trips
+ * it from a thread that waits for the signals). */
+ctrl_stop *ctrl__stop_new(void);
+void ctrl__stop_trip(ctrl_stop *s);
 
 #endif

@@ -1,0 +1,315 @@
+/*
+ * httpserver.c - the manager's HTTP servers and the healthz answers.
+ *
+ * DESIGN
+ * - libmicrohttpd with its internal polling thread (MHD_USE_INTERNAL_POLLING_THREAD
+ *   | MHD_USE_POLL | MHD_USE_ITC): one thread per server, requests served
+ *   one at a time on it; the ITC lets MHD_stop_daemon return at once. The
+ *   handler owns no state here: the manager's handler takes its own locks.
+ * - Only GET and HEAD are answered; bodies are built whole (a scrape of a
+ *   few hundred series), never streamed.
+ */
+#include "httpserver_int.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct ctrl__httpserver {
+    struct MHD_Daemon *mhd;
+    ctrl__http_fn fn;
+    void *ud;
+    int port;
+};
+
+typedef struct query_ctx {
+    struct MHD_Connection *conn;
+    const char *key;
+    const char *found;
+} query_ctx;
+
+static enum MHD_Result find_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    (void)kind;
+    query_ctx *q = cls;
+    if (strcmp(key, q->key) != 0)
+        return MHD_YES;
+    q->found = value ? value : "";
+    return MHD_NO;
+}
+
+static const char *query(void *qctx, const char *key)
+{
+    query_ctx *q = qctx;
+    q->key = key;
+    q->found = NULL;
+    MHD_get_connection_values(q->conn, MHD_GET_ARGUMENT_KIND, find_arg, q);
+    return q->found;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    (void)version, (void)upload_data;
+    ctrl__httpserver *s = cls;
+    if (!*con_cls) { /* first call: headers only */
+        *con_cls = s;
+        return MHD_YES;
+    }
+    if (*upload_data_size) { /* a body: ignored */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    ctrl__http_reply r = {0};
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        r.status = 405;
+        r.body = strdup("method not allowed\n");
+    } else {
+        query_ctx q = {.conn = conn};
+        s->fn(s->ud, method, url, query, &q, &r);
+    }
+    size_t len = r.body ? strlen(r.body) : 0;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, r.body ? r.body : (void *)"", r.body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(r.body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type",
+                            r.content_type ? r.content_type : "text/plain; charset=utf-8");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)(r.status ? r.status : 200), resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static void quiet_logger(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls, (void)fmt, (void)ap; /* library code never prints */
+}
+
+/* "host:port", ":port", "[v6]:port" into a socket address. */
+static int parse_addr(const char *addr, struct sockaddr_storage *ss, bool *v6)
+{
+    char host[256];
+    const char *colon;
+    const char *h = addr;
+    size_t hl;
+    if (addr[0] == '[') {
+        const char *end = strchr(addr, ']');
+        if (!end || end[1] != ':')
+            return CTRL_ERR_ARG;
+        h = addr + 1;
+        hl = (size_t)(end - h);
+        colon = end + 1;
+    } else {
+        colon = strrchr(addr, ':');
+        if (!colon)
+            return CTRL_ERR_ARG;
+        hl = (size_t)(colon - addr);
+    }
+    if (hl >= sizeof host)
+        return CTRL_ERR_ARG;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || port < 0 || port > 65535)
+        return CTRL_ERR_ARG;
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    if (!*host || strcmp(host, "0.0.0.0") == 0) {
+        in4->sin_family = AF_INET;
+        in4->sin_addr.s_addr = htonl(INADDR_ANY);
+        in4->sin_port = htons((uint16_t)port);
+        *v6 = false;
+        return 0;
+    }
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof host, "127.0.0.1");
+    if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons((uint16_t)port);
+        *v6 = false;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons((uint16_t)port);
+        *v6 = true;
+        return 0;
+    }
+    return CTRL_ERR_ARG; /* host names other than localhost are not resolved */
+}
+
+int ctrl__httpserver_start(const char *addr, ctrl__http_fn fn, void *ud, ctrl__httpserver **out)
+{
+    if (!addr || !fn || !out)
+        return CTRL_ERR_ARG;
+    struct sockaddr_storage ss;
+    bool v6 = false;
+    int rc = parse_addr(addr, &ss, &v6);
+    if (rc < 0)
+        return rc;
+    ctrl__httpserver *s = calloc(1, sizeof *s);
+    if (!s)
+        return CTRL_ERR_NOMEM;
+    s->fn = fn;
+    s->ud = ud;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC;
+    if (v6)
+        flags |= MHD_USE_IPv6;
+    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
+                              MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+    if (!s->mhd) {
+        free(s);
+        return CTRL_ERR_IO;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : 0;
+    *out = s;
+    return 0;
+}
+
+int ctrl__httpserver_port(const ctrl__httpserver *s)
+{
+    return s ? s->port : 0;
+}
+
+void ctrl__httpserver_stop(ctrl__httpserver *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->mhd);
+    free(s);
+}
+
+/* ---- healthz ---- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || b->len + (size_t)n + 1 > (1u << 20))
+        return; /* a health answer has no business being a megabyte */
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = (b->len + (size_t)n + 1) * 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return;
+        b->p = p;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static int ping(void *user, char *buf, size_t len)
+{
+    (void)user, (void)buf, (void)len;
+    return 0;
+}
+
+static int cmp_check(const void *a, const void *b)
+{
+    return strcmp(((const ctrl__check *)a)->name, ((const ctrl__check *)b)->name);
+}
+
+/* Run one check; on failure its message (or a generic one) in msg. */
+static bool run_check(const ctrl__check *c, char *msg, size_t len)
+{
+    msg[0] = '\0';
+    int rc = c->fn(c->user, msg, len);
+    if (rc != 0 && !msg[0])
+        snprintf(msg, len, "check failed (%d)", rc);
+    return rc == 0;
+}
+
+void ctrl__health_answer(const ctrl__check *checks, size_t n, const char *sub, bool verbose,
+                         const char *exclude, ctrl__http_reply *out)
+{
+    static const ctrl__check ping_check = {"ping", ping, NULL};
+    if (n == 0) {
+        checks = &ping_check;
+        n = 1;
+    }
+    char msg[512];
+    sbuf b = {0};
+    if (sub && sub[0] == '/' && sub[1]) {
+        const char *name = sub + 1;
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(checks[i].name, name) != 0)
+                continue;
+            if (run_check(&checks[i], msg, sizeof msg)) {
+                out->status = 200;
+                sb_printf(&b, "ok");
+            } else {
+                out->status = 500;
+                sb_printf(&b, "internal server error: %s\n", msg);
+            }
+            out->body = b.p;
+            return;
+        }
+        out->status = 404;
+        out->body = strdup("404 page not found\n");
+        return;
+    }
+    ctrl__check *sorted = malloc(n * sizeof *sorted);
+    if (!sorted) {
+        out->status = 500;
+        return;
+    }
+    memcpy(sorted, checks, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_check);
+    bool failed = false, excluded = false;
+    for (size_t i = 0; i < n; i++) {
+        if (exclude && strcmp(sorted[i].name, exclude) == 0) {
+            excluded = true;
+            continue;
+        }
+        if (run_check(&sorted[i], msg, sizeof msg)) {
+            sb_printf(&b, "[+]%s ok\n", sorted[i].name);
+        } else {
+            failed = true;
+            /* controller-runtime withholds the reason unless asked for it. */
+            sb_printf(&b, "[-]%s failed: %s\n", sorted[i].name, verbose ? msg : "reason withheld");
+        }
+    }
+    free(sorted);
+    if (exclude && *exclude && !excluded)
+        sb_printf(&b, "warn: some health checks cannot be excluded: no matches for %s\n", exclude);
+    if (failed) {
+        out->status = 500;
+        sb_printf(&b, "healthz check failed\n");
+    } else if (!verbose) {
+        out->status = 200;
+        free(b.p);
+        out->body = strdup("ok");
+        return;
+    } else {
+        out->status = 200;
+        sb_printf(&b, "healthz check passed\n");
+    }
+    out->body = b.p;
+}
