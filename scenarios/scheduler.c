@@ -1,0 +1,493 @@
+/*
+ * scheduler.c - the deterministic scheduler (see scheduler.h for the design).
+ */
+#include "scheduler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum tstate {
+    T_READY = 0, /* wants the turn */
+    T_RUNNING,   /* holds the turn */
+    T_BLOCKED,   /* waits on a condition (wait_cv) and/or a deadline */
+    T_IO,        /* waits for watch data only the server releases */
+} tstate;
+
+typedef struct sthread {
+    scn__sched *s;
+    char name[64];
+    tstate state;
+    bool granted;
+    pthread_cond_t turn;     /* waits here for the turn */
+    pthread_cond_t *wait_cv; /* T_BLOCKED: the condition notify wakes, or NULL */
+    int64_t deadline;        /* T_BLOCKED: INT64_MAX = none */
+    struct sthread *next;
+} sthread;
+
+/* A thread that never registered, waiting on the virtual clock. */
+typedef struct ext_wait {
+    pthread_cond_t *cv;
+    pthread_cond_t wake;
+    int64_t deadline;
+    bool woken;
+    struct ext_wait *next;
+} ext_wait;
+
+struct scn__sched {
+    pthread_mutex_t mu;
+    pthread_cond_t driver; /* the running thread yielded, a thread registered or exited */
+    sthread *threads;      /* every registered thread */
+    sthread *running;
+    int spawning;    /* threads created but not yet registered */
+    int io_expected; /* outside actors run whose thread has not reacted yet */
+    int64_t now;
+    uint64_t rng[4];
+    ext_wait *ext;
+    ctrl_clock cc;
+    ctrl_hooks hooks;
+    fakeapi_clock fc;
+    scn__outside outside;
+    long turn_limit_ms;
+    scn__sched_stats stats;
+};
+
+static __thread sthread *self;
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256**, seeded through splitmix64: the run's only source of choice. */
+static uint64_t rng_next(scn__sched *s)
+{
+    uint64_t *r = s->rng, out = rotl(r[1] * 5, 7) * 9, t = r[1] << 17;
+    r[2] ^= r[0];
+    r[3] ^= r[1];
+    r[1] ^= r[2];
+    r[0] ^= r[3];
+    r[2] ^= t;
+    r[3] = rotl(r[3], 45);
+    return out;
+}
+
+static void rng_seed(scn__sched *s, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) {
+        uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        s->rng[i] = z ^ (z >> 31);
+    }
+}
+
+/* ---- thread side ---- */
+
+/* Give the turn back and wait to get it again. Called with s->mu held. */
+static void yield_locked(scn__sched *s, sthread *t, tstate state)
+{
+    t->state = state;
+    t->granted = false;
+    if (s->running == t)
+        s->running = NULL;
+    pthread_cond_broadcast(&s->driver);
+    while (!t->granted)
+        pthread_cond_wait(&t->turn, &s->mu);
+    t->state = T_RUNNING;
+    s->running = t;
+}
+
+static void wake_ext_locked(scn__sched *s, pthread_cond_t *cv, bool by_time)
+{
+    for (ext_wait *w = s->ext; w; w = w->next) {
+        if ((cv && w->cv == cv) || (by_time && w->deadline <= s->now)) {
+            w->woken = true;
+            pthread_cond_signal(&w->wake);
+        }
+    }
+}
+
+static int64_t v_now(void *ud)
+{
+    scn__sched *s = ud;
+    pthread_mutex_lock(&s->mu);
+    int64_t now = s->now;
+    pthread_mutex_unlock(&s->mu);
+    return now;
+}
+
+/* An unregistered thread: wait for notify or virtual time, no turns. */
+static void ext_wait_until(scn__sched *s, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
+{
+    ext_wait w = {.cv = cv, .deadline = deadline};
+    pthread_cond_init(&w.wake, NULL);
+    pthread_mutex_lock(&s->mu);
+    w.next = s->ext;
+    s->ext = &w;
+    if (mu)
+        pthread_mutex_unlock(mu);
+    while (!w.woken && s->now < deadline)
+        pthread_cond_wait(&w.wake, &s->mu);
+    for (ext_wait **p = &s->ext; *p; p = &(*p)->next) {
+        if (*p == &w) {
+            *p = w.next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    pthread_cond_destroy(&w.wake);
+    if (mu)
+        pthread_mutex_lock(mu);
+}
+
+static void v_wait_until(void *ud, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline)
+{
+    scn__sched *s = ud;
+    sthread *t = self;
+    if (!t || t->s != s) {
+        ext_wait_until(s, cv, mu, deadline);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (deadline <= s->now) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    t->wait_cv = cv;
+    t->deadline = deadline;
+    /* Never hold the caller's mutex while waiting for the turn. */
+    if (mu)
+        pthread_mutex_unlock(mu);
+    yield_locked(s, t, T_BLOCKED);
+    t->wait_cv = NULL;
+    t->deadline = INT64_MAX;
+    pthread_mutex_unlock(&s->mu);
+    if (mu)
+        pthread_mutex_lock(mu);
+}
+
+static void v_sleep(void *ud, int64_t ns)
+{
+    scn__sched *s = ud;
+    v_wait_until(ud, NULL, NULL, v_now(s) + (ns > 0 ? ns : 0));
+}
+
+static void v_notify(void *ud, pthread_cond_t *cv)
+{
+    scn__sched *s = ud;
+    pthread_mutex_lock(&s->mu);
+    for (sthread *t = s->threads; t; t = t->next)
+        if (t->state == T_BLOCKED && t->wait_cv == cv)
+            t->state = T_READY;
+    wake_ext_locked(s, cv, false);
+    pthread_mutex_unlock(&s->mu);
+    pthread_cond_broadcast(cv); /* threads waiting on cv outside the clock */
+}
+
+static void h_spawn(void *ud, int delta)
+{
+    scn__sched *s = ud;
+    pthread_mutex_lock(&s->mu);
+    s->spawning += delta;
+    pthread_cond_broadcast(&s->driver);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void h_thread_start(void *ud, const char *name)
+{
+    scn__sched *s = ud;
+    sthread *t = calloc(1, sizeof *t);
+    if (!t)
+        abort(); /* a scheduler that lost a thread cannot go on */
+    t->s = s;
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "thread");
+    t->deadline = INT64_MAX;
+    pthread_cond_init(&t->turn, NULL);
+    self = t;
+    pthread_mutex_lock(&s->mu);
+    /* Keep the list sorted by name: a new thread's place never depends on
+     * when exactly it got to register. */
+    sthread **p = &s->threads;
+    while (*p && strcmp((*p)->name, t->name) <= 0)
+        p = &(*p)->next;
+    t->next = *p;
+    *p = t;
+    s->spawning--;
+    yield_locked(s, t, T_READY);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void h_thread_exit(void *ud)
+{
+    scn__sched *s = ud;
+    sthread *t = self;
+    if (!t)
+        return;
+    pthread_mutex_lock(&s->mu);
+    for (sthread **p = &s->threads; *p; p = &(*p)->next) {
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    }
+    if (s->running == t)
+        s->running = NULL;
+    pthread_cond_broadcast(&s->driver);
+    pthread_mutex_unlock(&s->mu);
+    pthread_cond_destroy(&t->turn);
+    free(t);
+    self = NULL;
+}
+
+/* A turn point: a registered thread waits here to be picked. */
+static void h_before(void *ud, const char *kind, const char *actor, const char *key)
+{
+    (void)kind, (void)actor, (void)key;
+    scn__sched *s = ud;
+    sthread *t = self;
+    if (!t || t->s != s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (t->state == T_IO && s->io_expected > 0)
+        s->io_expected--; /* the line the driver released has arrived */
+    yield_locked(s, t, T_READY);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void h_io_wait(void *ud, bool waiting)
+{
+    scn__sched *s = ud;
+    sthread *t = self;
+    if (!t || t->s != s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (waiting) {
+        /* Off the turn until the server sends something (released by the driver). */
+        t->state = T_IO;
+        t->granted = false;
+        if (s->running == t)
+            s->running = NULL;
+        pthread_cond_broadcast(&s->driver);
+    } else {
+        if (t->state == T_IO && s->io_expected > 0)
+            s->io_expected--;
+        yield_locked(s, t, T_READY);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- driver side ---- */
+
+scn__sched *scn__sched_new(uint64_t seed, int64_t start_ns)
+{
+    scn__sched *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->driver, NULL);
+    rng_seed(s, seed);
+    s->now = start_ns;
+    s->turn_limit_ms = 20000;
+    s->cc = (ctrl_clock){.now_ns = v_now,
+                         .sleep_ns = v_sleep,
+                         .wait_until = v_wait_until,
+                         .notify = v_notify,
+                         .ud = s};
+    s->hooks = (ctrl_hooks){.before = h_before,
+                            .thread_spawn = h_spawn,
+                            .thread_start = h_thread_start,
+                            .thread_exit = h_thread_exit,
+                            .io_wait = h_io_wait,
+                            .ud = s};
+    s->fc = (fakeapi_clock){.now_ns = v_now, .ud = s};
+    return s;
+}
+
+void scn__sched_free(scn__sched *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->driver);
+    free(s);
+}
+
+const ctrl_clock *scn__sched_ctrl_clock(scn__sched *s)
+{
+    return &s->cc;
+}
+
+const ctrl_hooks *scn__sched_ctrl_hooks(scn__sched *s)
+{
+    return &s->hooks;
+}
+
+const fakeapi_clock *scn__sched_fakeapi_clock(scn__sched *s)
+{
+    return &s->fc;
+}
+
+int64_t scn__sched_now(scn__sched *s)
+{
+    return v_now(s);
+}
+
+void scn__sched_set_outside(scn__sched *s, const scn__outside *o)
+{
+    pthread_mutex_lock(&s->mu);
+    s->outside = o ? *o : (scn__outside){0};
+    pthread_mutex_unlock(&s->mu);
+}
+
+void scn__sched_set_turn_limit_ms(scn__sched *s, long ms)
+{
+    s->turn_limit_ms = ms;
+}
+
+/* Wait (s->mu held) until no thread runs, every spawned thread has
+ * registered and every released line has arrived. -1 after the limit. */
+static int settle_locked(scn__sched *s, char *err, size_t errlen)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += s->turn_limit_ms / 1000;
+    until.tv_nsec += (s->turn_limit_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    while (s->running || s->spawning > 0 || s->io_expected > 0) {
+        if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
+            snprintf(err, errlen,
+                     "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
+                     "undelivered lines: %d): a thread blocks outside the clock",
+                     s->turn_limit_ms, s->running ? s->running->name : "none", s->spawning,
+                     s->io_expected);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static size_t count_ready_locked(scn__sched *s)
+{
+    size_t n = 0;
+    for (sthread *t = s->threads; t; t = t->next)
+        n += t->state == T_READY;
+    return n;
+}
+
+static void grant_locked(scn__sched *s, size_t i)
+{
+    for (sthread *t = s->threads; t; t = t->next) {
+        if (t->state == T_READY && i-- == 0) {
+            t->state = T_RUNNING;
+            t->granted = true;
+            s->running = t;
+            pthread_cond_signal(&t->turn);
+            return;
+        }
+    }
+}
+
+int scn__sched_step(scn__sched *s, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    if (settle_locked(s, err, errlen) < 0) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    size_t ready = count_ready_locked(s);
+    scn__outside out = s->outside;
+    pthread_mutex_unlock(&s->mu);
+    /* Outside actors are counted without the lock: they call into fakeapi. */
+    size_t outside = out.count ? out.count(out.ud) : 0;
+    if (ready + outside == 0)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    size_t pick = (size_t)(rng_next(s) % (ready + outside));
+    s->stats.steps++;
+    if (pick < ready) {
+        s->stats.thread_turns++;
+        grant_locked(s, pick);
+        pthread_mutex_unlock(&s->mu);
+    } else {
+        s->stats.outside_turns++;
+        pthread_mutex_unlock(&s->mu);
+        int expect = out.run(out.ud, pick - ready);
+        pthread_mutex_lock(&s->mu);
+        s->io_expected += expect > 0 ? expect : 0;
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_lock(&s->mu);
+    int rc = settle_locked(s, err, errlen);
+    pthread_mutex_unlock(&s->mu);
+    return rc < 0 ? -1 : 1;
+}
+
+int scn__sched_run_until_quiet(scn__sched *s, long max_steps, char *err, size_t errlen)
+{
+    for (long i = 0; i < max_steps; i++) {
+        int rc = scn__sched_step(s, err, errlen);
+        if (rc <= 0)
+            return rc;
+    }
+    snprintf(err, errlen, "scheduler: not quiet after %ld steps (a livelock?)", max_steps);
+    return -1;
+}
+
+/* Wake (s->mu held) every registered and outside waiter that is due. */
+static void wake_due_locked(scn__sched *s)
+{
+    for (sthread *t = s->threads; t; t = t->next)
+        if (t->state == T_BLOCKED && t->deadline <= s->now)
+            t->state = T_READY;
+    wake_ext_locked(s, NULL, true);
+}
+
+void scn__sched_set_time(scn__sched *s, int64_t t)
+{
+    pthread_mutex_lock(&s->mu);
+    if (t > s->now)
+        s->now = t;
+    wake_due_locked(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_ns)
+{
+    pthread_mutex_lock(&s->mu);
+    int64_t next = extra_deadline > s->now ? extra_deadline : INT64_MAX;
+    for (sthread *t = s->threads; t; t = t->next)
+        if (t->state == T_BLOCKED && t->deadline < next)
+            next = t->deadline;
+    for (ext_wait *w = s->ext; w; w = w->next)
+        if (!w->woken && w->deadline < next)
+            next = w->deadline;
+    int64_t result = -1;
+    if (next != INT64_MAX) {
+        s->now = next < limit_ns ? next : (limit_ns > s->now ? limit_ns : s->now);
+        s->stats.advances++;
+        wake_due_locked(s);
+        result = s->now;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return result;
+}
+
+void scn__sched_stats_get(scn__sched *s, scn__sched_stats *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->stats;
+    out->threads = out->ready = out->blocked = out->io_waiting = 0;
+    for (sthread *t = s->threads; t; t = t->next) {
+        out->threads++;
+        out->ready += t->state == T_READY;
+        out->blocked += t->state == T_BLOCKED;
+        out->io_waiting += t->state == T_IO;
+    }
+    pthread_mutex_unlock(&s->mu);
+}

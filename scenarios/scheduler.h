@@ -1,0 +1,98 @@
+/*
+ * scheduler.h - the deterministic scheduler: a virtual clock and one libctrl
+ * thread running at a time, the next one picked by a seeded generator.
+ *
+ * DESIGN
+ *  Every thread libctrl starts registers itself (ctrl_hooks.thread_start)
+ *  and from then on runs only while it holds the turn. It gives the turn
+ *  back at each blocking point: a wait on the clock (wait_until, sleep), a
+ *  turn hook (before), or a wait for watch data (io_wait). Wake-ups go
+ *  through the clock (ctrl_clock.notify), so the scheduler knows which
+ *  waiters become ready, in a deterministic order.
+ *
+ *  The driver (the scenario's own thread) calls scn__sched_step(): it picks
+ *  one ready actor with the seeded generator - a registered thread that is
+ *  ready, or an outside actor the driver offers (a fakeapi watch with
+ *  undelivered events) - gives it the turn and waits until it blocks again.
+ *  When nothing is ready the system is quiescent; scn__sched_advance()
+ *  then moves virtual time to the earliest deadline, waking what is due.
+ *
+ *  Lock: one mutex (sched->mu) guards every field; each registered thread
+ *  waits for its turn on its own condition variable. A thread never holds
+ *  its own mutex (the one passed to wait_until) while waiting for the turn.
+ *
+ *  Threads that never registered (the driver, test threads) may still use
+ *  the clock: their waits end on notify or when virtual time passes the
+ *  deadline, without taking turns.
+ */
+#ifndef SCN_SCHED_H
+#define SCN_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrl/clock.h"
+#include "fakeapi/fakeapi.h"
+
+typedef struct scn__sched scn__sched;
+
+/* start_ns: the virtual epoch (wall-clock nanoseconds the run starts at). */
+scn__sched *scn__sched_new(uint64_t seed, int64_t start_ns);
+void scn__sched_free(scn__sched *s);
+
+/* The clock and hooks to give libctrl, and the clock to give fakeapi. They
+ * point into s and live as long as it. */
+const ctrl_clock *scn__sched_ctrl_clock(scn__sched *s);
+const ctrl_hooks *scn__sched_ctrl_hooks(scn__sched *s);
+const fakeapi_clock *scn__sched_fakeapi_clock(scn__sched *s);
+
+int64_t scn__sched_now(scn__sched *s);
+
+/*
+ * Outside actors the driver offers at each step (fakeapi watches with
+ * undelivered events): count() returns how many are ready now; run(i) runs
+ * the i-th (0-based, in a stable order) and returns how many thread
+ * wake-ups to expect from it (an event line makes a watching thread call
+ * a hook; the end of a stream makes it return from its watch).
+ */
+typedef struct scn__outside {
+    size_t (*count)(void *ud);
+    int (*run)(void *ud, size_t i);
+    void *ud;
+} scn__outside;
+void scn__sched_set_outside(scn__sched *s, const scn__outside *o);
+
+/*
+ * Run one actor: returns 1 if one ran (and has blocked again), 0 if nothing
+ * is ready (quiescent), -1 if a thread failed to yield within the real-time
+ * limit (its name is in the message: a libctrl thread blocking outside the
+ * clock).
+ */
+int scn__sched_step(scn__sched *s, char *err, size_t errlen);
+
+/* Run actors until quiescent, at most max_steps (-1 if exceeded). */
+int scn__sched_run_until_quiet(scn__sched *s, long max_steps, char *err, size_t errlen);
+
+/*
+ * Move virtual time forward: to the earliest deadline of a waiting thread
+ * or of extra_deadline (fakeapi's own timers), but not past limit_ns.
+ * Returns the new time, or -1 when nothing is waiting on a deadline (time
+ * would not matter).
+ */
+int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_ns);
+
+/* Move virtual time to t (>= now) unconditionally, waking what is due. */
+void scn__sched_set_time(scn__sched *s, int64_t t);
+
+/* Counters for reports and tests. */
+typedef struct scn__sched_stats {
+    unsigned long steps, thread_turns, outside_turns, advances;
+    size_t threads, ready, blocked, io_waiting;
+} scn__sched_stats;
+void scn__sched_stats_get(scn__sched *s, scn__sched_stats *out);
+
+/* Real-time limit for one turn (default 20 s). */
+void scn__sched_set_turn_limit_ms(scn__sched *s, long ms);
+
+#endif
