@@ -261,6 +261,8 @@ static void *gc_main(void *arg)
 
 int fakeapi__gc_start(fakeapi_server *srv)
 {
+    if (srv->opts.sync_gc)
+        return 0;
     pthread_mutex_init(&srv->gc_mu, NULL);
     pthread_cond_init(&srv->gc_cond, NULL);
     if (pthread_create(&srv->gc_thread, NULL, gc_main, srv) != 0)
@@ -285,6 +287,17 @@ void fakeapi__gc_stop(fakeapi_server *srv)
 
 void fakeapi__gc_wake(fakeapi_server *srv)
 {
+    static __thread bool sweeping;
+    if (srv->opts.sync_gc) {
+        /* Deterministic runs: collect now, on the writer's thread, before it
+         * answers (a sweep's own writes do not start another). */
+        if (!sweeping) {
+            sweeping = true;
+            fakeapi__gc_sweep(srv);
+            sweeping = false;
+        }
+        return;
+    }
     if (!srv->gc_started)
         return;
     pthread_mutex_lock(&srv->gc_mu);

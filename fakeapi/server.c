@@ -425,7 +425,22 @@ int fakeapi_compact(fakeapi_server *srv, uint64_t revision)
 
 int fakeapi_watches(fakeapi_server *srv, fakeapi_watch_info **out, size_t *n)
 {
-    return fakeapi__hub_list(srv->hub, out, n) < 0 ? FAKEAPI_ERR_NOMEM : 0;
+    int64_t next;
+    return fakeapi__hub_list(srv->hub, out, n, &next) < 0 ? FAKEAPI_ERR_NOMEM : 0;
+}
+
+int64_t fakeapi_next_deadline(fakeapi_server *srv)
+{
+    fakeapi_watch_info *w = NULL;
+    size_t n = 0;
+    int64_t next = INT64_MAX;
+    if (fakeapi__hub_list(srv->hub, &w, &n, &next) == 0)
+        free(w);
+    pthread_mutex_lock(&srv->clock_mu);
+    if (srv->sleep_until && srv->sleep_until < next)
+        next = srv->sleep_until;
+    pthread_mutex_unlock(&srv->clock_mu);
+    return next;
 }
 
 int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold)
@@ -456,6 +471,9 @@ void fakeapi__srv_sleep(fakeapi_server *srv, int64_t ns)
 {
     int64_t until = fakeapi__srv_now(srv) + ns;
     pthread_mutex_lock(&srv->clock_mu);
+    /* Tell a virtual clock's driver where to jump (the earliest sleeper). */
+    if (!srv->sleep_until || until < srv->sleep_until)
+        srv->sleep_until = until;
     while (!atomic_load(&srv->stopping)) {
         int64_t left = until - fakeapi__srv_now(srv);
         if (left <= 0)
@@ -469,6 +487,8 @@ void fakeapi__srv_sleep(fakeapi_server *srv, int64_t ns)
         ts.tv_nsec = t % 1000000000;
         pthread_cond_timedwait(&srv->clock_cond, &srv->clock_mu, &ts);
     }
+    if (srv->sleep_until == until)
+        srv->sleep_until = 0;
     pthread_mutex_unlock(&srv->clock_mu);
 }
 

@@ -64,6 +64,7 @@ struct fakeapi_server {
     FILE *trace;
     pthread_mutex_t clock_mu; /* with clock_cond: sleeps on the server's clock */
     pthread_cond_t clock_cond;
+    int64_t sleep_until; /* under clock_mu: the earliest fault delay in progress, or 0 */
 
     atomic_bool stopping;
     atomic_ulong requests;

@@ -641,6 +641,31 @@ static bool wait_until(struct fakeapi__watch *w, int64_t until_ns)
     return !(n > 0 && w->sock >= 0 && client_gone(w, fds[1].revents));
 }
 
+/* The timeout and bookmark timers, at the clock's time: true if they added
+ * something to send. Called with w->mu held, from the reader and from
+ * fakeapi_watches() (so a virtual clock's jump shows at once). */
+static bool timers(struct fakeapi__watch *w)
+{
+    if (w->ending || w->pending.len > w->pending_off || w->count)
+        return false;
+    int64_t now = fakeapi__srv_now(w->srv);
+    uint64_t progress = atomic_load(&w->hub->last_rv);
+    if (progress > w->sent_rv)
+        w->sent_rv = progress;
+    if (now >= w->deadline_ns) {
+        if (w->bookmarks)
+            add_bookmark(w, w->sent_rv, false);
+        w->ending = true;
+        return true;
+    }
+    if (w->bookmarks && now >= w->next_bookmark_ns) {
+        add_bookmark(w, w->sent_rv, false);
+        w->next_bookmark_ns = now + w->bookmark_ns;
+        return true;
+    }
+    return false;
+}
+
 /* Next step of the stream when nothing is pending: queue, bookmark, end. */
 static bool refill(struct fakeapi__watch *w)
 {
@@ -662,22 +687,7 @@ static bool refill(struct fakeapi__watch *w)
     }
     if (moved || w->count > 0)
         return moved;
-    int64_t now = fakeapi__srv_now(w->srv);
-    uint64_t progress = atomic_load(&w->hub->last_rv);
-    if (progress > w->sent_rv)
-        w->sent_rv = progress;
-    if (now >= w->deadline_ns) {
-        if (w->bookmarks)
-            add_bookmark(w, w->sent_rv, false);
-        w->ending = true;
-        return true;
-    }
-    if (w->bookmarks && now >= w->next_bookmark_ns) {
-        add_bookmark(w, w->sent_rv, false);
-        w->next_bookmark_ns = now + w->bookmark_ns;
-        return true;
-    }
-    return false;
+    return timers(w);
 }
 
 size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
@@ -690,11 +700,17 @@ size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
             n = drain_pending(w, buf, max);
             break;
         }
-        if (w->pending.len == w->pending_off && w->ending)
-            break;
-        if (w->pending.len == w->pending_off && w->count == 0 && w->closed)
-            break;
-        if (w->pending.len == w->pending_off && refill(w))
+        bool drained = w->pending.len == w->pending_off;
+        if (drained && (w->ending || (w->count == 0 && w->closed))) {
+            /* A held watch's end is released like an event, so a scheduler
+             * sees the stream close at the moment it chooses. */
+            if (!w->held)
+                break;
+            if (w->budget > 0) {
+                w->budget--;
+                break;
+            }
+        } else if (drained && refill(w))
             continue;
         int64_t until = w->deadline_ns;
         if (w->bookmarks && w->next_bookmark_ns < until)
@@ -737,8 +753,10 @@ int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t releas
     return w ? 0 : -1;
 }
 
-int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n)
+int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
+                      int64_t *next_deadline)
 {
+    *next_deadline = INT64_MAX;
     pthread_mutex_lock(&hub->mu);
     fakeapi_watch_info *arr = calloc(hub->count ? hub->count : 1, sizeof *arr);
     size_t i = hub->count;
@@ -751,7 +769,13 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n)
             snprintf(info->resource, sizeof info->resource, "%s", w->key);
             snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
             snprintf(info->client, sizeof info->client, "%s", w->client);
-            info->pending = w->count + w->pending_lines;
+            timers(w);
+            bool end = w->ending || (w->closed && w->count == 0);
+            info->pending = w->count + w->pending_lines + (end ? 1 : 0);
+            if (w->deadline_ns < *next_deadline)
+                *next_deadline = w->deadline_ns;
+            if (w->bookmarks && w->next_bookmark_ns < *next_deadline)
+                *next_deadline = w->next_bookmark_ns;
             info->held = w->held;
             pthread_mutex_unlock(&w->mu);
         }

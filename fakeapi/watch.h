@@ -88,8 +88,10 @@ void fakeapi__watch_set_socket(struct fakeapi__watch *w, int fd);
  * release more lines through while held. -1 if no watch has that id. */
 int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t release);
 
-/* Snapshot of the open watches (see fakeapi_watches). */
-int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n);
+/* Snapshot of the open watches (see fakeapi_watches); *next_deadline gets
+ * the earliest watch timer (timeout or bookmark), INT64_MAX if none. */
+int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
+                      int64_t *next_deadline);
 
 /* Unregister and free a watch (the connection is gone). */
 void fakeapi__watch_free(struct fakeapi__watch *w);

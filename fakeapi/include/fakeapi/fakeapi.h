@@ -92,6 +92,9 @@ typedef struct fakeapi_options {
     int64_t bookmark_interval_ms; /* 0 = 60,000, as the real server */
     /* Deterministic runs: every new watch starts held (see fakeapi_watch_hold). */
     bool hold_new_watches;
+    /* Deterministic runs: garbage collection and namespace deletion run on the
+     * writing request's thread before it answers, not in the background. */
+    bool sync_gc;
 } fakeapi_options;
 
 /*
@@ -150,6 +153,15 @@ int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold);
 
 /* While held, let n more events through, one line each. */
 int fakeapi_watch_release(fakeapi_server *srv, uint64_t id, size_t n);
+
+/*
+ * The earliest time (on the server's clock) something inside the server is
+ * waiting for: a watch timeout or bookmark, a fault delay. INT64_MAX if none.
+ * A virtual clock's driver jumps there when everything else is idle. Held
+ * watches count the end of their stream as one more pending event, released
+ * like the others.
+ */
+int64_t fakeapi_next_deadline(fakeapi_server *srv);
 
 /* Watches closed so far for falling behind past watch_queue_len. */
 unsigned long fakeapi_slow_watch_closes(fakeapi_server *srv);
