@@ -12,7 +12,11 @@
  *   delivers the periodic on_update(obj, obj). All of them write the store
  *   and call handlers only while holding dispatch_mu, so handlers of one
  *   informer run one event at a time, in the order the events arrived (per
- *   object, since an object lives in exactly one namespace).
+ *   object, since an object lives in exactly one namespace). Threads start
+ *   through ctrl__spawn (scheduler hooks); each dispatched event or line
+ *   read is one turn (hooks before/after "event", called outside every
+ *   lock), each LIST one "list" turn, and a watch is bracketed by
+ *   io_wait(true) / io_wait(false).
  *
  *   A reflector: LIST (paginated, by ctrl_client_list) then WATCH from the
  *   list's resourceVersion with bookmarks and a jittered timeoutSeconds;
@@ -50,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spawn_int.h"
 #include "store_int.h"
 
 #define BACKOFF_FIRST (800 * CTRL_MILLISECOND)
@@ -165,20 +170,38 @@ static void set_rv(reflector *r, const char *rv)
     pthread_mutex_unlock(&r->inf->mu);
 }
 
-/* ---- dispatch (dispatch_mu held) ---- */
+/* ---- dispatch ---- */
 
-static void hook_before(ctrl_informer *inf, const char *key)
+/* Turn hooks: called with no lock held (before() may block). */
+static void hook_before_kind(ctrl_informer *inf, const char *kind, const char *key)
 {
     const ctrl_hooks *h = inf->cfg.hooks;
     if (h && h->before)
-        h->before(h->ud, "event", inf->name, key);
+        h->before(h->ud, kind, inf->name, key);
+}
+
+static void hook_after_kind(ctrl_informer *inf, const char *kind, const char *key)
+{
+    const ctrl_hooks *h = inf->cfg.hooks;
+    if (h && h->after)
+        h->after(h->ud, kind, inf->name, key);
+}
+
+static void hook_before(ctrl_informer *inf, const char *key)
+{
+    hook_before_kind(inf, "event", key);
 }
 
 static void hook_after(ctrl_informer *inf, const char *key)
 {
+    hook_after_kind(inf, "event", key);
+}
+
+static void hook_io_wait(ctrl_informer *inf, bool waiting)
+{
     const ctrl_hooks *h = inf->cfg.hooks;
-    if (h && h->after)
-        h->after(h->ud, "event", inf->name, key);
+    if (h && h->io_wait)
+        h->io_wait(h->ud, waiting);
 }
 
 /* Handlers are copied out one at a time: a handler may add handlers. */
@@ -210,8 +233,9 @@ static void call_delete(ctrl_informer *inf, const json_t *obj, bool unknown)
 }
 
 /*
- * Store obj under key and tell the handlers. From a list (relist true), an
- * object whose resourceVersion did not change is left alone.
+ * Store obj under key and tell the handlers, as one turn (hooks) under
+ * dispatch_mu. From a list (relist true), an object whose resourceVersion
+ * did not change is left alone, without a turn.
  */
 static void dispatch_upsert(ctrl_informer *inf, const char *key, json_t *obj, bool initial,
                             bool relist)
@@ -227,6 +251,7 @@ static void dispatch_upsert(ctrl_informer *inf, const char *key, json_t *obj, bo
         }
     }
     hook_before(inf, key);
+    pthread_mutex_lock(&inf->dispatch_mu);
     json_t *old = NULL;
     if (ctrl__store_put(inf->store, key, obj, &old) == 0) {
         if (old)
@@ -234,6 +259,7 @@ static void dispatch_upsert(ctrl_informer *inf, const char *key, json_t *obj, bo
         else
             call_add(inf, obj, initial);
     }
+    pthread_mutex_unlock(&inf->dispatch_mu);
     json_decref(old);
     hook_after(inf, key);
 }
@@ -243,11 +269,13 @@ static void dispatch_upsert(ctrl_informer *inf, const char *key, json_t *obj, bo
 static void dispatch_delete(ctrl_informer *inf, const char *key, json_t *event_obj, bool unknown)
 {
     hook_before(inf, key);
+    pthread_mutex_lock(&inf->dispatch_mu);
     json_t *old = NULL;
     ctrl__store_remove(inf->store, key, &old);
     const json_t *what = event_obj ? event_obj : old;
     if (what)
         call_delete(inf, what, unknown);
+    pthread_mutex_unlock(&inf->dispatch_mu);
     json_decref(old);
     hook_after(inf, key);
 }
@@ -281,7 +309,6 @@ static void mark_synced(reflector *r)
 static void replace(reflector *r, json_t *items, const char *rv)
 {
     ctrl_informer *inf = r->inf;
-    pthread_mutex_lock(&inf->dispatch_mu);
     bool initial = !r->synced;
     json_t *gone = ctrl__store_snapshot(inf->store, r->ns);
     size_t i;
@@ -303,7 +330,6 @@ static void replace(reflector *r, json_t *items, const char *rv)
         dispatch_delete(inf, k, NULL, true);
     }
     json_decref(gone);
-    pthread_mutex_unlock(&inf->dispatch_mu);
     set_rv(r, rv);
     mark_synced(r);
 }
@@ -322,6 +348,7 @@ static int do_list(reflector *r, ctrl_error *err)
     pthread_mutex_lock(&inf->mu);
     inf->stats.lists++;
     pthread_mutex_unlock(&inf->mu);
+    hook_before_kind(inf, "list", "");
     int rc = ctrl_client_list(inf->cfg.client, inf->api_version, inf->kind, r->ns, &lo, &list, err);
     if (ctrl_err_is_gone(rc) && rv) {
         /* Even the last resourceVersion is gone: the newest state, then. */
@@ -332,6 +359,7 @@ static int do_list(reflector *r, ctrl_error *err)
         pthread_mutex_unlock(&inf->mu);
         rc = ctrl_client_list(inf->cfg.client, inf->api_version, inf->kind, r->ns, &lo, &list, err);
     }
+    hook_after_kind(inf, "list", "");
     if (rc < 0)
         return rc;
     const char *list_rv = obj_rv(list);
@@ -377,25 +405,27 @@ static int on_event(const ctrl_watch_event *ev, void *user)
         if (ctrl__store_key(obj, key, sizeof key) < 0)
             break;
         if (wc->initial_phase) {
+            hook_before(inf, key);
             if (ev->type == CTRL_WATCH_DELETED)
                 json_object_del(wc->initial, key);
             else
                 json_object_set_nocheck(wc->initial, key, obj);
+            hook_after(inf, key);
             break;
         }
         transform(inf, obj);
-        pthread_mutex_lock(&inf->dispatch_mu);
         if (ev->type == CTRL_WATCH_DELETED)
             dispatch_delete(inf, key, obj, false);
         else
             dispatch_upsert(inf, key, obj, false, false);
-        pthread_mutex_unlock(&inf->dispatch_mu);
         set_rv(r, obj_rv(obj));
         break;
     case CTRL_WATCH_BOOKMARK:
+        hook_before(inf, "");
         pthread_mutex_lock(&inf->mu);
         inf->stats.bookmarks++;
         pthread_mutex_unlock(&inf->mu);
+        hook_after(inf, "");
         if (wc->initial_phase && initial_end(obj)) {
             json_t *items = json_array();
             const char *k;
@@ -414,7 +444,9 @@ static int on_event(const ctrl_watch_event *ev, void *user)
         }
         break;
     case CTRL_WATCH_ERROR:
-        break; /* ctrl_client_watch returns its code */
+        hook_before(inf, ""); /* ctrl_client_watch returns its code */
+        hook_after(inf, "");
+        break;
     }
     return is_stopping(inf) ? 1 : 0;
 }
@@ -439,8 +471,10 @@ static int do_watch(reflector *r, bool watch_list, watch_ctx *wc, ctrl_error *er
     pthread_mutex_lock(&inf->mu);
     inf->stats.watches++;
     pthread_mutex_unlock(&inf->mu);
+    hook_io_wait(inf, true);
     int rc = ctrl_client_watch(inf->cfg.client, inf->api_version, inf->kind, r->ns, &wo, r->w,
                                on_event, wc, err);
+    hook_io_wait(inf, false);
     json_decref(wc->initial);
     wc->initial = NULL;
     return rc;
@@ -545,7 +579,10 @@ static void *informer_main(void *arg)
         inf->nactive = inf->nrefl;
     }
     for (size_t i = 1; i < inf->nactive && !inf->stopping; i++) {
-        if (pthread_create(&inf->refl[i].thread, NULL, reflector_main, &inf->refl[i]) == 0)
+        char tname[64];
+        snprintf(tname, sizeof tname, "reflector %s %s", inf->name, inf->refl[i].ns);
+        if (ctrl__spawn(&inf->refl[i].thread, inf->cfg.hooks, tname, reflector_main,
+                        &inf->refl[i]) == 0)
             inf->refl[i].spawned = true;
         else
             inf->stats.errors++; /* that namespace stays unsynced */
@@ -562,21 +599,25 @@ out:
 static void resync(ctrl_informer *inf)
 {
     json_t *all = NULL;
-    pthread_mutex_lock(&inf->dispatch_mu);
-    if (ctrl__store_list(inf->store, NULL, NULL, &all) == 0) {
-        size_t i;
-        json_t *obj;
-        char key[CTRL__KEY_MAX];
-        json_array_foreach(all, i, obj)
-        {
-            if (ctrl__store_key(obj, key, sizeof key) < 0)
-                continue;
-            hook_before(inf, key);
-            call_update(inf, obj, obj);
-            hook_after(inf, key);
-        }
+    if (ctrl__store_list(inf->store, NULL, NULL, &all) < 0)
+        return;
+    size_t i;
+    json_t *obj;
+    char key[CTRL__KEY_MAX];
+    json_array_foreach(all, i, obj)
+    {
+        if (ctrl__store_key(obj, key, sizeof key) < 0)
+            continue;
+        hook_before(inf, key);
+        pthread_mutex_lock(&inf->dispatch_mu);
+        json_t *cur = NULL;
+        /* Only what is still there, as it is now. */
+        if (ctrl__store_get(inf->store, key, &cur) == 0)
+            call_update(inf, cur, cur);
+        pthread_mutex_unlock(&inf->dispatch_mu);
+        json_decref(cur);
+        hook_after(inf, key);
     }
-    pthread_mutex_unlock(&inf->dispatch_mu);
     json_decref(all);
 }
 
@@ -669,12 +710,16 @@ int ctrl__informer_start(ctrl_informer *inf)
         rc = CTRL_ERR_ARG;
         goto out;
     }
-    if (pthread_create(&inf->main_thread, NULL, informer_main, inf) != 0) {
+    char tname[64];
+    snprintf(tname, sizeof tname, "informer %s", inf->name);
+    if (ctrl__spawn(&inf->main_thread, inf->cfg.hooks, tname, informer_main, inf) != 0) {
         rc = CTRL_ERR_NOMEM;
         goto out;
     }
     inf->started = true;
-    if (inf->cfg.resync_ns > 0 && pthread_create(&inf->resync_thread, NULL, resync_main, inf) == 0)
+    snprintf(tname, sizeof tname, "resync %s", inf->name);
+    if (inf->cfg.resync_ns > 0 &&
+        ctrl__spawn(&inf->resync_thread, inf->cfg.hooks, tname, resync_main, inf) == 0)
         inf->resync_started = true;
 out:
     pthread_mutex_unlock(&inf->mu);
@@ -762,9 +807,7 @@ int ctrl_informer_add_handler(ctrl_informer *inf, const ctrl_event_handler *h)
         {
             if (ctrl__store_key(obj, key, sizeof key) < 0)
                 continue;
-            hook_before(inf, key);
             h->on_add(obj, true, h->user);
-            hook_after(inf, key);
         }
         json_decref(all);
     }
