@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "ctrl/controller.h"
+#include "spawn_int.h"
 
 #define LEASE_API "coordination.k8s.io/v1"
 #define LEASE_KIND "Lease"
@@ -51,8 +52,10 @@ typedef struct record {
 
 struct ctrl__leader {
     ctrl__leader_options o; /* strings below are our copies */
-    char *ns, *name, *identity, *labels;
+    char *ns, *name, *identity, *labels, *key;
     ctrl_clock clock;
+    ctrl_hooks hooks;
+    bool has_hooks;
     long long duration_s;
 
     pthread_t thread;
@@ -126,6 +129,12 @@ int ctrl__leader_new(const ctrl__leader_options *opts, ctrl__leader **out)
         return CTRL_ERR_NOMEM;
     }
     snprintf(le->labels, ll, "name=\"%s\"", opts->name);
+    if (asprintf(&le->key, "%s/%s", opts->ns, opts->name) < 0)
+        le->key = NULL;
+    if (opts->hooks) {
+        le->hooks = *opts->hooks;
+        le->has_hooks = true;
+    }
     if (opts->clock)
         le->clock = *opts->clock;
     le->duration_s = (long long)((opts->lease_ns + CTRL_SECOND - 1) / CTRL_SECOND);
@@ -218,8 +227,22 @@ static void set_observed(ctrl__leader *le, const record *r, int64_t when)
     pthread_mutex_unlock(&le->mu);
 }
 
-/* One try. True when we hold the Lease (created or updated it). */
+static bool try_once(ctrl__leader *le);
+
+/* One try, as one turn of the "lease" actor for a scheduler. */
 static bool try_acquire_or_renew(ctrl__leader *le)
+{
+    const char *key = le->key ? le->key : le->name;
+    if (le->has_hooks && le->hooks.before)
+        le->hooks.before(le->hooks.ud, "lease", le->name, key);
+    bool ok = try_once(le);
+    if (le->has_hooks && le->hooks.after)
+        le->hooks.after(le->hooks.ud, "lease", le->name, key);
+    return ok;
+}
+
+/* One try. True when we hold the Lease (created or updated it). */
+static bool try_once(ctrl__leader *le)
 {
     int64_t now = ctrl_clock_now(&le->clock);
     char stamp[40];
@@ -350,7 +373,8 @@ int ctrl__leader_start(ctrl__leader *le)
     pthread_mutex_unlock(&le->mu);
     if (again)
         return CTRL_ERR_ARG;
-    if (pthread_create(&le->thread, NULL, run, le) != 0) {
+    if (ctrl__spawn(&le->thread, le->has_hooks ? &le->hooks : NULL, "leader-election", run, le) !=
+        0) {
         pthread_mutex_lock(&le->mu);
         le->started = false;
         pthread_mutex_unlock(&le->mu);
@@ -393,7 +417,7 @@ void ctrl__leader_stop(ctrl__leader *le)
         return;
     pthread_mutex_lock(&le->mu);
     le->stopping = true;
-    pthread_cond_broadcast(&le->cv);
+    ctrl_clock_notify(&le->clock, &le->cv);
     bool join = le->started && !le->joined;
     le->joined = le->joined || le->started;
     pthread_mutex_unlock(&le->mu);
@@ -421,6 +445,7 @@ void ctrl__leader_free(ctrl__leader *le)
     free(le->name);
     free(le->identity);
     free(le->labels);
+    free(le->key);
     free(le);
 }
 

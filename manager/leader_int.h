@@ -30,6 +30,7 @@ typedef struct ctrl__leader_options {
     const ctrl_clock *clock;   /* borrowed; NULL = real */
     ctrl_metrics *metrics;     /* leader_election_master_status; borrowed; NULL = none */
     uint64_t seed;             /* retry jitter */
+    const ctrl_hooks *hooks;   /* thread spawn, before/after "lease" per try; NULL = none */
     /* Called on the elector thread, without any elector lock held. */
     void (*on_started)(void *ud);                      /* acquired */
     void (*on_lost)(void *ud);                         /* renewal failed for renew_deadline */

@@ -40,6 +40,7 @@
 #include "leader_int.h"
 #include "log_int.h"
 #include "recorder_int.h"
+#include "spawn_int.h"
 
 #define DEFAULT_LEASE (15 * CTRL_SECOND)
 #define DEFAULT_RENEW (10 * CTRL_SECOND)
@@ -177,7 +178,7 @@ static char *default_identity(uint64_t seed)
     if (id)
         sprintf(id, "%s_%08" PRIx32 "-%04" PRIx32 "-4%03" PRIx32 "-%04" PRIx32 "-%012" PRIx64, host,
                 (uint32_t)(a >> 32), (uint32_t)(a >> 16) & 0xffff, (uint32_t)a & 0xfff,
-                ((uint32_t)(b >> 48) & 0x3fff) | 0x8000, b & 0xffffffffffffULL);
+                ((uint32_t)(b >> 48) & 0x3fff) | 0x8000, (uint64_t)(b & 0xffffffffffffULL));
     return id;
 }
 
@@ -219,7 +220,7 @@ static void *run_thread(void *arg)
         mgr->stop_rc = rc;
         mgr->stop_requested = true;
     }
-    pthread_cond_broadcast(&mgr->cv);
+    ctrl_clock_notify(&mgr->clock, &mgr->cv);
     pthread_mutex_unlock(&mgr->mu);
     if (rc < 0 && rc != CTRL_ERR_CANCELLED)
         MLOG(mgr, CTRL_LOG_ERROR, "runnable failed", "runnable", m->name, "error",
@@ -234,11 +235,12 @@ static void start_group(ctrl_manager *mgr, enum group g)
         mrun *m = mgr->runs[i];
         if (m->group != g || m->started)
             continue;
-        if (pthread_create(&m->thread, NULL, run_thread, m) != 0) {
+        if (ctrl__spawn(&m->thread, mgr->has_hooks ? &mgr->hooks : NULL, m->name, run_thread, m) !=
+            0) {
             if (!mgr->stop_requested) {
                 mgr->stop_rc = CTRL_ERR_NOMEM;
                 mgr->stop_requested = true;
-                pthread_cond_broadcast(&mgr->cv);
+                ctrl_clock_notify(&mgr->clock, &mgr->cv);
             }
             return;
         }
@@ -618,7 +620,7 @@ static void on_started_leading(void *ud)
     if (!mgr->stop_requested) {
         mgr->elected = true;
         start_group(mgr, G_LEADER);
-        pthread_cond_broadcast(&mgr->cv);
+        ctrl_clock_notify(&mgr->clock, &mgr->cv);
     }
     pthread_mutex_unlock(&mgr->mu);
 }
@@ -630,7 +632,7 @@ static void on_lost_leading(void *ud)
     if (!mgr->stop_requested) {
         mgr->stop_rc = CTRL_ERR_LEADERSHIP_LOST;
         mgr->stop_requested = true;
-        pthread_cond_broadcast(&mgr->cv);
+        ctrl_clock_notify(&mgr->clock, &mgr->cv);
     }
     pthread_mutex_unlock(&mgr->mu);
     MLOG(mgr, CTRL_LOG_ERROR, "leader election lost");
@@ -745,7 +747,7 @@ int ctrl_manager_start(ctrl_manager *mgr, ctrl_stop *stop)
         if (!mgr->opts.leader_election) {
             mgr->elected = true;
             start_group(mgr, G_LEADER);
-            pthread_cond_broadcast(&mgr->cv);
+            ctrl_clock_notify(&mgr->clock, &mgr->cv);
         }
     }
     bool stopping = mgr->stop_requested;
@@ -763,6 +765,7 @@ int ctrl_manager_start(ctrl_manager *mgr, ctrl_stop *stop)
                                    .clock = &mgr->clock,
                                    .metrics = mgr->metrics,
                                    .seed = mgr->seed ^ 0x5bd1e995ULL,
+                                   .hooks = mgr->has_hooks ? &mgr->hooks : NULL,
                                    .on_started = on_started_leading,
                                    .on_lost = on_lost_leading,
                                    .log = leader_log,
@@ -812,7 +815,7 @@ shutdown:;
         mgr->stop_rc = CTRL_ERR_TIMEOUT;
     rc = mgr->stop_rc;
     mgr->state = ST_DONE;
-    pthread_cond_broadcast(&mgr->cv);
+    ctrl_clock_notify(&mgr->clock, &mgr->cv);
     pthread_mutex_unlock(&mgr->mu);
     if (!in_time)
         MLOG(mgr, CTRL_LOG_ERROR, "runnables did not stop within the graceful shutdown timeout");
@@ -826,7 +829,7 @@ void ctrl_manager_stop(ctrl_manager *mgr)
         return;
     pthread_mutex_lock(&mgr->mu);
     mgr->stop_requested = true;
-    pthread_cond_broadcast(&mgr->cv);
+    ctrl_clock_notify(&mgr->clock, &mgr->cv);
     pthread_mutex_unlock(&mgr->mu);
 }
 
@@ -836,7 +839,7 @@ void ctrl_manager_free(ctrl_manager *mgr)
         return;
     pthread_mutex_lock(&mgr->mu);
     mgr->stop_requested = true;
-    pthread_cond_broadcast(&mgr->cv);
+    ctrl_clock_notify(&mgr->clock, &mgr->cv);
     while (mgr->state == ST_RUNNING)
         pthread_cond_wait(&mgr->cv, &mgr->mu);
     pthread_mutex_unlock(&mgr->mu);
