@@ -10,6 +10,7 @@
 
 #include "kh/yaml.h"
 #include "server_int.h"
+#include "watch.h"
 
 static int code_for(int http)
 {
@@ -240,6 +241,60 @@ int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kin
     char path[1024];
     int rc = kind_path(srv, api_version, kind, ns, name, path, sizeof path, err);
     return rc < 0 ? rc : run(srv, "DELETE", path, NULL, NULL, NULL, NULL, err);
+}
+
+/* Split "path?query" into a path and a query object. */
+static json_t *parse_query(const char *path, char *buf, size_t len)
+{
+    json_t *q = json_object();
+    snprintf(buf, len, "%s", path);
+    char *qs = strchr(buf, '?');
+    if (!qs)
+        return q;
+    *qs++ = '\0';
+    for (char *save = NULL, *kv = strtok_r(qs, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq)
+            *eq++ = '\0';
+        json_object_set_new(q, kv, json_string(eq ? eq : ""));
+    }
+    return q;
+}
+
+int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
+                    const char *content_type, const char *body, int *status, json_t **out)
+{
+    char p[2048];
+    json_t *q = parse_query(path, p, sizeof p);
+    if (!q)
+        return FAKEAPI_ERR_NOMEM;
+    fakeapi__req req = {.method = method,
+                        .path = p,
+                        .query = q,
+                        .content_type = content_type,
+                        .accept = "application/json",
+                        .user_agent = "fakeapi-inprocess",
+                        .body = body ? body : "",
+                        .body_len = body ? strlen(body) : 0};
+    fakeapi__resp resp = {0};
+    fakeapi__handle(srv, &req, &resp);
+    if (resp.watch) {
+        fakeapi__watch_free(resp.watch); /* watches need a connection */
+        resp.status = 400;
+    }
+    if (status)
+        *status = resp.status;
+    if (out)
+        *out = resp.body ? json_loadb(resp.body, resp.body_len, 0, NULL) : NULL;
+    fakeapi__resp_deinit(&resp);
+    json_decref(q);
+    return 0;
+}
+
+int fakeapi_path(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                 const char *name, char *buf, size_t len, fakeapi_error *err)
+{
+    return kind_path(srv, api_version, kind, ns, name, buf, len, err);
 }
 
 int fakeapi__bootstrap(fakeapi_server *srv);

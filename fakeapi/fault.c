@@ -89,11 +89,13 @@ static int fail(char *err, size_t len, const char *field, const char *what)
 /* Check a rule's fields; the messages name the JSON field. */
 static int validate(const fakeapi_fault *r, char *err, size_t len)
 {
-    if (r->verb) {
-        bool ok = false;
-        for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-            ok |= !strcmp(r->verb, verbs[i]);
-        if (!ok)
+    for (const char *p = r->verb; p && *p;) {
+        size_t l = strcspn(p, ","), i = 0;
+        while (i < sizeof verbs / sizeof verbs[0] &&
+               (strlen(verbs[i]) != l || strncmp(p, verbs[i], l)))
+            i++;
+        p += l + (p[l] == ',');
+        if (i == sizeof verbs / sizeof verbs[0])
             return fail(err, len, "match.verb",
                         "must be one of get, list, watch, create, update, patch, delete, "
                         "deletecollection");
@@ -299,9 +301,24 @@ static bool client_matches(const char *want, const fakeapi__reqinfo *ri)
     return ri->user_agent && strstr(ri->user_agent, want);
 }
 
+/* A verb, or a comma-separated list of verbs ("create,update,patch,delete"). */
+static bool verb_matches(const char *want, const char *have)
+{
+    if (!want)
+        return true;
+    size_t n = strlen(have);
+    for (const char *p = want; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == n && !strncmp(p, have, n))
+            return true;
+        p += l + (p[l] == ',');
+    }
+    return false;
+}
+
 static bool rule_matches(const fakeapi_fault *r, const fakeapi__reqinfo *ri)
 {
-    return field_matches(r->verb, ri->verb) && field_matches(r->subresource, ri->sub) &&
+    return verb_matches(r->verb, ri->verb) && field_matches(r->subresource, ri->sub) &&
            field_matches(r->group, ri->group) && field_matches(r->resource, ri->resource) &&
            field_matches(r->ns, ri->ns) && field_matches(r->name, ri->name) &&
            client_matches(r->client, ri);

@@ -526,6 +526,28 @@ int fakeapi_fault_add_json(fakeapi_server *srv, const char *text, fakeapi_error 
     return n < 0 ? fault_err(err, msg) : 0;
 }
 
+int fakeapi_fault_add_rule_json(fakeapi_server *srv, const char *text, uint64_t *id,
+                                fakeapi_error *err)
+{
+    char msg[400];
+    json_error_t jerr;
+    json_t *j = json_loads(text, 0, &jerr);
+    fakeapi_fault rule;
+    int rc = 0;
+    if (!j)
+        snprintf(msg, sizeof msg, "fault rule: %s (line %d)", jerr.text, jerr.line), rc = -1;
+    else if (fakeapi__fault_parse(j, &rule, msg, sizeof msg) < 0 ||
+             fakeapi__faults_add(srv->faults, &rule, id, msg, sizeof msg) < 0)
+        rc = -1;
+    json_decref(j);
+    return rc < 0 ? fault_err(err, msg) : 0;
+}
+
+int fakeapi_close_watches(fakeapi_server *srv, const char *client)
+{
+    return fakeapi__hub_close_client(srv->hub, client ? client : "");
+}
+
 int fakeapi_fault_remove(fakeapi_server *srv, uint64_t id)
 {
     return fakeapi__faults_remove(srv->faults, id) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;

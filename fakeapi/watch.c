@@ -76,12 +76,12 @@ struct fakeapi__watch {
     size_t pending_off;
     bool ending; /* the final bookmark is out; end when pending drains */
     int64_t bookmark_ns;
-    size_t pending_lines; /* complete lines in pending not yet handed out */
-    bool sleeping;        /* the reader is in poll(): writers must wake it */
+    size_t pending_lines;     /* complete lines in pending not yet handed out */
+    bool sleeping;            /* the reader is in poll(): writers must wake it */
     fakeapi__resource *table; /* kubectl asked for Table rows: events carry them */
     bool table_headers_sent;
-    bool held;            /* deterministic runs: deliver only what is released */
-    size_t budget;        /* lines that may pass while held */
+    bool held;     /* deterministic runs: deliver only what is released */
+    size_t budget; /* lines that may pass while held */
 
     /* Faults that shaped this watch (fault.h). */
     unsigned close_after;   /* end after this many events (0 = never) */
@@ -784,4 +784,18 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
     }
     pthread_mutex_unlock(&hub->mu);
     return arr ? 0 : -1;
+}
+
+int fakeapi__hub_close_client(fakeapi__hub *hub, const char *client)
+{
+    int n = 0;
+    pthread_mutex_lock(&hub->mu);
+    for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
+        if (strstr(w->client, client)) {
+            watch_close_locked(w);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return n;
 }

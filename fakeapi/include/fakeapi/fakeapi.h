@@ -124,6 +124,28 @@ uint64_t fakeapi_revision(fakeapi_server *srv);
 /* Wake every wait so that it re-reads the clock (see fakeapi_clock). */
 void fakeapi_clock_advanced(fakeapi_server *srv);
 
+/*
+ * Send one request in-process, as an HTTP client would (method, path with
+ * an optional query, content type, body), without HTTP. *status gets the
+ * HTTP status; *out (if non-NULL) the parsed answer, a new reference.
+ * Returns 0 whatever the status, or FAKEAPI_ERR_NOMEM.
+ */
+int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
+                    const char *content_type, const char *body, int *status, json_t **out);
+
+/* The URL path of a kind's collection (name NULL) or of one object, e.g.
+ * "/apis/apps/v1/namespaces/default/deployments/web". */
+int fakeapi_path(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                 const char *name, char *buf, size_t len, fakeapi_error *err);
+
+/* End every open watch whose client (User-Agent) contains client: the
+ * clients see their streams close (a network partition, a restart). */
+int fakeapi_close_watches(fakeapi_server *srv, const char *client);
+
+/* Add one rule from JSON and return its id. */
+int fakeapi_fault_add_rule_json(fakeapi_server *srv, const char *json, uint64_t *id,
+                                fakeapi_error *err);
+
 /* Compact the watch history now: events up to revision (0 = the current
  * one) are dropped; watches, exact lists and continue tokens that need them
  * get 410 Expired. */
