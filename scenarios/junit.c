@@ -2,7 +2,9 @@
  * junit.c - JUnit XML reports (format in junit.h).
  *
  * Cases are kept as jansson values (an array of suites, each with its array
- * of cases), which copies the strings and keeps the order for free.
+ * of cases), which copies the strings and keeps the order for free. The
+ * strings are stored unchecked (_nocheck): the text of a failure may hold
+ * any bytes, and the writer, not jansson, decides what to do with them.
  */
 #include "junit.h"
 
@@ -30,7 +32,7 @@ scn_junit *scn__junit_new(const char *name)
 
     if (!j)
         return NULL;
-    j->name = json_string(name ? name : "scenario");
+    j->name = json_string_nocheck(name ? name : "scenario");
     j->suites = json_array();
     j->index = json_object();
     if (!j->name || !j->suites || !j->index) {
@@ -56,11 +58,11 @@ static json_t *suite_cases(scn_junit *j, const char *suite)
 
     if (pos)
         return json_object_get(json_array_get(j->suites, (size_t)json_integer_value(pos)), "cases");
-    s = json_pack("{s:s, s:[]}", "name", suite, "cases");
+    s = json_pack("{s:o, s:[]}", "name", json_string_nocheck(suite), "cases");
     if (!s)
         return NULL;
-    if (json_object_set_new(j->index, suite,
-                            json_integer((json_int_t)json_array_size(j->suites))) != 0 ||
+    if (json_object_set_new_nocheck(j->index, suite,
+                                    json_integer((json_int_t)json_array_size(j->suites))) != 0 ||
         json_array_append_new(j->suites, s) != 0)
         return NULL;
     return json_object_get(s, "cases");
@@ -68,7 +70,7 @@ static json_t *suite_cases(scn_junit *j, const char *suite)
 
 static int set_opt(json_t *obj, const char *key, const char *value)
 {
-    return value ? json_object_set_new(obj, key, json_string(value)) : 0;
+    return value ? json_object_set_new(obj, key, json_string_nocheck(value)) : 0;
 }
 
 int scn__junit_add(scn_junit *j, const char *suite, const scn_junit_case *c)
@@ -83,8 +85,9 @@ int scn__junit_add(scn_junit *j, const char *suite, const scn_junit_case *c)
     if (!cases)
         return SCN_ERR_NOMEM;
     t = isfinite(c->time_s) && c->time_s > 0 ? c->time_s : 0;
-    tc = json_pack("{s:s, s:s, s:f, s:i}", "name", c->name, "classname",
-                   c->classname ? c->classname : suite, "time", t, "status", (int)c->status);
+    tc = json_pack("{s:o, s:o, s:f, s:i}", "name", json_string_nocheck(c->name), "classname",
+                   json_string_nocheck(c->classname ? c->classname : suite), "time", t, "status",
+                   (int)c->status);
     if (!tc || set_opt(tc, "message", c->message) != 0 || set_opt(tc, "details", c->details) != 0 ||
         set_opt(tc, "out", c->system_out) != 0 || json_array_append_new(cases, tc) != 0) {
         json_decref(tc);
