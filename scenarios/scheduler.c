@@ -18,7 +18,7 @@ typedef enum tstate {
 
 typedef struct sthread {
     scn__sched *s;
-    char name[64];
+    char name[256];
     tstate state;
     bool granted;
     pthread_cond_t turn;     /* waits here for the turn */
@@ -245,14 +245,14 @@ static void h_thread_exit(void *ud)
 /* A turn point: a registered thread waits here to be picked. */
 static void h_before(void *ud, const char *kind, const char *actor, const char *key)
 {
-    (void)kind, (void)actor, (void)key;
+    (void)actor, (void)key;
     scn__sched *s = ud;
     sthread *t = self;
     if (!t || t->s != s)
         return;
     pthread_mutex_lock(&s->mu);
-    if (t->state == T_IO && s->io_expected > 0)
-        s->io_expected--; /* the line the driver released has arrived */
+    if (!strcmp(kind, "event") && s->io_expected > 0)
+        s->io_expected--; /* a line the driver released has arrived */
     yield_locked(s, t, T_READY);
     pthread_mutex_unlock(&s->mu);
 }
@@ -272,8 +272,8 @@ static void h_io_wait(void *ud, bool waiting)
             s->running = NULL;
         pthread_cond_broadcast(&s->driver);
     } else {
-        if (t->state == T_IO && s->io_expected > 0)
-            s->io_expected--;
+        if (s->io_expected > 0)
+            s->io_expected--; /* the released end of its stream */
         yield_locked(s, t, T_READY);
     }
     pthread_mutex_unlock(&s->mu);
@@ -476,6 +476,16 @@ int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_
     }
     pthread_mutex_unlock(&s->mu);
     return result;
+}
+
+bool scn__sched_io_waiting(scn__sched *s, const char *name)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->mu);
+    for (sthread *t = s->threads; t && !found; t = t->next)
+        found = t->state == T_IO && !strcmp(t->name, name);
+    pthread_mutex_unlock(&s->mu);
+    return found;
 }
 
 void scn__sched_stats_get(scn__sched *s, scn__sched_stats *out)

@@ -85,6 +85,10 @@ int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_
 /* Move virtual time to t (>= now) unconditionally, waking what is due. */
 void scn__sched_set_time(scn__sched *s, int64_t t);
 
+/* True when the registered thread called name waits for watch data: only
+ * then may the driver release a line to the watch it reads. */
+bool scn__sched_io_waiting(scn__sched *s, const char *name);
+
 /* Counters for reports and tests. */
 typedef struct scn__sched_stats {
     unsigned long steps, thread_turns, outside_turns, advances;

@@ -1,0 +1,24 @@
+/*
+ * builtin.c - the example controllers the `scenario` program knows by name.
+ * Linked into the program, not into libscenario, so that a user's own test
+ * program registers only what it wants.
+ */
+#include <stdbool.h>
+
+#include "replicaset.h"
+#include "scn/run.h"
+
+static int replicaset_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_replicaset_setup(mgr, config);
+}
+
+void scn_register_examples(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    scn_register_controller("replicaset", replicaset_setup, NULL);
+}

@@ -1,0 +1,409 @@
+/*
+ * cli.c - the `scenario` program's commands (scn_main):
+ *
+ *   scenario run FILE... [--seed N] [--trace FILE] [--junit FILE] [--shard K/N]
+ *   scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--shard K/N]
+ *   scenario replay FILE --seed N --trace OUT
+ *   scenario list
+ *   common: [--plugin LIB.so]... [--shard-count N] [-v]
+ *
+ * Exit codes: 0 all passed, 1 a scenario failed, 2 bad input. Every failure
+ * prints the command that replays it.
+ *
+ * `explore --jobs J` runs seeds in J child processes (a run owns its
+ * process's scheduler), each reporting one line back through a pipe.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "junit.h"
+#include "scn/run.h"
+#include "scn_int.h"
+#include "shard.h"
+
+#define MAX_FILES 256
+#define MAX_JOBS 64
+
+typedef struct cli {
+    const char *cmd;
+    const char *files[MAX_FILES];
+    int nfiles;
+    uint64_t seed;
+    bool seed_given;
+    uint64_t seed_lo, seed_hi;
+    bool seeds_given;
+    int jobs;
+    const char *trace;
+    const char *junit;
+    const char *shard;
+    int shard_count;
+    bool verbose;
+} cli;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--junit FILE]\n"
+               "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
+               "       scenario replay FILE --seed N --trace OUT\n"
+               "       scenario list\n"
+               "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
+               "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int load_plugin(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        fprintf(stderr, "scenario: --plugin %s: %s\n", path, dlerror());
+        return -1;
+    }
+    int (*init)(void);
+    /* POSIX's way to turn dlsym's object pointer into a function pointer. */
+    *(void **)(&init) = dlsym(h, "scn_plugin_init");
+    if (!init) {
+        fprintf(stderr, "scenario: --plugin %s: no function scn_plugin_init\n", path);
+        return -1;
+    }
+    if (init() < 0) {
+        fprintf(stderr, "scenario: --plugin %s: scn_plugin_init failed\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_seeds(const char *s, cli *c)
+{
+    const char *dots = strstr(s, "..");
+    char lo[32];
+    if (!dots || (size_t)(dots - s) >= sizeof lo)
+        return -1;
+    memcpy(lo, s, (size_t)(dots - s));
+    lo[dots - s] = '\0';
+    if (parse_u64(lo, &c->seed_lo) < 0 || parse_u64(dots + 2, &c->seed_hi) < 0 ||
+        c->seed_hi < c->seed_lo)
+        return -1;
+    c->seeds_given = true;
+    return 0;
+}
+
+static int parse_option(cli *c, const char *opt, const char *val)
+{
+    uint64_t n;
+    if (!strcmp(opt, "--seed") && val && parse_u64(val, &c->seed) == 0)
+        c->seed_given = true;
+    else if (!strcmp(opt, "--seeds") && val && parse_seeds(val, c) == 0)
+        ;
+    else if (!strcmp(opt, "--jobs") && val && parse_u64(val, &n) == 0 && n >= 1 && n <= MAX_JOBS)
+        c->jobs = (int)n;
+    else if (!strcmp(opt, "--trace") && val)
+        c->trace = val;
+    else if (!strcmp(opt, "--junit") && val)
+        c->junit = val;
+    else if (!strcmp(opt, "--shard") && val)
+        c->shard = val;
+    else if (!strcmp(opt, "--shard-count") && val && parse_u64(val, &n) == 0)
+        c->shard_count = (int)n;
+    else if (!strcmp(opt, "--plugin") && val)
+        return load_plugin(val) < 0 ? -1 : 1;
+    else
+        return -1;
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, cli *c)
+{
+    if (argc < 2)
+        return -1;
+    c->cmd = argv[1];
+    c->jobs = 1;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-v")) {
+            c->verbose = true;
+        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
+            if (parse_option(c, argv[i], i + 1 < argc ? argv[i + 1] : NULL) < 0) {
+                fprintf(stderr, "scenario: bad option or value: %s %s\n", argv[i],
+                        i + 1 < argc ? argv[i + 1] : "");
+                return -1;
+            }
+            i++;
+        } else if (c->nfiles < MAX_FILES) {
+            c->files[c->nfiles++] = argv[i];
+        }
+    }
+    return 0;
+}
+
+static void replay_hint(FILE *f, const char *file, uint64_t seed)
+{
+    fprintf(f, "  replay: scenario replay %s --seed %" PRIu64 " --trace trace.jsonl\n", file, seed);
+}
+
+static void print_result(const char *file, const scn_scenario *sc, const scn_run_result *r)
+{
+    if (r->passed) {
+        printf("PASS %s (%s) seed=%" PRIu64 " virtual=%.1fs real=%.3fs steps=%lu trace=%016" PRIx64
+               "\n",
+               sc->name ? sc->name : file, file, r->seed, (double)r->virtual_ns / 1e9,
+               r->real_seconds, r->steps, r->trace_hash);
+        return;
+    }
+    printf("FAIL %s (%s) seed=%" PRIu64 "\n  %s\n", sc->name ? sc->name : file, file, r->seed,
+           r->message);
+    replay_hint(stdout, file, r->seed);
+}
+
+static void junit_add(scn_junit *j, const char *file, const scn_scenario *sc,
+                      const scn_run_result *r, bool error)
+{
+    if (!j)
+        return;
+    char name[300], out[600];
+    snprintf(name, sizeof name, "%s seed=%" PRIu64, sc && sc->name ? sc->name : file, r->seed);
+    snprintf(out, sizeof out, "scenario replay %s --seed %" PRIu64 " --trace trace.jsonl\n", file,
+             r->seed);
+    scn_junit_case jc = {.name = name,
+                         .classname = file,
+                         .time_s = r->real_seconds,
+                         .status = error       ? SCN_JUNIT_ERROR
+                                   : r->passed ? SCN_JUNIT_PASSED
+                                               : SCN_JUNIT_FAILED,
+                         .message = r->passed ? NULL : r->message,
+                         .system_out = out};
+    scn__junit_add(j, "scenarios", &jc);
+}
+
+/* Load a scenario, reporting input errors; 2 on bad input. */
+static int load(const char *file, scn_scenario **sc)
+{
+    scn_error err = {0};
+    if (scn_scenario_load(file, sc, &err) < 0) {
+        fprintf(stderr, "scenario: %s:%d: %s: %s\n", err.file[0] ? err.file : file, err.line,
+                err.field, err.message);
+        return 2;
+    }
+    return 0;
+}
+
+static int cmd_run(cli *c, scn_junit *j, int k, int n)
+{
+    int status = 0;
+    for (int i = 0; i < c->nfiles; i++) {
+        if (!scn__shard_owns(k, n, (size_t)i))
+            continue;
+        scn_scenario *sc;
+        if (load(c->files[i], &sc)) {
+            status = 2;
+            continue;
+        }
+        scn_run_options o = {.seed = c->seed_given ? c->seed : 1,
+                             .seed_given = c->seed_given,
+                             .trace_path = c->trace,
+                             .verbose = c->verbose};
+        scn_run_result r;
+        int rc = scn_run(sc, &o, &r);
+        if (rc < 0 && !r.message[0])
+            snprintf(r.message, sizeof r.message, "could not run: %s", scn_strerror(rc));
+        print_result(c->files[i], sc, &r);
+        junit_add(j, c->files[i], sc, &r, rc < 0);
+        if (!r.passed && status == 0)
+            status = 1;
+        scn_scenario_free(sc);
+    }
+    return status;
+}
+
+/* One seed in a child process: the result as one line on fd. */
+static void child_run(const scn_scenario *sc, uint64_t seed, int fd)
+{
+    scn_run_options o = {.seed = seed, .seed_given = true};
+    scn_run_result r;
+    scn_run(sc, &o, &r);
+    for (char *p = r.message; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
+    dprintf(fd, "%" PRIu64 "\t%d\t%016" PRIx64 "\t%.6f\t%s\n", r.seed, r.passed ? 1 : 0,
+            r.trace_hash, r.real_seconds, r.message);
+    close(fd);
+    _exit(0);
+}
+
+typedef struct explore_state {
+    const char *file;
+    const scn_scenario *sc;
+    scn_junit *j;
+    unsigned long done, failed, total;
+    uint64_t *failing;
+    size_t nfailing;
+} explore_state;
+
+static void explore_record(explore_state *st, const char *line)
+{
+    scn_run_result r = {0};
+    int passed = 0;
+    double real = 0;
+    char msg[2048] = "";
+    if (sscanf(line, "%" SCNu64 "\t%d\t%" SCNx64 "\t%lf\t%2047[^\n]", &r.seed, &passed,
+               &r.trace_hash, &real, msg) < 4)
+        return;
+    r.passed = passed;
+    r.real_seconds = real;
+    snprintf(r.message, sizeof r.message, "%s", msg);
+    st->done++;
+    if (!r.passed) {
+        st->failed++;
+        uint64_t *f = realloc(st->failing, (st->nfailing + 1) * sizeof *f);
+        if (f) {
+            st->failing = f;
+            st->failing[st->nfailing++] = r.seed;
+        }
+        printf("FAIL seed=%" PRIu64 ": %s\n", r.seed, r.message);
+        replay_hint(stdout, st->file, r.seed);
+    }
+    junit_add(st->j, st->file, st->sc, &r, false);
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\rexplore: %lu/%lu seeds, %lu failing", st->done, st->total, st->failed);
+}
+
+static int cmd_explore(cli *c, scn_junit *j, int k, int n)
+{
+    if (c->nfiles != 1 || !c->seeds_given) {
+        fprintf(stderr, "scenario: explore needs one FILE and --seeds N..M\n");
+        return 2;
+    }
+    scn_scenario *sc;
+    if (load(c->files[0], &sc))
+        return 2;
+    explore_state st = {.file = c->files[0], .sc = sc, .j = j};
+    for (uint64_t s = c->seed_lo; s <= c->seed_hi; s++)
+        st.total += scn__shard_owns(k, n, (size_t)(s - c->seed_lo));
+    struct {
+        pid_t pid;
+        FILE *out;
+    } kids[MAX_JOBS] = {{0}};
+    int running = 0;
+    uint64_t next = c->seed_lo;
+    for (;;) {
+        while (running < c->jobs && next <= c->seed_hi) {
+            uint64_t seed = next++;
+            if (!scn__shard_owns(k, n, (size_t)(seed - c->seed_lo)))
+                continue;
+            int fds[2];
+            if (pipe(fds) < 0)
+                break;
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid == 0) {
+                close(fds[0]);
+                child_run(sc, seed, fds[1]);
+            }
+            close(fds[1]);
+            int slot = 0;
+            while (kids[slot].pid)
+                slot++;
+            kids[slot].pid = pid;
+            kids[slot].out = fdopen(fds[0], "r");
+            running++;
+        }
+        if (running == 0)
+            break;
+        /* Collect whichever child finishes first. */
+        int status;
+        pid_t done = wait(&status);
+        for (int i = 0; i < MAX_JOBS; i++) {
+            if (kids[i].pid != done || !done)
+                continue;
+            char line[4096];
+            if (kids[i].out && fgets(line, sizeof line, kids[i].out))
+                explore_record(&st, line);
+            else
+                explore_record(&st, "0\t0\t0\t0\tthe run crashed");
+            if (kids[i].out)
+                fclose(kids[i].out);
+            kids[i].pid = 0;
+            running--;
+        }
+    }
+    if (isatty(STDERR_FILENO))
+        fputc('\n', stderr);
+    printf("explore %s: %lu seeds, %lu passed, %lu failed", c->files[0], st.done,
+           st.done - st.failed, st.failed);
+    if (st.nfailing) {
+        printf("; failing seeds:");
+        for (size_t i = 0; i < st.nfailing; i++)
+            printf(" %" PRIu64, st.failing[i]);
+    }
+    printf("\n");
+    free(st.failing);
+    scn_scenario_free(sc);
+    return st.failed ? 1 : 0;
+}
+
+static int cmd_replay(cli *c)
+{
+    if (c->nfiles != 1 || !c->seed_given || !c->trace) {
+        fprintf(stderr, "scenario: replay needs FILE --seed N --trace OUT\n");
+        return 2;
+    }
+    return cmd_run(c, NULL, 0, 1);
+}
+
+int scn_main(int argc, char **argv)
+{
+    cli c = {0};
+    if (parse_args(argc, argv, &c) < 0) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(c.cmd, "-h") || !strcmp(c.cmd, "--help") || !strcmp(c.cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(c.cmd, "list")) {
+        char names[1024];
+        scn__list_controllers(names, sizeof names);
+        printf("%s\n", names);
+        return 0;
+    }
+    int k = 0, n = 1;
+    char err[300];
+    if (scn__shard_select(c.shard, c.shard_count, NULL, &k, &n, err, sizeof err) < 0) {
+        fprintf(stderr, "scenario: %s\n", err);
+        return 2;
+    }
+    scn_junit *j = c.junit ? scn__junit_new("scenarios") : NULL;
+    int rc;
+    if (!strcmp(c.cmd, "run") && c.nfiles > 0)
+        rc = cmd_run(&c, j, k, n);
+    else if (!strcmp(c.cmd, "explore"))
+        rc = cmd_explore(&c, j, k, n);
+    else if (!strcmp(c.cmd, "replay"))
+        rc = cmd_replay(&c);
+    else {
+        usage(stderr);
+        rc = 2;
+    }
+    if (j && scn__junit_save(j, c.junit) < 0) {
+        fprintf(stderr, "scenario: cannot write %s\n", c.junit);
+        rc = rc ? rc : 2;
+    }
+    scn__junit_free(j);
+    return rc;
+}

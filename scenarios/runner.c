@@ -1,0 +1,727 @@
+/*
+ * runner.c - one scenario run: a fake API server and the scenario's
+ * managers on one virtual clock, driven step by step by the calling thread.
+ *
+ * DESIGN: the calling thread is the driver. It never runs while a libctrl
+ * thread holds the turn (scheduler.h): it acts (applies a fixture, adds a
+ * fault, moves the clock) only at quiescent points, so its actions fall at
+ * the same place in every run with the same seed. The fake server runs on
+ * its own threads but only answers requests (one at a time, since one
+ * client thread runs at a time), with garbage collection done inline and
+ * every watch held: the driver releases watch events one at a time, as a
+ * scheduler choice. Managers run on registered threads.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fakeapi/fakeapi.h"
+#include "scheduler.h"
+#include "scn/run.h"
+#include "scn_int.h"
+
+/* 2026-01-01T00:00:00Z: virtual time starts here, so timestamps look real. */
+#define EPOCH_NS ((int64_t)1767225600 * CTRL_SECOND)
+#define DEFAULT_MAX_STEPS 200000
+#define DEFAULT_WAIT_NS (5 * CTRL_MINUTE)
+#define DEFAULT_MAX_VIRTUAL_NS (24 * CTRL_HOUR)
+
+typedef struct replica {
+    struct run *r;
+    const scn_controller_ref *ref;
+    int index;
+    char ua[160];
+    ctrl_manager *mgr;
+    pthread_t thread;
+    bool thread_started;
+    atomic_bool exited;
+    int rc;
+    uint64_t block_rule;   /* drops all its requests (crash, partition); 0 = none */
+    uint64_t crash_rule;   /* fires at the moment it must crash; 0 = none */
+    bool crash_when_fired; /* crash_rule: crash once it fired (else: once it matched) */
+    bool crashed;
+} replica;
+
+typedef struct run {
+    const scn_scenario *sc;
+    scn__sched *sched;
+    fakeapi_server *srv;
+    replica *reps;
+    size_t nreps;
+    json_t *faults; /* scenario name -> rule id */
+    scn_run_result *res;
+    long max_steps;
+    uint64_t seed;
+    int64_t limit_ns;
+    char trace_path[512];
+    bool temp_trace;
+    bool verbose;
+} run;
+
+void scn__informer_thread_name(char *buf, size_t len, const char *user_agent, const char *store_key)
+{
+    snprintf(buf, len, "informer %s %s", user_agent, store_key);
+}
+
+static int fail(run *r, int step, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(run *r, int step, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->res->message, sizeof r->res->message, fmt, ap);
+    va_end(ap);
+    r->res->passed = false;
+    r->res->failed_step = step;
+    return -1;
+}
+
+/* ---- outside actors: held watch streams ---- */
+
+/* The i-th watch (in id order) whose events may be released now: it has
+ * some, and the informer reading it waits for them. */
+static bool eligible_watch(run *r, size_t i, uint64_t *id)
+{
+    fakeapi_watch_info *w = NULL;
+    size_t n = 0, k = 0;
+    bool found = false;
+    if (fakeapi_watches(r->srv, &w, &n) < 0)
+        return false;
+    for (size_t j = 0; j < n && !found; j++) {
+        char name[512];
+        scn__informer_thread_name(name, sizeof name, w[j].client, w[j].resource);
+        if (w[j].pending == 0 || !scn__sched_io_waiting(r->sched, name))
+            continue;
+        if (k++ == i) {
+            *id = w[j].id;
+            found = true;
+        }
+    }
+    free(w);
+    return found;
+}
+
+static size_t outside_count(void *ud)
+{
+    run *r = ud;
+    size_t n = 0;
+    uint64_t id;
+    while (eligible_watch(r, n, &id))
+        n++;
+    return n;
+}
+
+static int outside_run(void *ud, size_t i)
+{
+    run *r = ud;
+    uint64_t id;
+    if (!eligible_watch(r, i, &id))
+        return 0;
+    fakeapi_watch_release(r->srv, id, 1);
+    return 1;
+}
+
+/* ---- managers ---- */
+
+static void *replica_main(void *arg)
+{
+    replica *rep = arg;
+    rep->rc = ctrl_manager_start(rep->mgr, NULL);
+    atomic_store(&rep->exited, true);
+    return NULL;
+}
+
+/* Start a thread the scheduler sees from its first instruction. */
+static int spawn_registered(run *r, pthread_t *t, const char *name, void *(*fn)(void *), void *arg);
+
+typedef struct reg_arg {
+    run *r;
+    char name[200];
+    void *(*fn)(void *);
+    void *arg;
+} reg_arg;
+
+static void *registered_main(void *p)
+{
+    reg_arg a = *(reg_arg *)p;
+    free(p);
+    const ctrl_hooks *h = scn__sched_ctrl_hooks(a.r->sched);
+    h->thread_start(h->ud, a.name);
+    void *ret = a.fn(a.arg);
+    h->thread_exit(h->ud);
+    return ret;
+}
+
+static int spawn_registered(run *r, pthread_t *t, const char *name, void *(*fn)(void *), void *arg)
+{
+    reg_arg *a = malloc(sizeof *a);
+    if (!a)
+        return -1;
+    *a = (reg_arg){.r = r, .fn = fn, .arg = arg};
+    snprintf(a->name, sizeof a->name, "%s", name);
+    const ctrl_hooks *h = scn__sched_ctrl_hooks(r->sched);
+    h->thread_spawn(h->ud, +1);
+    if (pthread_create(t, NULL, registered_main, a) != 0) {
+        h->thread_spawn(h->ud, -1);
+        free(a);
+        return -1;
+    }
+    return 0;
+}
+
+static void discard_log(const char *line, void *user)
+{
+    (void)line, (void)user;
+}
+
+static void stderr_log(const char *line, void *user)
+{
+    (void)user;
+    fprintf(stderr, "%s\n", line);
+}
+
+static int start_replica(run *r, replica *rep)
+{
+    ctrl_config *cfg = NULL;
+    ctrl_error err = {0};
+    int rc = ctrl_config_from_url(fakeapi_url(r->srv), &cfg, &err);
+    if (rc < 0)
+        return fail(r, -1, "replica %s: config: %s", rep->ua, err.message);
+    bool elect = rep->ref->replicas > 1;
+    ctrl_manager_options o = {
+        .leader_election = elect,
+        .leader_election_id = rep->ref->name,
+        .leader_election_namespace = "kube-system",
+        .metrics_addr = "0",
+        .health_probe_addr = "0",
+        .user_agent = rep->ua,
+        .clock = scn__sched_ctrl_clock(r->sched),
+        .hooks = scn__sched_ctrl_hooks(r->sched),
+        .seed = r->seed * 1000003 + (uint64_t)rep->index + 1,
+        .identity = rep->ua,
+        .release_on_cancel = true,
+        .log_level = r->verbose ? CTRL_LOG_INFO : CTRL_LOG_ERROR,
+        .log_sink = r->verbose ? stderr_log : discard_log,
+    };
+    rc = ctrl_manager_new_for_config(cfg, &o, &rep->mgr, &err);
+    ctrl_config_free(cfg);
+    if (rc < 0) {
+        fail(r, -1, "replica %s: manager: %s", rep->ua, err.message);
+        ctrl_error_deinit(&err);
+        return -1;
+    }
+    scn_setup_fn setup;
+    void *user;
+    scn__find_controller(rep->ref->name, &setup, &user);
+    if ((rc = setup(rep->mgr, rep->ref->config, user)) < 0)
+        return fail(r, -1, "controller %s: setup failed: %s", rep->ref->name, ctrl_strerror(rc));
+    atomic_store(&rep->exited, false);
+    char name[200];
+    snprintf(name, sizeof name, "manager %s", rep->ua);
+    if (spawn_registered(r, &rep->thread, name, replica_main, rep) < 0)
+        return fail(r, -1, "replica %s: cannot start a thread", rep->ua);
+    rep->thread_started = true;
+    return 0;
+}
+
+/* Let the scheduler run until quiet, crashing replicas whose crash point came. */
+static int quiet(run *r, int step);
+
+/* Stop a manager and wait for its threads, still under the scheduler. */
+static void stop_replica(run *r, replica *rep)
+{
+    if (!rep->thread_started)
+        return;
+    ctrl_manager_stop(rep->mgr);
+    char err[256];
+    for (int i = 0; i < 100000 && !atomic_load(&rep->exited); i++) {
+        if (scn__sched_step(r->sched, err, sizeof err) <= 0 &&
+            scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), INT64_MAX) < 0)
+            usleep(1000); /* a watch being torn down outside the turns */
+        fakeapi_clock_advanced(r->srv);
+    }
+    pthread_join(rep->thread, NULL);
+    rep->thread_started = false;
+    ctrl_manager_free(rep->mgr);
+    rep->mgr = NULL;
+}
+
+static int block_client(run *r, replica *rep)
+{
+    char rule[300];
+    snprintf(rule, sizeof rule, "{\"match\":{\"client\":\"%s\"},\"action\":{\"drop\":true}}",
+             rep->ua);
+    fakeapi_error err = {0};
+    if (fakeapi_fault_add_rule_json(r->srv, rule, &rep->block_rule, &err) < 0)
+        return -1;
+    fakeapi_close_watches(r->srv, rep->ua);
+    return 0;
+}
+
+static void unblock_client(run *r, replica *rep)
+{
+    if (rep->block_rule)
+        fakeapi_fault_remove(r->srv, rep->block_rule);
+    rep->block_rule = 0;
+}
+
+/* A crash: the replica is cut off at once (nothing more it sends reaches
+ * the server), then its threads are wound down. */
+static void crash_replica(run *r, replica *rep)
+{
+    if (rep->crashed || !rep->thread_started)
+        return;
+    rep->crashed = true;
+    if (rep->crash_rule)
+        fakeapi_fault_remove(r->srv, rep->crash_rule);
+    rep->crash_rule = 0;
+    block_client(r, rep);
+    stop_replica(r, rep);
+}
+
+static void check_crash_points(run *r)
+{
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        unsigned long matched = 0, fired = 0;
+        if (!rep->crash_rule || fakeapi_fault_hits(r->srv, rep->crash_rule, &matched, &fired) < 0)
+            continue;
+        if (rep->crash_when_fired ? fired > 0 : matched > 0)
+            crash_replica(r, rep);
+    }
+}
+
+static int quiet(run *r, int step)
+{
+    char err[256];
+    for (;;) {
+        if (r->res->steps >= (unsigned long)r->max_steps)
+            return fail(r, step, "no quiescence after %ld scheduler steps (a livelock?)",
+                        r->max_steps);
+        int rc = scn__sched_step(r->sched, err, sizeof err);
+        if (rc < 0)
+            return fail(r, step, "%s", err);
+        if (rc == 0)
+            return 0;
+        r->res->steps++;
+        check_crash_points(r);
+    }
+}
+
+/* ---- conditions ---- */
+
+static int lk_get(void *ud, const char *av, const char *kind, const char *ns, const char *name,
+                  json_t **out)
+{
+    run *r = ud;
+    return fakeapi_get(r->srv, av, kind, ns, name, out, NULL);
+}
+
+static int lk_list(void *ud, const char *av, const char *kind, const char *ns, const char *selector,
+                   json_t **out)
+{
+    run *r = ud;
+    return fakeapi_list(r->srv, av, kind, ns, selector, out, NULL);
+}
+
+static bool holds(run *r, const scn_cond *c, char *msg, size_t len)
+{
+    scn_lookup lk = {.get = lk_get, .list = lk_list, .ud = r};
+    return scn_cond_eval(c, &lk, msg, len);
+}
+
+static int check_invariants(run *r, int step)
+{
+    for (size_t i = 0; i < r->sc->n_invariants; i++) {
+        char msg[1024];
+        if (!holds(r, r->sc->invariants[i], msg, sizeof msg))
+            return fail(r, step, "invariant %zu (line %d) broken at %s: %s", i,
+                        r->sc->invariants[i]->line, step < 0 ? "setup" : "a quiescent point", msg);
+    }
+    return 0;
+}
+
+/* Quiet, check invariants, then move the clock to the next deadline not past
+ * limit. Returns 1 if time moved, 0 if nothing waits on time, -1 failed. */
+static int settle_and_tick(run *r, int step, int64_t limit)
+{
+    if (quiet(r, step) < 0 || check_invariants(r, step) < 0)
+        return -1;
+    int64_t before = scn__sched_now(r->sched);
+    int64_t t = scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), limit);
+    fakeapi_clock_advanced(r->srv);
+    return t > before ? 1 : 0;
+}
+
+/* ---- steps ---- */
+
+static int apply_objects(run *r, int step, const json_t *objs)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(objs, i, o)
+    {
+        char *text = json_dumps(o, JSON_COMPACT);
+        fakeapi_error err = {0};
+        int rc = text ? fakeapi_apply(r->srv, text, strlen(text), &err) : FAKEAPI_ERR_NOMEM;
+        free(text);
+        if (rc < 0)
+            return fail(r, step, "apply: %s", err.message);
+    }
+    return 0;
+}
+
+static int step_patch(run *r, int n, const scn_step *st, bool scale)
+{
+    char path[1024];
+    fakeapi_error err = {0};
+    if (fakeapi_path(r->srv, st->api_version, st->kind_name, st->ns, st->name, path, sizeof path,
+                     &err) < 0)
+        return fail(r, n, "%s: %s", scale ? "scale" : "patch", err.message);
+    const char *ctype = "application/merge-patch+json";
+    char *body;
+    if (scale) {
+        strncat(path, "/scale", sizeof path - strlen(path) - 1);
+        body = NULL;
+        if (asprintf(&body, "{\"spec\":{\"replicas\":%ld}}", st->replicas) < 0)
+            body = NULL;
+    } else {
+        if (st->patch_type && !strcmp(st->patch_type, "json"))
+            ctype = "application/json-patch+json";
+        else if (st->patch_type && !strcmp(st->patch_type, "strategic"))
+            ctype = "application/strategic-merge-patch+json";
+        body = json_dumps(st->manifest, JSON_COMPACT);
+    }
+    int status = 0;
+    json_t *out = NULL;
+    fakeapi_request(r->srv, "PATCH", path, ctype, body, &status, &out);
+    free(body);
+    int rc = 0;
+    if (status >= 300)
+        rc = fail(r, n, "%s %s: %d %s", scale ? "scale" : "patch", path, status,
+                  json_string_value(json_object_get(out, "message")));
+    json_decref(out);
+    return rc;
+}
+
+static int step_fault(run *r, int n, const scn_step *st)
+{
+    if (st->fault_remove) {
+        json_t *id = json_object_get(r->faults, st->fault_name);
+        if (!id)
+            return fail(r, n, "fault: no rule named %s", st->fault_name);
+        fakeapi_fault_remove(r->srv, (uint64_t)json_integer_value(id));
+        json_object_del(r->faults, st->fault_name);
+        return 0;
+    }
+    char *text = json_dumps(st->rule, JSON_COMPACT);
+    uint64_t id = 0;
+    fakeapi_error err = {0};
+    int rc = text ? fakeapi_fault_add_rule_json(r->srv, text, &id, &err) : -1;
+    free(text);
+    if (rc < 0)
+        return fail(r, n, "fault: %s", err.message);
+    if (st->fault_name)
+        json_object_set_new(r->faults, st->fault_name, json_integer((json_int_t)id));
+    return 0;
+}
+
+static replica *replica_at(run *r, int n, int index)
+{
+    if (index < 0 || (size_t)index >= r->nreps) {
+        fail(r, n, "no replica %d (the scenario runs %zu)", index, r->nreps);
+        return NULL;
+    }
+    return &r->reps[index];
+}
+
+static int step_crash(run *r, int n, const scn_step *st)
+{
+    replica *rep = replica_at(r, n, st->replica);
+    if (!rep)
+        return -1;
+    if (st->crash_at_write <= 0 && !st->crash_after) {
+        crash_replica(r, rep);
+        return 0;
+    }
+    /* Arm a rule: at the nth write the request is dropped (the crash comes
+     * before it), or after a matching request (it is applied, the answer
+     * never read). */
+    json_t *rule;
+    if (st->crash_at_write > 0) {
+        rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "client", rep->ua, "verb",
+                         "create,update,patch,delete", "when", "nth",
+                         (json_int_t)st->crash_at_write, "action", "drop", 1);
+        rep->crash_when_fired = true;
+    } else {
+        rule = json_pack("{s:O, s:{s:b}}", "match", st->crash_after, "action", "loseResponse", 1);
+        json_object_set_new(json_object_get(rule, "match"), "client", json_string(rep->ua));
+        json_object_set_new(rule, "when", json_pack("{s:i}", "first", 1));
+        rep->crash_when_fired = true;
+    }
+    char *text = json_dumps(rule, JSON_COMPACT);
+    json_decref(rule);
+    fakeapi_error err = {0};
+    int rc = text ? fakeapi_fault_add_rule_json(r->srv, text, &rep->crash_rule, &err) : -1;
+    free(text);
+    return rc < 0 ? fail(r, n, "crash: %s", err.message) : 0;
+}
+
+static int step_replica(run *r, int n, const scn_step *st)
+{
+    replica *rep = replica_at(r, n, st->replica);
+    if (!rep)
+        return -1;
+    switch (st->kind) {
+    case SCN_STEP_RESTART:
+        if (rep->thread_started)
+            stop_replica(r, rep);
+        unblock_client(r, rep);
+        rep->crashed = false;
+        return start_replica(r, rep);
+    case SCN_STEP_PARTITION:
+        return block_client(r, rep) < 0 ? fail(r, n, "partition failed") : 0;
+    case SCN_STEP_HEAL:
+        unblock_client(r, rep);
+        return 0;
+    default:
+        return fail(r, n, "internal: not a replica step");
+    }
+}
+
+static int step_advance(run *r, int n, int64_t d)
+{
+    int64_t target = scn__sched_now(r->sched) + d;
+    if (target > r->limit_ns)
+        return fail(r, n, "advance: past the scenario's maxVirtualTime");
+    for (;;) {
+        int rc = settle_and_tick(r, n, target);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 || scn__sched_now(r->sched) >= target)
+            break;
+    }
+    scn__sched_set_time(r->sched, target);
+    fakeapi_clock_advanced(r->srv);
+    return quiet(r, n) < 0 ? -1 : check_invariants(r, n);
+}
+
+static int step_wait(run *r, int n, const scn_step *st)
+{
+    int64_t deadline =
+        scn__sched_now(r->sched) + (st->duration_ns ? st->duration_ns : DEFAULT_WAIT_NS);
+    if (deadline > r->limit_ns)
+        deadline = r->limit_ns;
+    char msg[1024] = "";
+    for (;;) {
+        if (quiet(r, n) < 0 || check_invariants(r, n) < 0)
+            return -1;
+        if (holds(r, st->cond, msg, sizeof msg))
+            return 0;
+        if (scn__sched_now(r->sched) >= deadline)
+            break;
+        int64_t before = scn__sched_now(r->sched);
+        scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), deadline);
+        fakeapi_clock_advanced(r->srv);
+        if (scn__sched_now(r->sched) == before)
+            break; /* nothing left to happen */
+    }
+    return fail(r, n, "wait (line %d) timed out after %.1fs of virtual time: %s", st->line,
+                (double)(scn__sched_now(r->sched) -
+                         (deadline - (st->duration_ns ? st->duration_ns : DEFAULT_WAIT_NS))) /
+                    1e9,
+                msg);
+}
+
+static int run_step(run *r, int n)
+{
+    const scn_step *st = &r->sc->steps[n];
+    if (r->verbose)
+        fprintf(stderr, "scenario: step %d (line %d): %s\n", n, st->line, st->text ? st->text : "");
+    int rc = 0;
+    switch (st->kind) {
+    case SCN_STEP_APPLY:
+        rc = apply_objects(r, n, st->manifest);
+        break;
+    case SCN_STEP_PATCH:
+        rc = step_patch(r, n, st, false);
+        break;
+    case SCN_STEP_SCALE:
+        rc = step_patch(r, n, st, true);
+        break;
+    case SCN_STEP_DELETE: {
+        fakeapi_error err = {0};
+        if (fakeapi_delete(r->srv, st->api_version, st->kind_name, st->ns, st->name, &err) < 0)
+            rc = fail(r, n, "delete: %s", err.message);
+        break;
+    }
+    case SCN_STEP_FAULT:
+        rc = step_fault(r, n, st);
+        break;
+    case SCN_STEP_COMPACT:
+        fakeapi_compact(r->srv, 0);
+        break;
+    case SCN_STEP_ADVANCE:
+        return step_advance(r, n, st->duration_ns);
+    case SCN_STEP_WAIT:
+        return step_wait(r, n, st);
+    case SCN_STEP_EXPECT: {
+        char msg[1024];
+        if (quiet(r, n) < 0)
+            return -1;
+        if (!holds(r, st->cond, msg, sizeof msg))
+            rc = fail(r, n, "expect (line %d) failed: %s", st->line, msg);
+        break;
+    }
+    case SCN_STEP_CRASH:
+        rc = step_crash(r, n, st);
+        break;
+    case SCN_STEP_RESTART:
+    case SCN_STEP_PARTITION:
+    case SCN_STEP_HEAL:
+        rc = step_replica(r, n, st);
+        break;
+    default:
+        rc = fail(r, n, "internal: unknown step kind %d", (int)st->kind);
+        break;
+    }
+    if (rc < 0)
+        return -1;
+    return quiet(r, n) < 0 ? -1 : check_invariants(r, n);
+}
+
+/* ---- setup and teardown ---- */
+
+/* The trace goes to the file asked for, or to a temporary one that only
+ * its hash survives. */
+static int open_trace(run *r)
+{
+    if (!r->trace_path[0]) {
+        snprintf(r->trace_path, sizeof r->trace_path, "/tmp/scn-trace-XXXXXX");
+        int fd = mkstemp(r->trace_path);
+        if (fd < 0)
+            return -1;
+        close(fd);
+        r->temp_trace = true;
+    }
+    fakeapi_error err = {0};
+    return fakeapi_trace_open(r->srv, r->trace_path, &err);
+}
+
+static void hash_trace(run *r)
+{
+    FILE *f = fopen(r->trace_path, "rb");
+    uint64_t h = 1469598103934665603ULL;
+    int c;
+    unsigned long lines = 0;
+    while (f && (c = fgetc(f)) != EOF) {
+        h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211ULL;
+        lines += c == '\n';
+    }
+    if (f)
+        fclose(f);
+    r->res->trace_hash = h;
+    r->res->trace_lines = lines;
+}
+
+static int setup(run *r)
+{
+    fakeapi_options fo = {
+        .clock = scn__sched_fakeapi_clock(r->sched),
+        .seed = r->seed,
+        .hold_new_watches = true,
+        .sync_gc = true,
+    };
+    if (fakeapi_start(&fo, &r->srv) < 0)
+        return fail(r, -1, "the fake API server did not start");
+    scn__outside out = {.count = outside_count, .run = outside_run, .ud = r};
+    scn__sched_set_outside(r->sched, &out);
+    if (open_trace(r) < 0)
+        return fail(r, -1, "cannot open the trace");
+    if (apply_objects(r, -1, r->sc->fixtures) < 0)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < r->sc->n_controllers; i++)
+        n += (size_t)(r->sc->controllers[i].replicas > 0 ? r->sc->controllers[i].replicas : 1);
+    r->reps = calloc(n ? n : 1, sizeof *r->reps);
+    if (!r->reps)
+        return fail(r, -1, "out of memory");
+    for (size_t i = 0; i < r->sc->n_controllers; i++) {
+        const scn_controller_ref *ref = &r->sc->controllers[i];
+        if (scn__find_controller(ref->name, NULL, NULL) < 0) {
+            char known[512];
+            scn__list_controllers(known, sizeof known);
+            return fail(r, -1, "no controller named %s (registered: %s)", ref->name, known);
+        }
+        for (int k = 0; k < (ref->replicas > 0 ? ref->replicas : 1); k++) {
+            replica *rep = &r->reps[r->nreps];
+            *rep = (replica){.r = r, .ref = ref, .index = (int)r->nreps};
+            snprintf(rep->ua, sizeof rep->ua, "scenario/%s-%d", ref->name, k);
+            r->nreps++;
+            if (start_replica(r, rep) < 0)
+                return -1;
+        }
+    }
+    return quiet(r, -1) < 0 ? -1 : check_invariants(r, -1);
+}
+
+static void teardown(run *r)
+{
+    for (size_t i = 0; i < r->nreps; i++)
+        stop_replica(r, &r->reps[i]);
+    free(r->reps);
+    if (r->srv)
+        fakeapi_trace_open(r->srv, NULL, NULL);
+    if (r->trace_path[0])
+        hash_trace(r);
+    if (r->temp_trace)
+        unlink(r->trace_path);
+    fakeapi_stop(r->srv);
+    json_decref(r->faults);
+}
+
+int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result *result)
+{
+    static const scn_run_options defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    memset(result, 0, sizeof *result);
+    result->failed_step = -1;
+    run r = {.sc = sc,
+             .res = result,
+             .max_steps = opts->max_steps > 0 ? opts->max_steps : DEFAULT_MAX_STEPS,
+             .verbose = opts->verbose,
+             .faults = json_object()};
+    r.seed = (sc->has_seed && !opts->seed_given) ? sc->seed : opts->seed;
+    result->seed = r.seed;
+    r.sched = scn__sched_new(r.seed, EPOCH_NS);
+    if (!r.sched || !r.faults) {
+        json_decref(r.faults);
+        scn__sched_free(r.sched);
+        return SCN_ERR_NOMEM;
+    }
+    r.limit_ns = EPOCH_NS + (sc->max_virtual_ns ? sc->max_virtual_ns : DEFAULT_MAX_VIRTUAL_NS);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = 0;
+    if (opts->trace_path)
+        snprintf(r.trace_path, sizeof r.trace_path, "%s", opts->trace_path);
+    if (setup(&r) == 0) {
+        result->passed = true;
+        for (size_t i = 0; i < sc->n_steps && result->passed; i++)
+            if (run_step(&r, (int)i) < 0)
+                result->passed = false;
+    } else if (!result->message[0]) {
+        rc = SCN_ERR_SETUP;
+    }
+    result->virtual_ns = scn__sched_now(r.sched) - EPOCH_NS;
+    teardown(&r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    result->real_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    scn__sched_free(r.sched);
+    return rc;
+}
