@@ -767,6 +767,8 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             pthread_mutex_lock(&w->mu);
             info->id = w->id;
             snprintf(info->resource, sizeof info->resource, "%s", w->key);
+            snprintf(info->api_version, sizeof info->api_version, "%s", w->api_version);
+            snprintf(info->kind, sizeof info->kind, "%s", w->kind);
             snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
             snprintf(info->client, sizeof info->client, "%s", w->client);
             timers(w);

@@ -816,6 +816,8 @@ int ctrl_client_watch(ctrl_client *c, const char *api_version, const char *kind,
                          .sink = on_stream,
                          .sink_ud = &s,
                          .cancel = w ? w->cancel : NULL,
+                         .on_open = opts->on_open,
+                         .on_open_ud = user,
                          /* The server ends the watch; the margin covers a late close. */
                          .timeout_ms =
                              opts->timeout_seconds > 0 ? (opts->timeout_seconds + 30) * 1000 : -1};

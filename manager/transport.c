@@ -462,8 +462,25 @@ typedef struct xfer {
     CURL *h;
     char *buf;
     size_t len, cap;
-    bool checked, to_sink, too_big, sink_stop;
+    bool checked, to_sink, too_big, sink_stop, opened;
 } xfer;
+
+/* The blank line that ends a response's headers: tell on_open about a 2xx. */
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    xfer *x = ud;
+    size_t len = sz * n;
+    bool end = (len == 2 && p[0] == '\r' && p[1] == '\n') || (len == 1 && p[0] == '\n');
+    if (end && !x->opened && x->req->on_open) {
+        long code = 0;
+        curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+        if (code >= 200 && code < 300) {
+            x->opened = true;
+            x->req->on_open(x->req->on_open_ud);
+        }
+    }
+    return len;
+}
 
 static size_t on_write(char *p, size_t sz, size_t n, void *ud)
 {
@@ -530,6 +547,10 @@ static int prepare(ctrl__transport *t, const ctrl__request *req, xfer *x, char *
     SET(CURLOPT_USERAGENT, req->user_agent ? req->user_agent : t->user_agent);
     SET(CURLOPT_WRITEFUNCTION, on_write);
     SET(CURLOPT_WRITEDATA, x);
+    if (req->on_open) {
+        SET(CURLOPT_HEADERFUNCTION, on_header);
+        SET(CURLOPT_HEADERDATA, x);
+    }
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_TCP_KEEPIDLE, 30L);
     SET(CURLOPT_TCP_KEEPINTVL, 15L);

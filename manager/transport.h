@@ -39,6 +39,10 @@ typedef struct ctrl__request {
     ctrl__sink_fn sink; /* NULL = buffer the answer in resp */
     void *sink_ud;
     ctrl__cancel *cancel; /* NULL = not cancellable */
+    /* Called once when a 2xx answer's headers have arrived, before any body
+     * (a watch is established); NULL = not told. */
+    void (*on_open)(void *ud);
+    void *on_open_ud;
     int timeout_ms;       /* 0 = the transport's; < 0 = none */
 } ctrl__request;
 

@@ -93,7 +93,7 @@ static bool eligible_watch(run *r, size_t i, uint64_t *id)
         return false;
     for (size_t j = 0; j < n && !found; j++) {
         char name[512];
-        scn__informer_thread_name(name, sizeof name, w[j].client, w[j].resource);
+        scn__informer_thread_name(name, sizeof name, w[j].client, w[j].api_version, w[j].kind);
         if (w[j].pending == 0 || !scn__sched_io_waiting(r->sched, name))
             continue;
         if (k++ == i) {

@@ -13,9 +13,10 @@ int scn__find_controller(const char *name, scn_setup_fn *fn, void **user);
 /* Every registered name, comma-separated, for error messages. */
 void scn__list_controllers(char *buf, size_t len);
 
-/* The name libctrl gives an informer's thread (ctrl/cache.h): the driver
- * releases a watch's events only while that thread waits for them. */
+/* The name libctrl gives an informer's watching thread ("informer <user
+ * agent> <apiVersion>/<Kind>", ctrl/cache.h): the driver releases a watch's
+ * events only while that thread waits for them. */
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
-                               const char *store_key);
+                               const char *api_version, const char *kind);
 
 #endif

@@ -281,6 +281,9 @@ typedef struct ctrl_watch_options {
     int timeout_seconds;          /* server closes after this; 0 = server's default */
     bool allow_bookmarks;
     bool send_initial_events; /* watch-list: adds resourceVersionMatch=NotOlderThan */
+    /* Called on the watching thread once the server has accepted the watch
+     * (its 200 headers arrived), before any event. NULL = not told. */
+    void (*on_open)(void *user);
 } ctrl_watch_options;
 
 /* A stop switch for watches: one per watcher, reusable across its watches. */
