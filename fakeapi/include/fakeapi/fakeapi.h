@@ -155,6 +155,8 @@ int fakeapi_compact(fakeapi_server *srv, uint64_t revision);
 typedef struct fakeapi_watch_info {
     uint64_t id;        /* stable for the watch's life */
     char resource[128]; /* store key: "apps/deployments", "/pods" */
+    char api_version[128]; /* what the watch was asked through: "apps/v1" */
+    char kind[64];         /* "Deployment" */
     char ns[64];        /* "" = every namespace or cluster-scoped */
     char client[128];   /* the request's User-Agent */
     size_t pending;     /* events written but not yet delivered */
