@@ -316,7 +316,12 @@ static int add_run(ctrl_manager *mgr, const ctrl_runnable *r)
     int rc = 0;
     if (mgr->state == ST_DONE || mgr->stop_requested)
         rc = CTRL_ERR_ARG;
-    else
+    /* Controller names are unique per manager (ctrl_builder_complete says
+     * so; they name metrics series and User-Agents). */
+    for (size_t i = 0; rc == 0 && is_controller(m) && i < mgr->nruns; i++)
+        if (is_controller(mgr->runs[i]) && !strcmp(mgr->runs[i]->name, m->name))
+            rc = CTRL_ERR_ARG;
+    if (rc == 0)
         rc = grow((void **)&mgr->runs, &mgr->caprun, mgr->nruns, sizeof *mgr->runs, MAX_RUNNABLES);
     if (rc == 0) {
         mgr->runs[mgr->nruns++] = m;
