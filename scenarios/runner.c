@@ -62,9 +62,10 @@ typedef struct run {
     bool verbose;
 } run;
 
-void scn__informer_thread_name(char *buf, size_t len, const char *user_agent, const char *store_key)
+void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
+                               const char *api_version, const char *kind)
 {
-    snprintf(buf, len, "informer %s %s", user_agent, store_key);
+    snprintf(buf, len, "informer %s %s/%s", user_agent, api_version, kind);
 }
 
 static int fail(run *r, int step, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
