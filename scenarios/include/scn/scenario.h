@@ -26,10 +26,10 @@ extern "C" {
 typedef enum scn_errcode {
     SCN_OK = 0,
     SCN_ERR_NOMEM = -1,
-    SCN_ERR_INPUT = -2,   /* malformed scenario file (exit code 2) */
-    SCN_ERR_IO = -3,      /* a file could not be read */
-    SCN_ERR_FAILED = -4,  /* the scenario ran and a check failed (exit code 1) */
-    SCN_ERR_SETUP = -5,   /* the server or a manager could not start */
+    SCN_ERR_INPUT = -2,  /* malformed scenario file (exit code 2) */
+    SCN_ERR_IO = -3,     /* a file could not be read */
+    SCN_ERR_FAILED = -4, /* the scenario ran and a check failed (exit code 1) */
+    SCN_ERR_SETUP = -5,  /* the server or a manager could not start */
     SCN_ERR_INTERNAL = -6,
 } scn_errcode;
 
@@ -76,21 +76,21 @@ typedef struct scn_cond scn_cond;
 struct scn_cond {
     scn_cond_kind kind;
     const char *api_version, *kind_name, *ns, *name;
-    const char *selector;   /* COUNT: label selector ("app=web,tier!=db"), may be NULL;
-                             * a mapping {app: web} in the file is joined to "app=web" */
-    const char *path;       /* FIELD: ".status.replicas", ".spec.containers[0].image" */
+    const char *selector; /* COUNT: label selector ("app=web,tier!=db"), may be NULL;
+                           * a mapping {app: web} in the file is joined to "app=web" */
+    const char *path;     /* FIELD: ".status.replicas", ".spec.containers[0].image" */
     scn_cmp cmp;
-    json_t *value;          /* what it compares with (FIELD, COUNT); NULL with value_from;
-                             * EXISTS: true (present) or false (absent) */
+    json_t *value; /* what it compares with (FIELD, COUNT); NULL with value_from;
+                    * EXISTS: true (present) or false (absent) */
     /* "equalsField/atLeastField/atMostField: {apiVersion, kind, namespace, name, path}"
      * compares with another object's field, e.g. "never more pods than the ReplicaSet's
      * .spec.replicas": value_from is then a FIELD condition without a cmp whose object
      * and path name that field. */
-    scn_cond *value_from;   /* FIELD, COUNT: compare with another object's field (may be NULL) */
-    scn_cond **all;         /* ALL */
+    scn_cond *value_from; /* FIELD, COUNT: compare with another object's field (may be NULL) */
+    scn_cond **all;       /* ALL */
     size_t n_all;
     int line;
-    const char *text;       /* the condition as written, for messages */
+    const char *text; /* the condition as written, for messages */
 };
 
 typedef enum scn_step_kind {
@@ -100,10 +100,10 @@ typedef enum scn_step_kind {
     SCN_STEP_SCALE,     /* object + replicas (the /scale subresource) */
     SCN_STEP_FAULT,     /* add (rule, with a name) or remove (name) a fakeapi fault rule */
     SCN_STEP_COMPACT,
-    SCN_STEP_ADVANCE,   /* virtual time */
-    SCN_STEP_WAIT,      /* until a condition holds, with a virtual-time timeout */
-    SCN_STEP_EXPECT,    /* a condition holds now */
-    SCN_STEP_CRASH,     /* stop a manager replica abruptly: now, at its nth write, after a request */
+    SCN_STEP_ADVANCE, /* virtual time */
+    SCN_STEP_WAIT,    /* until a condition holds, with a virtual-time timeout */
+    SCN_STEP_EXPECT,  /* a condition holds now */
+    SCN_STEP_CRASH,   /* stop a manager replica abruptly: now, at its nth write, after a request */
     SCN_STEP_RESTART,
     SCN_STEP_PARTITION, /* cut a replica off the server */
     SCN_STEP_HEAL,
@@ -112,32 +112,32 @@ typedef enum scn_step_kind {
 typedef struct scn_step {
     scn_step_kind kind;
     int line;
-    const char *text;          /* as written, for the trace and messages */
-    json_t *manifest;          /* APPLY: array of objects (files read, Lists expanded);
-                                * PATCH: the patch (an object; an array for "json") */
-    const char *patch_type;    /* PATCH: "merge" (default), "json", "strategic" */
+    const char *text;       /* as written, for the trace and messages */
+    json_t *manifest;       /* APPLY: array of objects (files read, Lists expanded);
+                             * PATCH: the patch (an object; an array for "json") */
+    const char *patch_type; /* PATCH: "merge" (default), "json", "strategic" */
     const char *api_version, *kind_name, *ns, *name; /* PATCH, DELETE, SCALE */
-    long replicas;             /* SCALE */
-    json_t *rule;              /* FAULT add: the rule as fakeapi reads it (docs/faults.md);
-                                * only its being a mapping is checked here */
-    const char *fault_name;    /* FAULT: the name steps refer to it by (always set; a
-                                * remove names a fault in force at that step) */
+    long replicas;                                   /* SCALE */
+    json_t *rule;           /* FAULT add: the rule as fakeapi reads it (docs/faults.md);
+                             * only its being a mapping is checked here */
+    const char *fault_name; /* FAULT: the name steps refer to it by (always set; a
+                             * remove names a fault in force at that step) */
     bool fault_remove;
-    int64_t duration_ns;       /* ADVANCE; WAIT timeout (default 5 min) */
-    scn_cond *cond;            /* WAIT, EXPECT */
-    int replica;               /* CRASH, RESTART, PARTITION, HEAL: index, default 0; checked
-                                * to be below the most replicas any controller has */
-    long crash_at_write;       /* CRASH: the replica's nth write from now (0 = now) */
-    json_t *crash_after;       /* CRASH: after a request matching {verb, subresource, group,
-                                * resource, namespace, name} (strings); NULL otherwise */
+    int64_t duration_ns; /* ADVANCE; WAIT timeout (default 5 min) */
+    scn_cond *cond;      /* WAIT, EXPECT */
+    int replica;         /* CRASH, RESTART, PARTITION, HEAL: index, default 0; checked
+                          * to be below the most replicas any controller has */
+    long crash_at_write; /* CRASH: the replica's nth write from now (0 = now) */
+    json_t *crash_after; /* CRASH: after a request matching {verb, subresource, group,
+                          * resource, namespace, name} (strings); NULL otherwise */
 } scn_step;
 
 /* There are as many manager replicas as the most any controller asks for;
  * replica i runs the controllers whose replicas > i. */
 typedef struct scn_controller_ref {
-    const char *name;    /* a registered controller ("replicaset") */
-    int replicas;        /* manager replicas running it (default 1, at most 16) */
-    json_t *config;      /* free-form options for the controller, may be NULL */
+    const char *name; /* a registered controller ("replicaset") */
+    int replicas;     /* manager replicas running it (default 1, at most 16) */
+    json_t *config;   /* free-form options for the controller, may be NULL */
 } scn_controller_ref;
 
 typedef struct scn_scenario {
@@ -147,8 +147,8 @@ typedef struct scn_scenario {
     uint64_t seed;
     scn_controller_ref *controllers;
     size_t n_controllers;
-    json_t *fixtures;    /* array of objects to apply before the steps (files read,
-                          * Lists expanded; never NULL) */
+    json_t *fixtures; /* array of objects to apply before the steps (files read,
+                       * Lists expanded; never NULL) */
     scn_step *steps;
     size_t n_steps;
     scn_cond **invariants;
