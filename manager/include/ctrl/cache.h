@@ -10,17 +10,21 @@
  * when it refuses. Objects that vanished while the watch was down are
  * delivered as deletes on relist ("final state unknown").
  *
- * A cache owns one informer per kind (per apiVersion+kind+scope options),
- * created on first use, and starts them with ctrl_cache_start.
+ * A cache owns one informer per apiVersion+kind (as spelled: "ConfigMap"
+ * and "configmaps" are two), created on first use with the first caller's
+ * options, and starts them with ctrl_cache_start.
  *
  * Objects handed out are read-only shared references (json_incref'd): never
  * modify them; json_deep_copy to change one. They stay valid as long as the
  * caller holds the reference.
  *
- * Threads: each informer runs one thread (list/watch and handler dispatch).
- * Handlers for one informer are called on that thread, one event at a time,
- * in order per object. Reads (get, list, by_index) may be called from any
- * thread at once. ctrl_cache_free after ctrl_cache_stop, from one thread.
+ * Threads: each informer runs one thread (list/watch and handler dispatch);
+ * a namespaced kind in a cache scoped to N namespaces runs one per
+ * namespace, and a resync period adds one. Handlers for one informer are
+ * called one event at a time (under one lock), in order per object. Reads
+ * (get, list, by_index) may be called from any thread at once. Every other
+ * function here is thread-safe too, except ctrl_cache_free (last, from one
+ * thread). docs/manager.md ("Cache") has the model.
  */
 #ifndef CTRL_CACHE_H
 #define CTRL_CACHE_H
@@ -79,7 +83,8 @@ int ctrl_cache_start(ctrl_cache *cache);
 /* Stop every informer and join its thread. Safe to call twice. */
 void ctrl_cache_stop(ctrl_cache *cache);
 /* Wait until every informer has synced, or timeout_ns passes on the cache's
- * clock (CTRL_ERR_TIMEOUT), or the cache stops (CTRL_ERR_CANCELLED). */
+ * clock (CTRL_ERR_TIMEOUT; < 0 waits without limit, 0 only checks), or the
+ * cache stops (CTRL_ERR_CANCELLED). */
 int ctrl_cache_wait_for_sync(ctrl_cache *cache, int64_t timeout_ns);
 
 /* True when the cache holds (is informed about) this kind. */
@@ -100,8 +105,9 @@ typedef struct ctrl_event_handler {
     void *user;
 } ctrl_event_handler;
 
-/* Register handlers (copied). Handlers added after sync first receive an add
- * for every object already cached. */
+/* Register handlers (copied). Handlers added once objects are cached first
+ * receive an add (initial true) for every one, on the calling thread. May be
+ * called from a handler. */
 int ctrl_informer_add_handler(ctrl_informer *inf, const ctrl_event_handler *h);
 
 bool ctrl_informer_has_synced(ctrl_informer *inf);
@@ -120,12 +126,16 @@ int ctrl_informer_list(ctrl_informer *inf, const char *ns, const char *label_sel
                        json_t **out);
 
 /* Index functions return the index values of an object as a new JSON array
- * of strings (or NULL for none). Called on the informer thread. */
+ * of strings (or NULL for none). Called on informer threads (and by
+ * ctrl_informer_add_index for the objects already cached) with the store
+ * locked: they must be pure and must not call back into the informer. The
+ * index "namespace" is built in. */
 typedef json_t *(*ctrl_index_fn)(const json_t *obj, void *user);
 
 /* Add an index (before start, or at any time: it is built from the store). */
 int ctrl_informer_add_index(ctrl_informer *inf, const char *name, ctrl_index_fn fn, void *user);
-/* Objects whose index name has value; *out a new array of read-only references. */
+/* Objects whose index name has value, sorted as ctrl_informer_list; *out a
+ * new array of read-only references. CTRL_ERR_ARG for an unknown index. */
 int ctrl_informer_by_index(ctrl_informer *inf, const char *name, const char *value,
                            json_t **out);
 
