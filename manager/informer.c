@@ -378,6 +378,7 @@ typedef struct watch_ctx {
     bool initial_done;  /* watch-list: the initial-events-end bookmark came */
     json_t *initial;    /* key -> object while gathering */
     unsigned long events;
+    bool opened; /* the server accepted the watch (io_wait(true) was called) */
 } watch_ctx;
 
 static bool initial_end(const json_t *obj)
@@ -451,6 +452,13 @@ static int on_event(const ctrl_watch_event *ev, void *user)
     return is_stopping(inf) ? 1 : 0;
 }
 
+static void watch_opened(void *user)
+{
+    watch_ctx *wc = user;
+    wc->opened = true;
+    hook_io_wait(wc->r->inf, true);
+}
+
 static int do_watch(reflector *r, bool watch_list, watch_ctx *wc, ctrl_error *err)
 {
     ctrl_informer *inf = r->inf;
@@ -471,10 +479,13 @@ static int do_watch(reflector *r, bool watch_list, watch_ctx *wc, ctrl_error *er
     pthread_mutex_lock(&inf->mu);
     inf->stats.watches++;
     pthread_mutex_unlock(&inf->mu);
-    hook_io_wait(inf, true);
+    /* io_wait(true) only once the server has the watch (on_open): until then
+     * the request is this thread's own work, not something it waits for. */
+    wo.on_open = watch_opened;
     int rc = ctrl_client_watch(inf->cfg.client, inf->api_version, inf->kind, r->ns, &wo, r->w,
                                on_event, wc, err);
-    hook_io_wait(inf, false);
+    if (wc->opened)
+        hook_io_wait(inf, false);
     json_decref(wc->initial);
     wc->initial = NULL;
     return rc;
@@ -710,8 +721,11 @@ int ctrl__informer_start(ctrl_informer *inf)
         rc = CTRL_ERR_ARG;
         goto out;
     }
-    char tname[64];
-    snprintf(tname, sizeof tname, "informer %s", inf->name);
+    /* "informer <user agent> <apiVersion>/<Kind>": a scheduler matches the
+     * server's watches (client, kind) to the thread that reads them. */
+    char tname[256];
+    snprintf(tname, sizeof tname, "informer %s %s", ctrl_client_user_agent(inf->cfg.client),
+             inf->name);
     if (ctrl__spawn(&inf->main_thread, inf->cfg.hooks, tname, informer_main, inf) != 0) {
         rc = CTRL_ERR_NOMEM;
         goto out;
