@@ -61,6 +61,7 @@ typedef struct mrun {
     ctrl_manager *mgr;
     pthread_t thread;
     bool started;     /* thread created */
+    bool entered;     /* its thread is about to call start */
     bool done;        /* start returned */
     bool stop_called; /* stop callback called */
     bool joined;
@@ -212,6 +213,10 @@ static void *run_thread(void *arg)
 {
     mrun *m = arg;
     ctrl_manager *mgr = m->mgr;
+    pthread_mutex_lock(&mgr->mu);
+    m->entered = true;
+    ctrl_clock_notify(&mgr->clock, &mgr->cv);
+    pthread_mutex_unlock(&mgr->mu);
     int rc = m->r.start(m->r.ud);
     pthread_mutex_lock(&mgr->mu);
     m->done = true;
@@ -228,9 +233,15 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
-/* Under mu: start every runnable of g not started yet. */
+/*
+ * Under mu: start every runnable of g not started yet, and wait until each
+ * of their threads is about to call start (as controller-runtime's
+ * runnable groups wait for their goroutines to signal ready), so that a
+ * later group never overtakes an earlier one.
+ */
 static void start_group(ctrl_manager *mgr, enum group g)
 {
+    size_t first = mgr->nruns;
     for (size_t i = 0; i < mgr->nruns; i++) {
         mrun *m = mgr->runs[i];
         if (m->group != g || m->started)
@@ -242,9 +253,16 @@ static void start_group(ctrl_manager *mgr, enum group g)
                 mgr->stop_requested = true;
                 ctrl_clock_notify(&mgr->clock, &mgr->cv);
             }
-            return;
+            break;
         }
         m->started = true;
+        if (i < first)
+            first = i;
+    }
+    for (size_t i = first; i < mgr->nruns; i++) {
+        mrun *m = mgr->runs[i];
+        while (m->group == g && m->started && !m->entered)
+            ctrl_clock_wait_until(&mgr->clock, &mgr->cv, &mgr->mu, INT64_MAX);
     }
 }
 

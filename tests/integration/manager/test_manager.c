@@ -473,17 +473,23 @@ static void *stop_later(void *arg)
     return NULL;
 }
 
-Test(manager, signal_stops_gracefully)
+/* Its own suite, with no server started by a fixture: the child of fork()
+ * must not inherit locks held by threads it does not have, so it starts
+ * everything itself, after blocking the signals. */
+Test(signals, signal_stops_gracefully, .timeout = 60)
 {
     fflush(NULL);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
-        /* Only this thread exists in the child: block the signals first. */
         ctrl_stop *stop = ctrl_signal_context();
+        fakeapi_server *srv;
+        ctrl_config *c;
         ctrl_manager *mgr;
         ctrl_manager_options o = base_opts();
-        if (!stop || ctrl_manager_new_for_config(cfg, &o, &mgr, NULL) != 0)
+        if (!stop || fakeapi_start(&(fakeapi_options){0}, &srv) != 0 ||
+            ctrl_config_from_url(fakeapi_url(srv), &c, NULL) != 0 ||
+            ctrl_manager_new_for_config(c, &o, &mgr, NULL) != 0)
             _exit(10);
         pthread_t t;
         pthread_create(&t, NULL, stop_later, NULL);
@@ -491,10 +497,12 @@ Test(manager, signal_stops_gracefully)
         pthread_join(t, NULL);
         ctrl_manager_free(mgr);
         /* A manager started after the signal stops at once. */
-        if (ctrl_manager_new_for_config(cfg, &o, &mgr, NULL) != 0)
+        if (ctrl_manager_new_for_config(c, &o, &mgr, NULL) != 0)
             _exit(11);
         int rc2 = ctrl_manager_start(mgr, stop);
         ctrl_manager_free(mgr);
+        ctrl_config_free(c);
+        fakeapi_stop(srv);
         _exit(rc == 0 && rc2 == 0 ? 0 : 12);
     }
     int status = 0;
