@@ -74,6 +74,7 @@ typedef struct cand {
     pthread_t t;
     atomic_int rc;
     atomic_bool running;
+    bool joined;
 } cand;
 
 static cand cands[MAXM];
@@ -109,6 +110,7 @@ static void start_cands(int n, bool release)
         cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &c->mgr, NULL), 0);
         atomic_store(&c->rc, 1);
         atomic_store(&c->running, true);
+        c->joined = false;
         cr_assert_eq(pthread_create(&c->t, NULL, run_mgr, c), 0);
     }
 }
@@ -116,14 +118,15 @@ static void start_cands(int n, bool release)
 static void stop_cand(cand *c)
 {
     ctrl_manager_stop(c->mgr);
-    pthread_join(c->t, NULL);
+    if (!c->joined)
+        pthread_join(c->t, NULL);
+    c->joined = true;
 }
 
 static void free_cands(void)
 {
     for (int i = 0; i < ncands; i++) {
-        ctrl_manager_stop(cands[i].mgr);
-        pthread_join(cands[i].t, NULL);
+        stop_cand(&cands[i]);
         ctrl_manager_free(cands[i].mgr);
         cands[i].mgr = NULL;
     }
