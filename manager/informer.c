@@ -449,7 +449,12 @@ static int on_event(const ctrl_watch_event *ev, void *user)
         hook_after(inf, "");
         break;
     }
-    return is_stopping(inf) ? 1 : 0;
+    if (is_stopping(inf))
+        return 1;
+    /* Back to waiting for the server's next line. */
+    if (wc->opened)
+        hook_io_wait(inf, true);
+    return 0;
 }
 
 static void watch_opened(void *user)

@@ -296,6 +296,20 @@ static void check_crash_points(run *r)
     }
 }
 
+/* The server's open watches, for a scheduler failure's message. */
+static void describe_watches(run *r, char *buf, size_t len)
+{
+    fakeapi_watch_info *w = NULL;
+    size_t n = 0, off = 0;
+    if (fakeapi_watches(r->srv, &w, &n) < 0)
+        return;
+    for (size_t i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, " [%" PRIu64 " %s %s/%s pending %zu%s]",
+                                w[i].id, w[i].client, w[i].api_version, w[i].kind,
+                                w[i].pending, w[i].held ? " held" : "");
+    free(w);
+}
+
 static int quiet(run *r, int step)
 {
     char err[256];
@@ -304,8 +318,11 @@ static int quiet(run *r, int step)
             return fail(r, step, "no quiescence after %ld scheduler steps (a livelock?)",
                         r->max_steps);
         int rc = scn__sched_step(r->sched, err, sizeof err);
-        if (rc < 0)
-            return fail(r, step, "%s", err);
+        if (rc < 0) {
+            char watches[1024] = "";
+            describe_watches(r, watches, sizeof watches);
+            return fail(r, step, "%s; server watches:%s", err, watches);
+        }
         if (rc == 0)
             return 0;
         r->res->steps++;
@@ -670,10 +687,25 @@ static int setup(run *r)
     return quiet(r, -1) < 0 ? -1 : check_invariants(r, -1);
 }
 
+/* After the checks: stop everything without turns (joins would deadlock). */
+static void stop_all(run *r)
+{
+    scn__sched_free_run(r->sched);
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (!rep->thread_started)
+            continue;
+        ctrl_manager_stop(rep->mgr);
+        pthread_join(rep->thread, NULL);
+        rep->thread_started = false;
+        ctrl_manager_free(rep->mgr);
+        rep->mgr = NULL;
+    }
+}
+
 static void teardown(run *r)
 {
-    for (size_t i = 0; i < r->nreps; i++)
-        stop_replica(r, &r->reps[i]);
+    stop_all(r);
     free(r->reps);
     if (r->srv)
         fakeapi_trace_open(r->srv, NULL, NULL);

@@ -51,6 +51,7 @@ struct scn__sched {
     fakeapi_clock fc;
     scn__outside outside;
     long turn_limit_ms;
+    bool free_run; /* teardown: no more turns, threads run as they please */
     scn__sched_stats stats;
 };
 
@@ -94,7 +95,7 @@ static void yield_locked(scn__sched *s, sthread *t, tstate state)
     if (s->running == t)
         s->running = NULL;
     pthread_cond_broadcast(&s->driver);
-    while (!t->granted)
+    while (!t->granted && !s->free_run)
         pthread_cond_wait(&t->turn, &s->mu);
     t->state = T_RUNNING;
     s->running = t;
@@ -129,8 +130,20 @@ static void ext_wait_until(scn__sched *s, pthread_cond_t *cv, pthread_mutex_t *m
     s->ext = &w;
     if (mu)
         pthread_mutex_unlock(mu);
-    while (!w.woken && s->now < deadline)
-        pthread_cond_wait(&w.wake, &s->mu);
+    while (!w.woken && s->now < deadline) {
+        if (!s->free_run) {
+            pthread_cond_wait(&w.wake, &s->mu);
+            continue;
+        }
+        /* Winding down: time no longer moves, so look again now and then. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20000000;
+        if (ts.tv_nsec >= 1000000000)
+            ts.tv_sec++, ts.tv_nsec -= 1000000000;
+        if (pthread_cond_timedwait(&w.wake, &s->mu, &ts) == ETIMEDOUT)
+            break;
+    }
     for (ext_wait **p = &s->ext; *p; p = &(*p)->next) {
         if (*p == &w) {
             *p = w.next;
@@ -147,7 +160,7 @@ static void v_wait_until(void *ud, pthread_cond_t *cv, pthread_mutex_t *mu, int6
 {
     scn__sched *s = ud;
     sthread *t = self;
-    if (!t || t->s != s) {
+    if (!t || t->s != s || s->free_run) {
         ext_wait_until(s, cv, mu, deadline);
         return;
     }
@@ -361,11 +374,15 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
     }
     while (s->running || s->spawning > 0 || s->io_expected > 0) {
         if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
-            snprintf(err, errlen,
-                     "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
-                     "undelivered lines: %d): a thread blocks outside the clock",
-                     s->turn_limit_ms, s->running ? s->running->name : "none", s->spawning,
-                     s->io_expected);
+            static const char *const names[] = {"ready", "running", "blocked", "io"};
+            int off = snprintf(err, errlen,
+                               "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
+                               "undelivered lines: %d): a thread blocks outside the clock;",
+                               s->turn_limit_ms, s->running ? s->running->name : "none",
+                               s->spawning, s->io_expected);
+            for (sthread *t = s->threads; t && off > 0 && (size_t)off < errlen; t = t->next)
+                off += snprintf(err + off, errlen - (size_t)off, " [%s: %s]", t->name,
+                                names[t->state]);
             return -1;
         }
     }
@@ -416,10 +433,13 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
         pthread_mutex_unlock(&s->mu);
     } else {
         s->stats.outside_turns++;
+        /* Count the wake-up before the release: the thread may react before
+         * run() even returns. */
+        s->io_expected++;
         pthread_mutex_unlock(&s->mu);
         int expect = out.run(out.ud, pick - ready);
         pthread_mutex_lock(&s->mu);
-        s->io_expected += expect > 0 ? expect : 0;
+        s->io_expected += (expect > 0 ? expect : 0) - 1;
         pthread_mutex_unlock(&s->mu);
     }
     pthread_mutex_lock(&s->mu);
@@ -446,6 +466,20 @@ static void wake_due_locked(scn__sched *s)
         if (t->state == T_BLOCKED && t->deadline <= s->now)
             t->state = T_READY;
     wake_ext_locked(s, NULL, true);
+}
+
+void scn__sched_free_run(scn__sched *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->free_run = true;
+    for (sthread *t = s->threads; t; t = t->next)
+        pthread_cond_signal(&t->turn);
+    /* Threads blocked on the clock: let them see their condition again. */
+    for (sthread *t = s->threads; t; t = t->next)
+        if (t->state == T_BLOCKED)
+            t->granted = true, pthread_cond_signal(&t->turn);
+    wake_ext_locked(s, NULL, true);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void scn__sched_set_time(scn__sched *s, int64_t t)

@@ -82,6 +82,11 @@ int scn__sched_run_until_quiet(scn__sched *s, long max_steps, char *err, size_t 
  */
 int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_ns);
 
+/* Stop scheduling for good (teardown): every thread runs freely from now
+ * on, and waits on the clock return after a short real-time nap, so that
+ * stopping and joining threads cannot deadlock on turns. */
+void scn__sched_free_run(scn__sched *s);
+
 /* Move virtual time to t (>= now) unconditionally, waking what is due. */
 void scn__sched_set_time(scn__sched *s, int64_t t);
 
