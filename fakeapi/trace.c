@@ -45,7 +45,7 @@ static void emit(fakeapi_server *srv, const char *kind, json_t *fields)
     json_decref(fields);
 }
 
-static bool tracing(fakeapi_server *srv)
+bool fakeapi__tracing(fakeapi_server *srv)
 {
     pthread_mutex_lock(&srv->trace_mu);
     bool on = srv->trace != NULL;
@@ -56,7 +56,7 @@ static bool tracing(fakeapi_server *srv)
 void fakeapi__trace_request(fakeapi_server *srv, const fakeapi__reqinfo *ri, const char *method,
                             const char *path, int status, const char *rv)
 {
-    if (!tracing(srv))
+    if (!fakeapi__tracing(srv))
         return;
     emit(srv, "request",
          json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "client", ri->user_agent, "verb", ri->verb,
@@ -66,7 +66,7 @@ void fakeapi__trace_request(fakeapi_server *srv, const fakeapi__reqinfo *ri, con
 void fakeapi__trace_fault(fakeapi_server *srv, const fakeapi__reqinfo *ri, uint64_t rule,
                           const char *what)
 {
-    if (!tracing(srv))
+    if (!fakeapi__tracing(srv))
         return;
     emit(srv, "fault",
          json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s}", "rule", (json_int_t)rule, "action", what,
@@ -77,7 +77,7 @@ void fakeapi__trace_fault(fakeapi_server *srv, const fakeapi__reqinfo *ri, uint6
 void fakeapi__trace_event(fakeapi_server *srv, uint64_t watch, const char *client, const char *type,
                           const char *key, const char *ns, const char *name, uint64_t rv)
 {
-    if (!tracing(srv))
+    if (!fakeapi__tracing(srv))
         return;
     emit(srv, "event",
          json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I}", "watch", (json_int_t)watch, "client",

@@ -17,6 +17,9 @@
 int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t errlen);
 void fakeapi__trace_close(fakeapi_server *srv);
 
+/* True while a trace is open (callers skip building what would be thrown away). */
+bool fakeapi__tracing(fakeapi_server *srv);
+
 void fakeapi__trace_request(fakeapi_server *srv, const fakeapi__reqinfo *ri, const char *method,
                             const char *path, int status, const char *rv);
 void fakeapi__trace_fault(fakeapi_server *srv, const fakeapi__reqinfo *ri, uint64_t rule,

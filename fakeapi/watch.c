@@ -77,6 +77,7 @@ struct fakeapi__watch {
     bool ending; /* the final bookmark is out; end when pending drains */
     int64_t bookmark_ns;
     size_t pending_lines;     /* complete lines in pending not yet handed out */
+    size_t line_start;        /* offset in pending where the line being sent begins */
     bool sleeping;            /* the reader is in poll(): writers must wake it */
     fakeapi__resource *table; /* kubectl asked for Table rows: events carry them */
     bool table_headers_sent;
@@ -585,6 +586,24 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
     resp->watch = w;
 }
 
+/* Record a line as it goes to the client (not when it is queued): with held
+ * watches that is the moment the driver released it, so traces repeat. */
+static void trace_line(struct fakeapi__watch *w, const char *line, size_t len)
+{
+    if (!fakeapi__tracing(w->srv))
+        return;
+    json_t *ev = json_loadb(line, len, 0, NULL);
+    json_t *obj = json_object_get(ev, "object");
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    const char *type = json_string_value(json_object_get(ev, "type"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    fakeapi__trace_event(w->srv, w->id, w->client, type ? type : "?", w->key, ns ? ns : "",
+                         name ? name : "", rv ? strtoull(rv, NULL, 10) : 0);
+    json_decref(ev);
+}
+
 /* Move bytes from pending to buf; while held, at most one released line. */
 static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
 {
@@ -599,6 +618,9 @@ static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
     memcpy(buf, from, n);
     for (size_t i = 0; i < n; i++) {
         if (from[i] == '\n') {
+            size_t end = w->pending_off + i + 1;
+            trace_line(w, w->pending.data + w->line_start, end - w->line_start);
+            w->line_start = end;
             w->pending_lines--;
             if (w->held && w->budget)
                 w->budget--;
@@ -608,6 +630,7 @@ static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
     if (w->pending_off == w->pending.len) {
         w->pending.len = 0;
         w->pending_off = 0;
+        w->line_start = 0;
     }
     return n;
 }
@@ -677,8 +700,6 @@ static bool refill(struct fakeapi__watch *w)
         if (w->event_delay_ns && fakeapi__srv_now(w->srv) < item.ev->ts + w->event_delay_ns)
             break; /* a delay fault: not yet */
         w->head = (w->head + 1) % w->cap;
-        fakeapi__trace_event(w->srv, w->id, w->client, type_name(item.type), item.ev->key,
-                             item.ev->ns, item.ev->name, item.ev->rv);
         w->count--;
         add_line(w, type_name(item.type), item.ev->text, item.ev->len);
         w->sent_rv = item.ev->rv;
@@ -717,6 +738,11 @@ size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
             until = w->next_bookmark_ns;
         if (w->count && w->event_delay_ns && w->q[w->head].ev->ts + w->event_delay_ns < until)
             until = w->q[w->head].ev->ts + w->event_delay_ns;
+        /* A due timer that cannot fire yet (output is held back) must not
+         * make the reader spin: wait for a release or a write instead. */
+        int64_t now = fakeapi__srv_now(w->srv);
+        if (until <= now)
+            until = now + (int64_t)WATCH_MAX_WAIT_MS * 1000000;
         if (!wait_until(w, until))
             break; /* the client hung up: end now, freeing everything */
     }
