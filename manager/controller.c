@@ -548,7 +548,7 @@ void ctrl__controller_stop(ctrl__controller *c)
                   c->name);
     /* The workers array is only written by start, which is over. */
     for (int i = 0; i < c->nworkers; i++)
-        pthread_join(c->workers[i], NULL);
+        ctrl__join(c->has_hooks ? &c->hooks : NULL, c->workers[i]);
     c->nworkers = 0;
     if (started)
         CTRL__LOG(c->log, CTRL_LOG_INFO, "controller", "All workers finished", "controller",

@@ -762,15 +762,15 @@ void ctrl__informer_join(ctrl_informer *inf)
     pthread_mutex_unlock(&inf->mu);
     if (!started)
         return;
-    pthread_join(inf->main_thread, NULL);
+    ctrl__join(inf->cfg.hooks, inf->main_thread);
     /* The main thread spawned the others: their flags are final now. */
     for (size_t i = 1; i < inf->nrefl; i++) {
         if (inf->refl[i].spawned)
-            pthread_join(inf->refl[i].thread, NULL);
+            ctrl__join(inf->cfg.hooks, inf->refl[i].thread);
         inf->refl[i].spawned = false;
     }
     if (resync_started)
-        pthread_join(inf->resync_thread, NULL);
+        ctrl__join(inf->cfg.hooks, inf->resync_thread);
     pthread_mutex_lock(&inf->mu);
     inf->started = false;
     inf->resync_started = false;

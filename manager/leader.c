@@ -423,7 +423,7 @@ void ctrl__leader_stop(ctrl__leader *le)
     pthread_mutex_unlock(&le->mu);
     if (!join)
         return;
-    pthread_join(le->thread, NULL);
+    ctrl__join(le->has_hooks ? &le->hooks : NULL, le->thread);
     pthread_mutex_lock(&le->mu);
     bool was_leading = le->leading;
     pthread_mutex_unlock(&le->mu);

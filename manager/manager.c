@@ -308,7 +308,7 @@ static bool stop_group(ctrl_manager *mgr, enum group g, int64_t deadline)
         if (m->group == g && m->started && m->done && !m->joined) {
             m->joined = true;
             pthread_mutex_unlock(&mgr->mu);
-            pthread_join(m->thread, NULL);
+            ctrl__join(mgr->has_hooks ? &mgr->hooks : NULL, m->thread);
             pthread_mutex_lock(&mgr->mu);
         }
     }
@@ -872,7 +872,7 @@ void ctrl_manager_free(ctrl_manager *mgr)
         if (m->started && !m->joined) {
             if (!m->stop_called && m->r.stop)
                 m->r.stop(m->r.ud);
-            pthread_join(m->thread, NULL);
+            ctrl__join(mgr->has_hooks ? &mgr->hooks : NULL, m->thread);
         }
     }
     ctrl_cache_stop(mgr->cache);

@@ -45,3 +45,13 @@ int ctrl__spawn(pthread_t *t, const ctrl_hooks *hooks, const char *name, void *(
     }
     return rc;
 }
+
+int ctrl__join(const ctrl_hooks *hooks, pthread_t t)
+{
+    if (hooks && hooks->join)
+        hooks->join(hooks->ud, &t, true);
+    int rc = pthread_join(t, NULL);
+    if (hooks && hooks->join)
+        hooks->join(hooks->ud, &t, false);
+    return rc;
+}

@@ -18,4 +18,7 @@
 int ctrl__spawn(pthread_t *t, const ctrl_hooks *hooks, const char *name, void *(*fn)(void *),
                 void *arg);
 
+/* pthread_join(t), telling hooks (which may be NULL) before and after. */
+int ctrl__join(const ctrl_hooks *hooks, pthread_t t);
+
 #endif

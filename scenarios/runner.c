@@ -44,7 +44,15 @@ typedef struct replica {
     uint64_t crash_rule;   /* fires at the moment it must crash; 0 = none */
     bool crash_when_fired; /* crash_rule: crash once it fired (else: once it matched) */
     bool crashed;
+    int group;             /* the scheduler group of its threads (one per incarnation) */
 } replica;
+
+/* A crashed incarnation: frozen until teardown, then stopped and freed. */
+typedef struct zombie {
+    ctrl_manager *mgr;
+    pthread_t thread;
+    struct zombie *next;
+} zombie;
 
 typedef struct run {
     const scn_scenario *sc;
@@ -60,6 +68,8 @@ typedef struct run {
     char trace_path[512];
     bool temp_trace;
     bool verbose;
+    zombie *zombies;
+    int next_group;
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -137,10 +147,12 @@ static void *replica_main(void *arg)
 }
 
 /* Start a thread the scheduler sees from its first instruction. */
-static int spawn_registered(run *r, pthread_t *t, const char *name, void *(*fn)(void *), void *arg);
+static int spawn_registered(run *r, int group, pthread_t *t, const char *name,
+                            void *(*fn)(void *), void *arg);
 
 typedef struct reg_arg {
     run *r;
+    int group;
     char name[200];
     void *(*fn)(void *);
     void *arg;
@@ -150,21 +162,22 @@ static void *registered_main(void *p)
 {
     reg_arg a = *(reg_arg *)p;
     free(p);
-    const ctrl_hooks *h = scn__sched_ctrl_hooks(a.r->sched);
+    const ctrl_hooks *h = scn__sched_group_hooks(a.r->sched, a.group);
     h->thread_start(h->ud, a.name);
     void *ret = a.fn(a.arg);
     h->thread_exit(h->ud);
     return ret;
 }
 
-static int spawn_registered(run *r, pthread_t *t, const char *name, void *(*fn)(void *), void *arg)
+static int spawn_registered(run *r, int group, pthread_t *t, const char *name,
+                            void *(*fn)(void *), void *arg)
 {
     reg_arg *a = malloc(sizeof *a);
     if (!a)
         return -1;
-    *a = (reg_arg){.r = r, .fn = fn, .arg = arg};
+    *a = (reg_arg){.r = r, .group = group, .fn = fn, .arg = arg};
     snprintf(a->name, sizeof a->name, "%s", name);
-    const ctrl_hooks *h = scn__sched_ctrl_hooks(r->sched);
+    const ctrl_hooks *h = scn__sched_group_hooks(r->sched, group);
     h->thread_spawn(h->ud, +1);
     if (pthread_create(t, NULL, registered_main, a) != 0) {
         h->thread_spawn(h->ud, -1);
@@ -201,7 +214,7 @@ static int start_replica(run *r, replica *rep)
         .health_probe_addr = "0",
         .user_agent = rep->ua,
         .clock = scn__sched_ctrl_clock(r->sched),
-        .hooks = scn__sched_ctrl_hooks(r->sched),
+        .hooks = scn__sched_group_hooks(r->sched, rep->group = ++r->next_group),
         .seed = r->seed * 1000003 + (uint64_t)rep->index + 1,
         .identity = rep->ua,
         .release_on_cancel = true,
@@ -223,7 +236,7 @@ static int start_replica(run *r, replica *rep)
     atomic_store(&rep->exited, false);
     char name[200];
     snprintf(name, sizeof name, "manager %s", rep->ua);
-    if (spawn_registered(r, &rep->thread, name, replica_main, rep) < 0)
+    if (spawn_registered(r, rep->group, &rep->thread, name, replica_main, rep) < 0)
         return fail(r, -1, "replica %s: cannot start a thread", rep->ua);
     rep->thread_started = true;
     return 0;
@@ -270,8 +283,9 @@ static void unblock_client(run *r, replica *rep)
     rep->block_rule = 0;
 }
 
-/* A crash: the replica is cut off at once (nothing more it sends reaches
- * the server), then its threads are wound down. */
+/* A crash: the replica's threads never run again (frozen where they are, as
+ * a killed process), nothing it sends arrives, its watches close. The frozen
+ * incarnation is stopped and freed at teardown. */
 static void crash_replica(run *r, replica *rep)
 {
     if (rep->crashed || !rep->thread_started)
@@ -280,8 +294,15 @@ static void crash_replica(run *r, replica *rep)
     if (rep->crash_rule)
         fakeapi_fault_remove(r->srv, rep->crash_rule);
     rep->crash_rule = 0;
+    scn__sched_freeze(r->sched, rep->group);
     block_client(r, rep);
-    stop_replica(r, rep);
+    zombie *z = malloc(sizeof *z);
+    if (z) {
+        *z = (zombie){.mgr = rep->mgr, .thread = rep->thread, .next = r->zombies};
+        r->zombies = z;
+    }
+    rep->mgr = NULL;
+    rep->thread_started = false;
 }
 
 static void check_crash_points(run *r)
@@ -691,6 +712,14 @@ static int setup(run *r)
 static void stop_all(run *r)
 {
     scn__sched_free_run(r->sched);
+    while (r->zombies) {
+        zombie *z = r->zombies;
+        r->zombies = z->next;
+        ctrl_manager_stop(z->mgr);
+        pthread_join(z->thread, NULL);
+        ctrl_manager_free(z->mgr);
+        free(z);
+    }
     for (size_t i = 0; i < r->nreps; i++) {
         replica *rep = &r->reps[i];
         if (!rep->thread_started)

@@ -14,10 +14,16 @@ typedef enum tstate {
     T_RUNNING,   /* holds the turn */
     T_BLOCKED,   /* waits on a condition (wait_cv) and/or a deadline */
     T_IO,        /* waits for watch data only the server releases */
+    T_JOIN,      /* in pthread_join, waiting for another registered thread to end */
 } tstate;
+
+typedef struct sgroup sgroup;
 
 typedef struct sthread {
     scn__sched *s;
+    sgroup *group;           /* the hooks it was started with */
+    pthread_t tid;
+    struct sthread *join_target; /* T_JOIN: the thread it waits for, NULL once it ended */
     char name[256];
     tstate state;
     bool granted;
@@ -36,6 +42,16 @@ typedef struct ext_wait {
     struct ext_wait *next;
 } ext_wait;
 
+/* Threads started through one hooks struct: one manager replica. A frozen
+ * group's threads never get the turn again (a crashed process). */
+struct sgroup {
+    scn__sched *s;
+    int id;
+    bool frozen;
+    ctrl_hooks hooks;
+    struct sgroup *next;
+};
+
 struct scn__sched {
     pthread_mutex_t mu;
     pthread_cond_t driver; /* the running thread yielded, a thread registered or exited */
@@ -43,11 +59,12 @@ struct scn__sched {
     sthread *running;
     int spawning;    /* threads created but not yet registered */
     int io_expected; /* outside actors run whose thread has not reacted yet */
+    int joins_waking; /* joiners whose thread ended, not yet back for a turn */
+    sgroup *groups;
     int64_t now;
     uint64_t rng[4];
     ext_wait *ext;
     ctrl_clock cc;
-    ctrl_hooks hooks;
     fakeapi_clock fc;
     scn__outside outside;
     long turn_limit_ms;
@@ -109,6 +126,11 @@ static void wake_ext_locked(scn__sched *s, pthread_cond_t *cv, bool by_time)
             pthread_cond_signal(&w->wake);
         }
     }
+}
+
+static scn__sched *sched_of(void *ud)
+{
+    return ((sgroup *)ud)->s;
 }
 
 static int64_t v_now(void *ud)
@@ -202,7 +224,7 @@ static void v_notify(void *ud, pthread_cond_t *cv)
 
 static void h_spawn(void *ud, int delta)
 {
-    scn__sched *s = ud;
+    scn__sched *s = sched_of(ud);
     pthread_mutex_lock(&s->mu);
     s->spawning += delta;
     pthread_cond_broadcast(&s->driver);
@@ -211,11 +233,13 @@ static void h_spawn(void *ud, int delta)
 
 static void h_thread_start(void *ud, const char *name)
 {
-    scn__sched *s = ud;
+    scn__sched *s = sched_of(ud);
     sthread *t = calloc(1, sizeof *t);
     if (!t)
         abort(); /* a scheduler that lost a thread cannot go on */
     t->s = s;
+    t->group = ud;
+    t->tid = pthread_self();
     snprintf(t->name, sizeof t->name, "%s", name ? name : "thread");
     t->deadline = INT64_MAX;
     pthread_cond_init(&t->turn, NULL);
@@ -235,11 +259,18 @@ static void h_thread_start(void *ud, const char *name)
 
 static void h_thread_exit(void *ud)
 {
-    scn__sched *s = ud;
+    scn__sched *s = sched_of(ud);
     sthread *t = self;
     if (!t)
         return;
     pthread_mutex_lock(&s->mu);
+    /* Whoever joins this thread will be back for a turn: wait for it. */
+    for (sthread *j = s->threads; j; j = j->next) {
+        if (j->state == T_JOIN && j->join_target == t) {
+            j->join_target = NULL;
+            s->joins_waking++;
+        }
+    }
     for (sthread **p = &s->threads; *p; p = &(*p)->next) {
         if (*p == t) {
             *p = t->next;
@@ -259,7 +290,7 @@ static void h_thread_exit(void *ud)
 static void h_before(void *ud, const char *kind, const char *actor, const char *key)
 {
     (void)actor, (void)key;
-    scn__sched *s = ud;
+    scn__sched *s = sched_of(ud);
     sthread *t = self;
     if (!t || t->s != s)
         return;
@@ -272,7 +303,7 @@ static void h_before(void *ud, const char *kind, const char *actor, const char *
 
 static void h_io_wait(void *ud, bool waiting)
 {
-    scn__sched *s = ud;
+    scn__sched *s = sched_of(ud);
     sthread *t = self;
     if (!t || t->s != s)
         return;
@@ -287,6 +318,36 @@ static void h_io_wait(void *ud, bool waiting)
     } else {
         if (s->io_expected > 0)
             s->io_expected--; /* the released end of its stream */
+        yield_locked(s, t, T_READY);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void h_join(void *ud, const pthread_t *target, bool begin)
+{
+    scn__sched *s = sched_of(ud);
+    sthread *t = self;
+    if (!t || t->s != s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (begin) {
+        sthread *tt = NULL;
+        for (sthread *x = s->threads; x && !tt; x = x->next)
+            if (pthread_equal(x->tid, *target))
+                tt = x;
+        if (tt) {
+            /* Off the turn while the other thread runs to its end. */
+            t->join_target = tt;
+            t->state = T_JOIN;
+            t->granted = false;
+            if (s->running == t)
+                s->running = NULL;
+            pthread_cond_broadcast(&s->driver);
+        }
+    } else if (t->state == T_JOIN) {
+        if (s->joins_waking > 0)
+            s->joins_waking--;
+        t->join_target = NULL;
         yield_locked(s, t, T_READY);
     }
     pthread_mutex_unlock(&s->mu);
@@ -309,12 +370,10 @@ scn__sched *scn__sched_new(uint64_t seed, int64_t start_ns)
                          .wait_until = v_wait_until,
                          .notify = v_notify,
                          .ud = s};
-    s->hooks = (ctrl_hooks){.before = h_before,
-                            .thread_spawn = h_spawn,
-                            .thread_start = h_thread_start,
-                            .thread_exit = h_thread_exit,
-                            .io_wait = h_io_wait,
-                            .ud = s};
+    if (!scn__sched_group_hooks(s, 0)) {
+        scn__sched_free(s);
+        return NULL;
+    }
     s->fc = (fakeapi_clock){.now_ns = v_now, .ud = s};
     return s;
 }
@@ -323,6 +382,11 @@ void scn__sched_free(scn__sched *s)
 {
     if (!s)
         return;
+    while (s->groups) {
+        sgroup *g = s->groups;
+        s->groups = g->next;
+        free(g);
+    }
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->driver);
     free(s);
@@ -335,7 +399,39 @@ const ctrl_clock *scn__sched_ctrl_clock(scn__sched *s)
 
 const ctrl_hooks *scn__sched_ctrl_hooks(scn__sched *s)
 {
-    return &s->hooks;
+    return scn__sched_group_hooks(s, 0);
+}
+
+const ctrl_hooks *scn__sched_group_hooks(scn__sched *s, int id)
+{
+    pthread_mutex_lock(&s->mu);
+    sgroup *g = s->groups;
+    while (g && g->id != id)
+        g = g->next;
+    if (!g && (g = calloc(1, sizeof *g))) {
+        g->s = s;
+        g->id = id;
+        g->hooks = (ctrl_hooks){.before = h_before,
+                                .thread_spawn = h_spawn,
+                                .thread_start = h_thread_start,
+                                .thread_exit = h_thread_exit,
+                                .io_wait = h_io_wait,
+                                .join = h_join,
+                                .ud = g};
+        g->next = s->groups;
+        s->groups = g;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return g ? &g->hooks : NULL;
+}
+
+void scn__sched_freeze(scn__sched *s, int id)
+{
+    pthread_mutex_lock(&s->mu);
+    for (sgroup *g = s->groups; g; g = g->next)
+        if (g->id == id)
+            g->frozen = true;
+    pthread_mutex_unlock(&s->mu);
 }
 
 const fakeapi_clock *scn__sched_fakeapi_clock(scn__sched *s)
@@ -372,14 +468,15 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
-    while (s->running || s->spawning > 0 || s->io_expected > 0) {
+    while (s->running || s->spawning > 0 || s->io_expected > 0 || s->joins_waking > 0) {
         if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
-            static const char *const names[] = {"ready", "running", "blocked", "io"};
+            static const char *const names[] = {"ready", "running", "blocked", "io", "join"};
             int off = snprintf(err, errlen,
                                "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
-                               "undelivered lines: %d): a thread blocks outside the clock;",
+                               "undelivered lines: %d, joins: %d): a thread blocks outside the "
+                               "clock;",
                                s->turn_limit_ms, s->running ? s->running->name : "none",
-                               s->spawning, s->io_expected);
+                               s->spawning, s->io_expected, s->joins_waking);
             for (sthread *t = s->threads; t && off > 0 && (size_t)off < errlen; t = t->next)
                 off += snprintf(err + off, errlen - (size_t)off, " [%s: %s]", t->name,
                                 names[t->state]);
@@ -389,18 +486,23 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
     return 0;
 }
 
+static bool runnable(const sthread *t)
+{
+    return t->state == T_READY && !(t->group && t->group->frozen);
+}
+
 static size_t count_ready_locked(scn__sched *s)
 {
     size_t n = 0;
     for (sthread *t = s->threads; t; t = t->next)
-        n += t->state == T_READY;
+        n += runnable(t);
     return n;
 }
 
 static void grant_locked(scn__sched *s, size_t i)
 {
     for (sthread *t = s->threads; t; t = t->next) {
-        if (t->state == T_READY && i-- == 0) {
+        if (runnable(t) && i-- == 0) {
             t->state = T_RUNNING;
             t->granted = true;
             s->running = t;
@@ -496,7 +598,7 @@ int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_
     pthread_mutex_lock(&s->mu);
     int64_t next = extra_deadline > s->now ? extra_deadline : INT64_MAX;
     for (sthread *t = s->threads; t; t = t->next)
-        if (t->state == T_BLOCKED && t->deadline < next)
+        if (t->state == T_BLOCKED && t->deadline < next && !(t->group && t->group->frozen))
             next = t->deadline;
     for (ext_wait *w = s->ext; w; w = w->next)
         if (!w->woken && w->deadline < next)
@@ -517,7 +619,7 @@ bool scn__sched_io_waiting(scn__sched *s, const char *name)
     bool found = false;
     pthread_mutex_lock(&s->mu);
     for (sthread *t = s->threads; t && !found; t = t->next)
-        found = t->state == T_IO && !strcmp(t->name, name);
+        found = t->state == T_IO && !(t->group && t->group->frozen) && !strcmp(t->name, name);
     pthread_mutex_unlock(&s->mu);
     return found;
 }

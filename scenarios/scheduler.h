@@ -45,6 +45,12 @@ void scn__sched_free(scn__sched *s);
  * point into s and live as long as it. */
 const ctrl_clock *scn__sched_ctrl_clock(scn__sched *s);
 const ctrl_hooks *scn__sched_ctrl_hooks(scn__sched *s);
+/* Hooks for group id (created on first use; group 0 is scn__sched_ctrl_hooks):
+ * one per manager replica, so that a crash can freeze just its threads. */
+const ctrl_hooks *scn__sched_group_hooks(scn__sched *s, int id);
+/* A crashed process: the group's threads never get the turn again, and their
+ * deadlines no longer move the clock (they are stopped only by free_run). */
+void scn__sched_freeze(scn__sched *s, int id);
 const fakeapi_clock *scn__sched_fakeapi_clock(scn__sched *s);
 
 int64_t scn__sched_now(scn__sched *s);

@@ -84,6 +84,9 @@ typedef struct ctrl_hooks {
     void (*thread_start)(void *ud, const char *name);
     void (*thread_exit)(void *ud);
     void (*io_wait)(void *ud, bool waiting);
+    /* A thread about to pthread_join(*target) calls join(begin = true), and
+     * join(begin = false) once joined (it may block until scheduled). */
+    void (*join)(void *ud, const pthread_t *target, bool begin);
     void *ud;
 } ctrl_hooks;
 
