@@ -5,6 +5,8 @@
  */
 #include <stdbool.h>
 
+#include "buggy.h"
+#include "cronjob.h"
 #include "replicaset.h"
 #include "scn/run.h"
 
@@ -14,6 +16,24 @@ static int replicaset_setup(ctrl_manager *mgr, const json_t *config, void *user)
     return example_replicaset_setup(mgr, config);
 }
 
+static int singleton_buggy_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_buggy_setup(mgr, config);
+}
+
+static int singleton_fixed_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_fixed_setup(mgr, config);
+}
+
+static int cronjob_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_cronjob_setup(mgr, config);
+}
+
 void scn_register_examples(void)
 {
     static bool done;
@@ -21,4 +41,7 @@ void scn_register_examples(void)
         return;
     done = true;
     scn_register_controller("replicaset", replicaset_setup, NULL);
+    scn_register_controller("cronjob", cronjob_setup, NULL);
+    scn_register_controller("singleton-buggy", singleton_buggy_setup, NULL);
+    scn_register_controller("singleton-fixed", singleton_fixed_setup, NULL);
 }
