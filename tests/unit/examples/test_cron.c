@@ -382,7 +382,7 @@ Test(cron_scan, next_and_prev_agree_with_a_minute_scan)
     for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
         example_cron c = parse(exprs[i]);
         for (int64_t t = ts("2028-01-25T00:00:00Z"); t < ts("2028-03-05T00:00:00Z");
-             t += 3 * 3600 + 17 * 60 + 11) {
+             t += 7 * 3600 + 17 * 60 + 11) {
             int64_t n = example_cron_next(&c, t), p = example_cron_prev(&c, t);
             cr_assert_eq(n, scan_next(&c, t), "next(\"%s\", %lld)", exprs[i], (long long)t);
             cr_assert_eq(p, scan_prev(&c, t), "prev(\"%s\", %lld)", exprs[i], (long long)t);
