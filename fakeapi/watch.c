@@ -79,6 +79,7 @@ struct fakeapi__watch {
     size_t pending_lines;     /* complete lines in pending not yet handed out */
     size_t line_start;        /* offset in pending where the line being sent begins */
     bool sleeping;            /* the reader is in poll(): writers must wake it */
+    bool end_sent;            /* the stream's end has gone out (it only waits to be freed) */
     fakeapi__resource *table; /* kubectl asked for Table rows: events carry them */
     bool table_headers_sent;
     bool held;     /* deterministic runs: deliver only what is released */
@@ -725,10 +726,13 @@ size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
         if (drained && (w->ending || (w->count == 0 && w->closed))) {
             /* A held watch's end is released like an event, so a scheduler
              * sees the stream close at the moment it chooses. */
-            if (!w->held)
+            if (!w->held) {
+                w->end_sent = true;
                 break;
+            }
             if (w->budget > 0) {
                 w->budget--;
+                w->end_sent = true;
                 break;
             }
         } else if (drained && refill(w))
@@ -798,7 +802,9 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
             snprintf(info->client, sizeof info->client, "%s", w->client);
             timers(w);
-            bool end = w->ending || (w->closed && w->count == 0);
+            /* The end of the stream counts until it has gone out; a watch
+             * stays listed until its connection is torn down. */
+            bool end = (w->ending || (w->closed && w->count == 0)) && !w->end_sent;
             info->pending = w->count + w->pending_lines + (end ? 1 : 0);
             if (w->deadline_ns < *next_deadline)
                 *next_deadline = w->deadline_ns;

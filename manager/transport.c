@@ -551,6 +551,11 @@ static int prepare(ctrl__transport *t, const ctrl__request *req, xfer *x, char *
         SET(CURLOPT_HEADERFUNCTION, on_header);
         SET(CURLOPT_HEADERDATA, x);
     }
+    /* libcurl silently re-sends a request whose reused connection died
+     * before the answer: for a POST that can create an object twice. A
+     * request that must not be repeated gets a connection of its own. */
+    if (!req->idempotent)
+        SET(CURLOPT_FRESH_CONNECT, 1L);
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_TCP_KEEPIDLE, 30L);
     SET(CURLOPT_TCP_KEEPINTVL, 15L);

@@ -34,7 +34,7 @@ typedef struct replica {
     struct run *r;
     const scn_controller_ref *ref;
     int index;
-    char ua[160];
+    char ua[200];
     ctrl_manager *mgr;
     pthread_t thread;
     bool thread_started;
@@ -44,7 +44,9 @@ typedef struct replica {
     uint64_t crash_rule;   /* fires at the moment it must crash; 0 = none */
     bool crash_when_fired; /* crash_rule: crash once it fired (else: once it matched) */
     bool crashed;
-    int group;             /* the scheduler group of its threads (one per incarnation) */
+    int group;         /* the scheduler group of its threads (one per incarnation) */
+    int incarnation;   /* 1, then 2 after the first restart, ... */
+    char base_ua[160]; /* "scenario/<controller>-<k>" */
 } replica;
 
 /* A crashed incarnation: frozen until teardown, then stopped and freed. */
@@ -147,13 +149,13 @@ static void *replica_main(void *arg)
 }
 
 /* Start a thread the scheduler sees from its first instruction. */
-static int spawn_registered(run *r, int group, pthread_t *t, const char *name,
-                            void *(*fn)(void *), void *arg);
+static int spawn_registered(run *r, int group, pthread_t *t, const char *name, void *(*fn)(void *),
+                            void *arg);
 
 typedef struct reg_arg {
     run *r;
     int group;
-    char name[200];
+    char name[256];
     void *(*fn)(void *);
     void *arg;
 } reg_arg;
@@ -169,8 +171,8 @@ static void *registered_main(void *p)
     return ret;
 }
 
-static int spawn_registered(run *r, int group, pthread_t *t, const char *name,
-                            void *(*fn)(void *), void *arg)
+static int spawn_registered(run *r, int group, pthread_t *t, const char *name, void *(*fn)(void *),
+                            void *arg)
 {
     reg_arg *a = malloc(sizeof *a);
     if (!a)
@@ -200,6 +202,13 @@ static void stderr_log(const char *line, void *user)
 
 static int start_replica(run *r, replica *rep)
 {
+    /* Each incarnation has its own User-Agent, so that the server's watches
+     * of a crashed one are never taken for the new one's. */
+    rep->incarnation++;
+    if (rep->incarnation == 1)
+        snprintf(rep->ua, sizeof rep->ua, "%s", rep->base_ua);
+    else
+        snprintf(rep->ua, sizeof rep->ua, "%s.r%d", rep->base_ua, rep->incarnation);
     ctrl_config *cfg = NULL;
     ctrl_error err = {0};
     int rc = ctrl_config_from_url(fakeapi_url(r->srv), &cfg, &err);
@@ -234,7 +243,7 @@ static int start_replica(run *r, replica *rep)
     if ((rc = setup(rep->mgr, rep->ref->config, user)) < 0)
         return fail(r, -1, "controller %s: setup failed: %s", rep->ref->name, ctrl_strerror(rc));
     atomic_store(&rep->exited, false);
-    char name[200];
+    char name[256];
     snprintf(name, sizeof name, "manager %s", rep->ua);
     if (spawn_registered(r, rep->group, &rep->thread, name, replica_main, rep) < 0)
         return fail(r, -1, "replica %s: cannot start a thread", rep->ua);
@@ -326,8 +335,8 @@ static void describe_watches(run *r, char *buf, size_t len)
         return;
     for (size_t i = 0; i < n && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, " [%" PRIu64 " %s %s/%s pending %zu%s]",
-                                w[i].id, w[i].client, w[i].api_version, w[i].kind,
-                                w[i].pending, w[i].held ? " held" : "");
+                                w[i].id, w[i].client, w[i].api_version, w[i].kind, w[i].pending,
+                                w[i].held ? " held" : "");
     free(w);
 }
 
@@ -492,9 +501,13 @@ static int step_crash(run *r, int n, const scn_step *st)
      * never read). */
     json_t *rule;
     if (st->crash_at_write > 0) {
+        /* Every write from the nth on is dropped, so nothing more the
+         * replica sends in the turn it crashes in reaches the server. */
         rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "client", rep->ua, "verb",
-                         "create,update,patch,delete", "when", "nth",
-                         (json_int_t)st->crash_at_write, "action", "drop", 1);
+                         "create,update,patch,delete", "when", "after",
+                         (json_int_t)st->crash_at_write - 1, "action", "drop", 1);
+        if (st->crash_at_write == 1)
+            json_object_set_new(rule, "when", json_object());
         rep->crash_when_fired = true;
     } else {
         rule = json_pack("{s:O, s:{s:b}}", "match", st->crash_after, "action", "loseResponse", 1);
@@ -699,7 +712,7 @@ static int setup(run *r)
         for (int k = 0; k < (ref->replicas > 0 ? ref->replicas : 1); k++) {
             replica *rep = &r->reps[r->nreps];
             *rep = (replica){.r = r, .ref = ref, .index = (int)r->nreps};
-            snprintf(rep->ua, sizeof rep->ua, "scenario/%s-%d", ref->name, k);
+            snprintf(rep->base_ua, sizeof rep->base_ua, "scenario/%s-%d", ref->name, k);
             r->nreps++;
             if (start_replica(r, rep) < 0)
                 return -1;
@@ -712,6 +725,15 @@ static int setup(run *r)
 static void stop_all(run *r)
 {
     scn__sched_free_run(r->sched);
+    /* Let every held watch flow: informers still syncing must see their
+     * events (or their streams end) to stop. */
+    fakeapi_watch_info *w = NULL;
+    size_t n = 0;
+    if (r->srv && fakeapi_watches(r->srv, &w, &n) == 0) {
+        for (size_t i = 0; i < n; i++)
+            fakeapi_watch_hold(r->srv, w[i].id, false);
+        free(w);
+    }
     while (r->zombies) {
         zombie *z = r->zombies;
         r->zombies = z->next;
@@ -734,6 +756,10 @@ static void stop_all(run *r)
 
 static void teardown(run *r)
 {
+    /* The trace ends with the verdict: teardown runs without turns, so what
+     * it does is not part of the run. */
+    if (r->srv)
+        fakeapi_trace_open(r->srv, NULL, NULL);
     stop_all(r);
     free(r->reps);
     if (r->srv)

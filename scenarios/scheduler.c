@@ -21,7 +21,7 @@ typedef struct sgroup sgroup;
 
 typedef struct sthread {
     scn__sched *s;
-    sgroup *group;           /* the hooks it was started with */
+    sgroup *group; /* the hooks it was started with */
     pthread_t tid;
     struct sthread *join_target; /* T_JOIN: the thread it waits for, NULL once it ended */
     char name[256];
@@ -57,8 +57,8 @@ struct scn__sched {
     pthread_cond_t driver; /* the running thread yielded, a thread registered or exited */
     sthread *threads;      /* every registered thread */
     sthread *running;
-    int spawning;    /* threads created but not yet registered */
-    int io_expected; /* outside actors run whose thread has not reacted yet */
+    int spawning;     /* threads created but not yet registered */
+    int io_expected;  /* outside actors run whose thread has not reacted yet */
     int joins_waking; /* joiners whose thread ended, not yet back for a turn */
     sgroup *groups;
     int64_t now;
@@ -163,8 +163,12 @@ static void ext_wait_until(scn__sched *s, pthread_cond_t *cv, pthread_mutex_t *m
         ts.tv_nsec += 20000000;
         if (ts.tv_nsec >= 1000000000)
             ts.tv_sec++, ts.tv_nsec -= 1000000000;
-        if (pthread_cond_timedwait(&w.wake, &s->mu, &ts) == ETIMEDOUT)
+        if (pthread_cond_timedwait(&w.wake, &s->mu, &ts) == ETIMEDOUT) {
+            /* Time moves as waits run out, so timed loops end too. */
+            if (deadline > s->now)
+                s->now = deadline;
             break;
+        }
     }
     for (ext_wait **p = &s->ext; *p; p = &(*p)->next) {
         if (*p == &w) {
