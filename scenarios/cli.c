@@ -282,6 +282,12 @@ static void explore_record(explore_state *st, const char *line)
         fprintf(stderr, "\rexplore: %lu/%lu seeds, %lu failing", st->done, st->total, st->failed);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int cmd_explore(cli *c, scn_junit *j, int k, int n)
 {
     if (c->nfiles != 1 || !c->seeds_given) {
@@ -346,6 +352,7 @@ static int cmd_explore(cli *c, scn_junit *j, int k, int n)
     printf("explore %s: %lu seeds, %lu passed, %lu failed", c->files[0], st.done,
            st.done - st.failed, st.failed);
     if (st.nfailing) {
+        qsort(st.failing, st.nfailing, sizeof *st.failing, cmp_u64);
         printf("; failing seeds:");
         for (size_t i = 0; i < st.nfailing; i++)
             printf(" %" PRIu64, st.failing[i]);
