@@ -1,8 +1,26 @@
 #!/bin/sh
-# The main job: install, build, and start a fake API server for kubectl.
+# The main job: install, build, run the example scenarios (real controllers
+# against the fake API server under a virtual clock and a seeded scheduler),
+# show an exploration finding a bug, and say how to start a server for kubectl.
 set -e
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 [ -d build ] || meson setup build --werror >/dev/null
 ninja -C build >/dev/null
-exec build/fakeapi/fakeapi serve --kubeconfig build/kubeconfig "$@"
+echo "== example scenarios (seed 1) =="
+status=0
+build/scenarios/scenario run scenarios/examples/replicaset-basic.yaml \
+    scenarios/examples/replicaset-faults.yaml scenarios/examples/leader-failover.yaml \
+    scenarios/examples/cronjob-day.yaml scenarios/examples/cronjob-count.yaml \
+    scenarios/examples/singleton-fixed.yaml --seed 1 || status=$?
+echo
+echo "== exploring 200 seeds of a deliberately buggy controller =="
+build/scenarios/scenario explore scenarios/examples/singleton-buggy.yaml --seeds 1..200 \
+    --jobs 2 | tail -n 3 || true
+echo "== and of the fixed one =="
+build/scenarios/scenario explore scenarios/examples/singleton-fixed.yaml --seeds 1..200 \
+    --jobs 2 | tail -n 1 || status=1
+echo
+echo "A fake API server for kubectl: build/fakeapi/fakeapi serve --kubeconfig build/kubeconfig"
+echo "  then: kubectl --kubeconfig build/kubeconfig get namespaces"
+exit $status
