@@ -219,6 +219,42 @@ typedef struct plan {
     ctrl_predicate *p;
 } plan;
 
+/* The cache as a client reader: only kinds it already holds; copies, since
+ * callers change what they get before they write it back. */
+static int cache_get(void *ud, const char *api_version, const char *kind, const char *ns,
+                     const char *name, json_t **out)
+{
+    ctrl_cache *cache = ud;
+    ctrl_informer *inf;
+    if (!ctrl_cache_has(cache, api_version, kind) ||
+        ctrl_cache_informer(cache, api_version, kind, NULL, &inf, NULL) < 0)
+        return 1;
+    json_t *obj = NULL;
+    int rc = ctrl_informer_get(inf, ns ? ns : "", name, &obj);
+    if (rc < 0)
+        return rc;
+    *out = json_deep_copy(obj);
+    json_decref(obj);
+    return *out ? 0 : CTRL_ERR_NOMEM;
+}
+
+static int cache_list(void *ud, const char *api_version, const char *kind, const char *ns,
+                      const char *label_selector, json_t **items)
+{
+    ctrl_cache *cache = ud;
+    ctrl_informer *inf;
+    if (!ctrl_cache_has(cache, api_version, kind) ||
+        ctrl_cache_informer(cache, api_version, kind, NULL, &inf, NULL) < 0)
+        return 1;
+    json_t *shared = NULL;
+    int rc = ctrl_informer_list(inf, ns && *ns ? ns : NULL, label_selector, &shared);
+    if (rc < 0)
+        return rc;
+    *items = json_deep_copy(shared);
+    json_decref(shared);
+    return *items ? 0 : CTRL_ERR_NOMEM;
+}
+
 int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
 {
     if (b == &oom_builder)
@@ -262,6 +298,10 @@ int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
     rc = ctrl_client_new_for(parent, ua, &client, NULL);
     if (rc < 0)
         goto out;
+    /* Reads of the kinds the cache holds come from it (controller-runtime's
+     * default client); the api_reader stays live. */
+    ctrl_client_set_reader(client,
+                           &(ctrl_reader){.get = cache_get, .list = cache_list, .ud = cache});
 
     /* Resolve every informer first: nothing is registered until all exist. */
     rc = ctrl_cache_informer(cache, b->api_version, b->kind, NULL, &plans[0].inf, NULL);

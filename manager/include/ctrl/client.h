@@ -253,6 +253,27 @@ int ctrl_client_delete_all_of(ctrl_client *c, const char *api_version, const cha
 int ctrl_client_request(ctrl_client *c, const char *method, const char *path, const json_t *body,
                         const char *content_type, json_t **out, ctrl_error *err);
 
+/* ---- reads from a cache ---- */
+
+/*
+ * A reader answers gets and lists in place of the server: a manager installs
+ * one on each controller's client so that reads of the kinds its cache
+ * holds come from the cache. get returns 0 (a new reference the caller may
+ * modify), CTRL_ERR_NOT_FOUND, or 1 for "not mine: ask the server"; list
+ * returns 0 with a new array of items, or 1. Called on the caller's thread.
+ */
+typedef struct ctrl_reader {
+    int (*get)(void *ud, const char *api_version, const char *kind, const char *ns,
+               const char *name, json_t **out);
+    int (*list)(void *ud, const char *api_version, const char *kind, const char *ns,
+                const char *label_selector, json_t **items);
+    void *ud;
+} ctrl_reader;
+
+/* Install (copied) or remove (NULL) c's reader; c's children do not inherit
+ * it. Call before c is shared between threads. */
+void ctrl_client_set_reader(ctrl_client *c, const ctrl_reader *r);
+
 /* ---- watch ---- */
 
 typedef enum ctrl_watch_event_type {

@@ -635,3 +635,53 @@ Test(client, watch_ends_with_timeout_seconds)
     cr_assert(rc == 0 || ctrl_err_is_gone(rc), "rc %d %s", rc, err.message);
     ctrl_error_deinit(&err);
 }
+
+/* A reader (a manager's cache) answers gets and lists for the kinds it
+ * holds; "not mine" goes to the server. */
+static int fake_get(void *ud, const char *av, const char *kind, const char *ns, const char *name,
+                    json_t **out)
+{
+    (void)ud, (void)av, (void)ns;
+    if (strcmp(kind, "ConfigMap"))
+        return 1;
+    if (strcmp(name, "cached"))
+        return CTRL_ERR_NOT_FOUND;
+    *out = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
+                     "name", "cached");
+    return 0;
+}
+
+static int fake_list(void *ud, const char *av, const char *kind, const char *ns, const char *sel,
+                     json_t **items)
+{
+    (void)ud, (void)av, (void)ns, (void)sel;
+    if (strcmp(kind, "ConfigMap"))
+        return 1;
+    *items = json_pack("[{s:{s:s}}]", "metadata", "name", "cached");
+    return 0;
+}
+
+Test(client, reader_answers_for_the_kinds_it_holds)
+{
+    ctrl_client_set_reader(client, &(ctrl_reader){.get = fake_get, .list = fake_list});
+    json_t *obj = NULL;
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_client_get(client, "v1", "ConfigMap", "default", "cached", &obj, &err), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")),
+                     "cached");
+    json_decref(obj);
+    int rc = ctrl_client_get(client, "v1", "ConfigMap", "default", "other", &obj, &err);
+    cr_assert(ctrl_err_is_not_found(rc), "a miss in the cache is NotFound");
+    json_t *list = NULL;
+    cr_assert_eq(ctrl_client_list(client, "v1", "ConfigMap", "default", NULL, &list, &err), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(list, "kind")), "ConfigMapList");
+    cr_assert_eq(json_array_size(json_object_get(list, "items")), 1);
+    json_decref(list);
+    /* Kinds it does not hold go to the server: namespaces exist there. */
+    cr_assert_eq(ctrl_client_get(client, "v1", "Namespace", NULL, "default", &obj, &err), 0);
+    json_decref(obj);
+    ctrl_client_set_reader(client, NULL);
+    rc = ctrl_client_get(client, "v1", "ConfigMap", "default", "cached", &obj, &err);
+    cr_assert(ctrl_err_is_not_found(rc), "without the reader the server answers (nothing there)");
+    ctrl_error_deinit(&err);
+}
