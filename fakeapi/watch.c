@@ -809,10 +809,17 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
              * stays listed until its connection is torn down. */
             bool end = (w->ending || (w->closed && w->count == 0)) && !w->end_sent;
             info->pending = w->count + w->pending_lines + (end ? 1 : 0);
-            if (w->deadline_ns < *next_deadline)
-                *next_deadline = w->deadline_ns;
-            if (w->bookmarks && w->next_bookmark_ns < *next_deadline)
-                *next_deadline = w->next_bookmark_ns;
+            /* Only a live watch's future timers: one that has ended only
+             * waits to be freed (on another thread, at a racy moment), and a
+             * due timer waiting for output to drain fires when it does. */
+            int64_t now = fakeapi__srv_now(w->srv);
+            if (!w->ending && !w->end_sent) {
+                if (w->deadline_ns > now && w->deadline_ns < *next_deadline)
+                    *next_deadline = w->deadline_ns;
+                if (w->bookmarks && w->next_bookmark_ns > now &&
+                    w->next_bookmark_ns < *next_deadline)
+                    *next_deadline = w->next_bookmark_ns;
+            }
             info->held = w->held;
             pthread_mutex_unlock(&w->mu);
         }

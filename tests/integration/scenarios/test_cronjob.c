@@ -68,13 +68,9 @@ static void three_seeds_and_a_repeat(const char *name)
     run_once(sc, name, 2);
     run_once(sc, name, 3);
     scn_run_result again = run_once(sc, name, 1);
-    /* Known open problem (docs/scenarios.md, Limits): over a virtual day the
-     * trace can differ in watch bookmarks when the CPU is contended. Both
-     * runs must pass (above); the repeat is reported, not asserted, until the
-     * cause is fixed. test_determinism asserts byte-identical repeats. */
-    if (again.trace_hash != first.trace_hash)
-        cr_log_warn("%s: seed 1 repeated with a different trace (%lu vs %lu lines)", name,
-                    again.trace_lines, first.trace_lines);
+    cr_assert_eq(again.trace_hash, first.trace_hash, "%s: seed 1 diverged (%lu vs %lu lines)", name,
+                 again.trace_lines, first.trace_lines);
+    cr_assert_eq(again.steps, first.steps);
     scn_scenario_free(sc);
 }
 
