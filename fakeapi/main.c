@@ -4,11 +4,13 @@
  * Uses only the public header.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
 #include "kh/yaml.h"
@@ -28,13 +30,17 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: fakeapi serve [--host H] [--port N] [--db FILE] [--kubeconfig FILE]\n"
                  "                     [--seed N] [--load MANIFEST]... [--faults FILE]\n"
-                 "                     [--trace FILE]\n"
+                 "                     [--trace FILE] [--tls [--tls-require-client-cert]]\n"
                  "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port)\n"
                  "  from an in-memory store, or FILE with --db (kept across restarts).\n"
                  "  --kubeconfig FILE  write a kubeconfig for kubectl and clients there\n"
                  "  --load MANIFEST    apply a YAML/JSON manifest at start (repeatable)\n"
                  "  --faults FILE      fault rules (YAML or JSON, see docs/faults.md)\n"
-                 "  --trace FILE       write every request, fault and watch event there\n");
+                 "  --trace FILE       write every request, fault and watch event there\n"
+                 "  --tls              serve https with a CA and certificates made at start;\n"
+                 "                     the kubeconfig trusts the CA and holds a client\n"
+                 "                     certificate (CN fakeapi-admin, O system:masters)\n"
+                 "  --tls-require-client-cert  close connections without that certificate\n");
 }
 
 static int parse_u64(const char *s, unsigned long long max, unsigned long long *out)
@@ -57,6 +63,14 @@ static int parse_args(int argc, char **argv, serve_args *a)
         if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
             usage(stdout);
             exit(0);
+        }
+        if (!strcmp(opt, "--tls")) {
+            a->opts.tls = true;
+            continue;
+        }
+        if (!strcmp(opt, "--tls-require-client-cert")) {
+            a->opts.tls_require_client_cert = true;
+            continue;
         }
         if (!val) {
             fprintf(stderr, "fakeapi: %s needs a value\n", opt);
@@ -84,34 +98,77 @@ static int parse_args(int argc, char **argv, serve_args *a)
             return -1;
         }
     }
+    if (a->opts.tls_require_client_cert && !a->opts.tls) {
+        fprintf(stderr, "fakeapi: --tls-require-client-cert needs --tls\n");
+        return -1;
+    }
     return 0;
 }
 
-static int write_kubeconfig(const char *path, const char *url)
+/* key: base64(text) on one line, as kubeconfig's *-data fields hold PEM. */
+static void put_base64(FILE *f, const char *key, const char *text)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *p = (const unsigned char *)text;
+    size_t n = strlen(text);
+    fprintf(f, "    %s: ", key);
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        if (i + 1 < n)
+            v |= (unsigned)p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= p[i + 2];
+        fputc(b64[(v >> 18) & 63], f);
+        fputc(b64[(v >> 12) & 63], f);
+        fputc(i + 1 < n ? b64[(v >> 6) & 63] : '=', f);
+        fputc(i + 2 < n ? b64[v & 63] : '=', f);
+    }
+    fputc('\n', f);
+}
+
+/* With TLS: trust the generated CA and log in with its client certificate;
+ * without: plain http (insecure-skip-tls-verify only matters for https). */
+static int write_kubeconfig(const char *path, const fakeapi_server *srv)
+{
+    /* Private: with TLS it holds the client certificate's key. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
+    const char *ca = fakeapi_tls_ca_pem(srv);
     fprintf(f,
             "apiVersion: v1\n"
             "kind: Config\n"
             "clusters:\n"
             "- name: fakeapi\n"
             "  cluster:\n"
-            "    server: %s\n"
-            "    insecure-skip-tls-verify: true\n"
-            "users:\n"
-            "- name: fakeapi\n"
-            "  user:\n"
-            "    token: fakeapi\n"
-            "contexts:\n"
-            "- name: fakeapi\n"
-            "  context:\n"
-            "    cluster: fakeapi\n"
-            "    user: fakeapi\n"
-            "    namespace: default\n"
-            "current-context: fakeapi\n",
-            url);
+            "    server: %s\n",
+            fakeapi_url(srv));
+    if (ca)
+        put_base64(f, "certificate-authority-data", ca);
+    else
+        fputs("    insecure-skip-tls-verify: true\n", f);
+    fputs("users:\n"
+          "- name: fakeapi\n"
+          "  user:\n",
+          f);
+    if (ca) {
+        put_base64(f, "client-certificate-data", fakeapi_tls_client_cert_pem(srv));
+        put_base64(f, "client-key-data", fakeapi_tls_client_key_pem(srv));
+    } else {
+        fputs("    token: fakeapi\n", f);
+    }
+    fputs("contexts:\n"
+          "- name: fakeapi\n"
+          "  context:\n"
+          "    cluster: fakeapi\n"
+          "    user: fakeapi\n"
+          "    namespace: default\n"
+          "current-context: fakeapi\n",
+          f);
     return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -177,7 +234,7 @@ static int serve(int argc, char **argv)
             return 1;
         }
     }
-    if (a.kubeconfig && write_kubeconfig(a.kubeconfig, fakeapi_url(srv)) < 0) {
+    if (a.kubeconfig && write_kubeconfig(a.kubeconfig, srv) < 0) {
         fprintf(stderr, "fakeapi: cannot write %s: %s\n", a.kubeconfig, strerror(errno));
         fakeapi_stop(srv);
         return 1;

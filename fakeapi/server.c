@@ -24,6 +24,7 @@
 #include "server_int.h"
 #include "trace.h"
 #include "timefmt.h"
+#include "tlscert.h"
 #include "watch.h"
 
 #define DEFAULT_MAX_BODY ((size_t)3 << 20)
@@ -244,6 +245,16 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     return ret;
 }
 
+/* libmicrohttpd only asks for a client certificate (GNUTLS_CERT_REQUEST)
+ * when given a trusted CA: whether there was one, and whether the CA signed
+ * it, is ours to check. */
+static bool tls_client_verified(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return ci && fakeapi__tls_peer_verified(ci->tls_session);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls)
@@ -252,6 +263,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     fakeapi_server *srv = cls;
     conn_req *cr = *con_cls;
     if (!cr) {
+        if (srv->opts.tls_require_client_cert && !tls_client_verified(conn))
+            return MHD_NO; /* closes the connection: no answer to a stranger */
         if (!(cr = calloc(1, sizeof *cr)))
             return MHD_NO;
         *con_cls = cr;
@@ -298,19 +311,34 @@ static int listen_http(fakeapi_server *srv)
     const char *host = srv->opts.host ? srv->opts.host : "127.0.0.1";
     if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
         return -1;
+    /* TLS options go through MHD_OPTION_ARRAY: empty (just END) without tls. */
+    struct MHD_OptionItem tls_opts[4] = {{MHD_OPTION_END, 0, NULL}};
+    unsigned tls_flag = 0;
+    if (srv->tls) {
+        tls_flag = MHD_USE_TLS;
+        tls_opts[0] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls->server_key_pem};
+        tls_opts[1] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls->server_cert_pem};
+        tls_opts[2] = srv->opts.tls_require_client_cert
+                          ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, srv->tls->ca_pem}
+                          : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+        tls_opts[3] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    }
     srv->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ITC,
-        0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)96 * 1024, MHD_OPTION_THREAD_STACK_SIZE,
+            MHD_USE_ITC | tls_flag,
+        0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger,
+        NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)96 * 1024, MHD_OPTION_THREAD_STACK_SIZE,
         (size_t)512 * 1024, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!srv->mhd)
         return -1;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : srv->opts.port;
-    snprintf(srv->url, sizeof srv->url, "http://%s:%u", host, (unsigned)srv->port);
+    snprintf(srv->url, sizeof srv->url, "%s://%s:%u", srv->tls ? "https" : "http", host,
+             (unsigned)srv->port);
     return 0;
 }
 
@@ -363,6 +391,17 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     rc = FAKEAPI_ERR_INTERNAL;
     if (fakeapi__gc_start(srv) < 0)
         goto fail;
+    if (srv->opts.tls && !srv->opts.no_http) {
+        rc = FAKEAPI_ERR_NOMEM;
+        if (!(srv->tls = calloc(1, sizeof *srv->tls)))
+            goto fail;
+        rc = fakeapi__tls_generate(fakeapi__srv_now(srv), srv->tls, err, sizeof err);
+        if (rc < 0) {
+            free(srv->tls);
+            srv->tls = NULL;
+            goto fail;
+        }
+    }
     rc = FAKEAPI_ERR_LISTEN;
     if (!srv->opts.no_http && listen_http(srv) < 0)
         goto fail;
@@ -393,6 +432,8 @@ void fakeapi_stop(fakeapi_server *srv)
     pthread_mutex_destroy(&srv->trace_mu);
     pthread_mutex_destroy(&srv->clock_mu);
     pthread_cond_destroy(&srv->clock_cond);
+    fakeapi__tls_free(srv->tls);
+    free(srv->tls);
     free(srv);
 }
 
@@ -404,6 +445,21 @@ const char *fakeapi_url(const fakeapi_server *srv)
 uint16_t fakeapi_port(const fakeapi_server *srv)
 {
     return srv->port;
+}
+
+const char *fakeapi_tls_ca_pem(const fakeapi_server *srv)
+{
+    return srv->tls ? srv->tls->ca_pem : NULL;
+}
+
+const char *fakeapi_tls_client_cert_pem(const fakeapi_server *srv)
+{
+    return srv->tls ? srv->tls->client_cert_pem : NULL;
+}
+
+const char *fakeapi_tls_client_key_pem(const fakeapi_server *srv)
+{
+    return srv->tls ? srv->tls->client_key_pem : NULL;
 }
 
 uint64_t fakeapi_revision(fakeapi_server *srv)

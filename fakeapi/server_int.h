@@ -34,6 +34,7 @@ typedef struct fakeapi__hub fakeapi__hub;
 typedef struct fakeapi__faults fakeapi__faults;
 typedef struct fakeapi__metrics fakeapi__metrics;
 struct fakeapi__reqinfo;
+struct fakeapi__tls_material;
 
 struct fakeapi_server {
     fakeapi_options opts;
@@ -42,6 +43,7 @@ struct fakeapi_server {
     char url[96];
     uint16_t port;
     struct MHD_Daemon *mhd;
+    struct fakeapi__tls_material *tls; /* opts.tls: certificates (tlscert.h); else NULL */
     fakeapi__store *store;
     fakeapi__registry *reg;
     fakeapi__hub *hub;

@@ -95,6 +95,14 @@ typedef struct fakeapi_options {
     /* Deterministic runs: garbage collection and namespace deletion run on the
      * writing request's thread before it answers, not in the background. */
     bool sync_gc;
+    /* Serve https with a CA, server and client certificate made at start
+     * (ECDSA, valid a year from the server's clock): the URL becomes
+     * https://HOST:PORT; fakeapi_tls_ca_pem() and the client certificate
+     * getters give what a kubeconfig needs. */
+    bool tls;
+    /* With tls: close every connection whose client did not present a
+     * certificate signed by that CA (no HTTP answer: a transport error). */
+    bool tls_require_client_cert;
 } fakeapi_options;
 
 /*
@@ -112,11 +120,21 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out);
  */
 void fakeapi_stop(fakeapi_server *srv);
 
-/* "http://127.0.0.1:PORT" (borrowed; valid until fakeapi_stop). "" if no_http. */
+/* "http://127.0.0.1:PORT", or https with opts.tls (borrowed; valid until
+ * fakeapi_stop). "" if no_http. */
 const char *fakeapi_url(const fakeapi_server *srv);
 
 /* The port listened on (0 if no_http). */
 uint16_t fakeapi_port(const fakeapi_server *srv);
+
+/*
+ * With opts.tls, the PEM text of the generated CA certificate, and of the
+ * client certificate (CN "fakeapi-admin", O "system:masters") and its
+ * PKCS#8 key; borrowed, valid until fakeapi_stop. NULL without tls.
+ */
+const char *fakeapi_tls_ca_pem(const fakeapi_server *srv);
+const char *fakeapi_tls_client_cert_pem(const fakeapi_server *srv);
+const char *fakeapi_tls_client_key_pem(const fakeapi_server *srv);
 
 /* The store's current revision: the resourceVersion of the latest write. */
 uint64_t fakeapi_revision(fakeapi_server *srv);
