@@ -27,10 +27,10 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#define APITEST_OWN_REQUESTS /* requests go through hdo below */
+#include "apitest.h"
 
-/* ---- helpers (each integration test file carries its own copy) ------------ */
-
-static fakeapi_server *srv;
+/* ---- helpers of this file (the shared ones are in tests/support/apitest.h) -- */
 
 /* A virtual clock the tests move by hand. */
 static atomic_llong vclock_ns;
@@ -51,55 +51,10 @@ static void advance(int64_t ns)
     fakeapi_clock_advanced(srv);
 }
 
-static void start(const fakeapi_options *o)
-{
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    fakeapi_options def = {.seed = 4242};
-    cr_assert_eq(fakeapi_start(o ? o : &def, &srv), 0, "fakeapi_start");
-    cr_assert_neq(fakeapi_port(srv), 0);
-}
-
-static void setup(void)
-{
-    start(NULL);
-}
-
 static void setup_vclock(void)
 {
     atomic_store(&vclock_ns, 1700000000LL * SEC);
     start(&(fakeapi_options){.seed = 4242, .clock = &vclock});
-}
-
-static void teardown(void)
-{
-    fakeapi_stop(srv);
-    srv = NULL;
-}
-
-/* A printf into one of a ring of static buffers (tests only). */
-__attribute__((format(printf, 1, 2))) static const char *S(const char *fmt, ...)
-{
-    static __thread char ring[8][16384];
-    static __thread int next;
-    char *b = ring[next++ % 8];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof ring[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
 }
 
 /* One request as a client sees it: the status, the body, the transport. */
@@ -212,27 +167,6 @@ static long status_as(const char *ua, const char *method, const char *path)
     return r.status;
 }
 
-/* Follow a dotted path ("metadata.labels.app", "items.0.metadata.name"). Borrowed. */
-static json_t *jget(const json_t *v, const char *path)
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", path);
-    json_t *cur = (json_t *)v;
-    for (char *save = NULL, *p = strtok_r(buf, ".", &save); p && cur;
-         p = strtok_r(NULL, ".", &save)) {
-        if (json_is_array(cur))
-            cur = json_array_get(cur, strtoul(p, NULL, 10));
-        else
-            cur = json_object_get(cur, p);
-    }
-    return cur;
-}
-
-static const char *jstr(const json_t *v, const char *path)
-{
-    return json_string_value(jget(v, path));
-}
-
 static unsigned long long rv_of(const json_t *obj)
 {
     const char *rv = jstr(obj, "metadata.resourceVersion");
@@ -303,188 +237,11 @@ static unsigned long fired_of(uint64_t id)
 
 /* ---- a streaming watch client --------------------------------------------- */
 
-typedef struct wstream {
-    char url[4096];
-    char ua[128];
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    char **lines; /* complete lines (without '\n'), under mu */
-    size_t n, cap, taken;
-    char *part; /* the line being received */
-    size_t plen, pcap;
-    long status;
-    bool headers; /* the header block is complete */
-    bool done;    /* the transfer has ended */
-    CURLcode rc;
-    atomic_bool stop;
-} wstream;
-
-static size_t ws_header(char *p, size_t sz, size_t nm, void *ud)
-{
-    wstream *w = ud;
-    size_t len = sz * nm;
-    pthread_mutex_lock(&w->mu);
-    if (len >= 5 && !strncmp(p, "HTTP/", 5)) {
-        const char *sp = memchr(p, ' ', len);
-        w->status = sp ? strtol(sp + 1, NULL, 10) : 0;
-    } else if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {
-        w->headers = true;
-        pthread_cond_broadcast(&w->cv);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return len;
-}
-
-static size_t ws_body(char *p, size_t sz, size_t nm, void *ud)
-{
-    wstream *w = ud;
-    size_t len = sz * nm;
-    pthread_mutex_lock(&w->mu);
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] != '\n') {
-            if (w->plen + 2 > w->pcap) {
-                w->pcap = w->pcap ? w->pcap * 2 : 4096;
-                w->part = realloc(w->part, w->pcap);
-            }
-            w->part[w->plen++] = p[i];
-            continue;
-        }
-        if (w->n == w->cap) {
-            w->cap = w->cap ? w->cap * 2 : 64;
-            w->lines = realloc(w->lines, w->cap * sizeof *w->lines);
-        }
-        w->lines[w->n] = malloc(w->plen + 1);
-        memcpy(w->lines[w->n], w->part ? w->part : "", w->plen);
-        w->lines[w->n++][w->plen] = '\0';
-        w->plen = 0;
-    }
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    return len;
-}
-
-static void *ws_run(void *ud)
-{
-    wstream *w = ud;
-    CURL *h = curl_easy_init();
-    CURLM *m = curl_multi_init();
-    curl_easy_setopt(h, CURLOPT_URL, w->url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ws_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, w);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, ws_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, w);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, w->ua);
-    curl_multi_add_handle(m, h);
-    int running = 1;
-    CURLcode rc = CURLE_OK;
-    while (running && !atomic_load(&w->stop)) {
-        curl_multi_perform(m, &running);
-        if (running)
-            curl_multi_poll(m, NULL, 0, 50, NULL);
-    }
-    int left;
-    CURLMsg *msg;
-    bool finished = false;
-    while ((msg = curl_multi_info_read(m, &left)))
-        if (msg->msg == CURLMSG_DONE) {
-            rc = msg->data.result;
-            finished = true;
-        }
-    curl_multi_remove_handle(m, h);
-    curl_easy_cleanup(h);
-    curl_multi_cleanup(m);
-    pthread_mutex_lock(&w->mu);
-    w->rc = finished ? rc : CURLE_ABORTED_BY_CALLBACK;
-    w->done = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
-}
-
-static void deadline_ts(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
-    }
-}
-
-/* Open a watch on path (query included) as client ua; asserts 200 promptly. */
+/* Open a watch on path (query included) as client ua (NULL: "faults-test");
+ * asserts 200 promptly. */
 static wstream *ws_open(const char *path, const char *ua)
 {
-    wstream *w = calloc(1, sizeof *w);
-    cr_assert_not_null(w);
-    snprintf(w->url, sizeof w->url, "%s%s", fakeapi_url(srv), path);
-    snprintf(w->ua, sizeof w->ua, "%s", ua ? ua : "faults-test");
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    cr_assert_eq(pthread_create(&w->th, NULL, ws_run, w), 0);
-    struct timespec ts;
-    deadline_ts(&ts, 3000);
-    pthread_mutex_lock(&w->mu);
-    while (!w->headers && !w->done)
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
-            break;
-    long st = w->headers ? w->status : 0;
-    pthread_mutex_unlock(&w->mu);
-    cr_assert_eq(st, 200, "watch %s: status %ld", path, st);
-    return w;
-}
-
-/* The next event (parsed), waiting up to ms; NULL on timeout or at the end. */
-static json_t *ws_next(wstream *w, int ms)
-{
-    struct timespec ts;
-    deadline_ts(&ts, ms);
-    char *line = NULL;
-    pthread_mutex_lock(&w->mu);
-    while (w->taken == w->n && !w->done)
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
-            break;
-    if (w->taken < w->n) {
-        line = w->lines[w->taken];
-        w->lines[w->taken++] = NULL;
-    }
-    pthread_mutex_unlock(&w->mu);
-    if (!line)
-        return NULL;
-    json_t *ev = json_loads(line, 0, NULL);
-    cr_assert(json_is_object(ev), "not a JSON event: %.300s", line);
-    free(line);
-    return ev;
-}
-
-static bool ws_wait_done(wstream *w, int ms)
-{
-    struct timespec ts;
-    deadline_ts(&ts, ms);
-    pthread_mutex_lock(&w->mu);
-    while (!w->done)
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
-            break;
-    bool d = w->done;
-    pthread_mutex_unlock(&w->mu);
-    return d;
-}
-
-static void ws_close(wstream *w)
-{
-    if (!w)
-        return;
-    atomic_store(&w->stop, true);
-    pthread_join(w->th, NULL);
-    for (size_t i = 0; i < w->n; i++)
-        free(w->lines[i]);
-    free(w->lines);
-    free(w->part);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    free(w);
+    return ws_start_ok(path, ua ? ua : "faults-test", 3000);
 }
 
 /* Expect the next event to be type for name (NULL: any name). */
@@ -504,11 +261,6 @@ static void expect_quiet(wstream *w, int ms)
     json_t *ev = ws_next(w, ms);
     cr_assert_null(ev, "unexpected event: %s %s", jstr(ev, "type"),
                    jstr(ev, "object.metadata.name"));
-}
-
-static unsigned long long rev(void)
-{
-    return (unsigned long long)fakeapi_revision(srv);
 }
 
 static char *metrics_text(void);

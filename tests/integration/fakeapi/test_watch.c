@@ -26,99 +26,12 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
-#include "httpc.h"
+#define APITEST_OWN_OBJECTS /* rv_of, mk_cm and mk_ns differ here */
+#include "apitest.h"
 
-/* ---- helpers (each integration test file carries its own copy) ------------ */
-
-static fakeapi_server *srv;
-
-static void start(const fakeapi_options *o)
-{
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    fakeapi_options def = {.seed = 4242};
-    cr_assert_eq(fakeapi_start(o ? o : &def, &srv), 0, "fakeapi_start");
-    cr_assert_neq(fakeapi_port(srv), 0);
-}
-
-static void setup(void)
-{
-    start(NULL);
-}
-
-static void teardown(void)
-{
-    fakeapi_stop(srv);
-    srv = NULL;
-}
-
-/* A printf into one of a ring of static buffers (tests only). */
-__attribute__((format(printf, 1, 2))) static const char *S(const char *fmt, ...)
-{
-    static __thread char ring[8][16384];
-    static __thread int next;
-    char *b = ring[next++ % 8];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof ring[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
-/*
- * Send method to path on the test server; body is JSON written with single
- * quotes for readability (turned into double quotes), or NULL. Asserts the
- * HTTP status is want (unless want is 0) and returns the parsed body (new
- * reference, may be NULL if not JSON). *got (optional) receives the status.
- */
-static json_t *req_full(long want, const char *method, const char *path, const char *ctype,
-                        const char *body, long *got)
-{
-    char url[4096];
-    snprintf(url, sizeof url, "%s%s", fakeapi_url(srv), path);
-    char *b = body ? strdup(body) : NULL;
-    for (char *p = b; p && *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    httpc_resp r;
-    int rc = httpc_do(method, url, ctype, b, &r);
-    free(b);
-    json_t *v = json_loads(r.body, 0, NULL);
-    if (want)
-        cr_assert_eq(r.status, want, "%s %s: want %ld, got %ld (rc %d): %.600s", method, path, want,
-                     r.status, rc, r.body);
-    if (got)
-        *got = r.status;
-    httpc_resp_free(&r);
-    return v;
-}
-
-static json_t *req(long want, const char *method, const char *path, const char *body)
-{
-    return req_full(want, method, path, body ? "application/json" : NULL, body, NULL);
-}
+/* ---- helpers of this file (the shared ones are in tests/support/apitest.h) -- */
 
 #define MERGE "application/merge-patch+json"
-
-/* Follow a dotted path ("metadata.labels.app", "items.0.metadata.name"). Borrowed. */
-static json_t *jget(const json_t *v, const char *path)
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", path);
-    json_t *cur = (json_t *)v;
-    for (char *save = NULL, *p = strtok_r(buf, ".", &save); p && cur;
-         p = strtok_r(NULL, ".", &save)) {
-        if (json_is_array(cur))
-            cur = json_array_get(cur, strtoul(p, NULL, 10));
-        else
-            cur = json_object_get(cur, p);
-    }
-    return cur;
-}
-
-static const char *jstr(const json_t *v, const char *path)
-{
-    return json_string_value(jget(v, path));
-}
 
 /* metadata.resourceVersion as a number (0 if missing or not decimal). */
 static unsigned long long rv_of(const json_t *obj)
@@ -129,19 +42,6 @@ static unsigned long long rv_of(const json_t *obj)
     char *end;
     unsigned long long n = strtoull(rv, &end, 10);
     return *end ? 0 : n;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
 }
 
 static void mk_ns(const char *name)
@@ -178,231 +78,12 @@ static void del_cm(const char *ns, const char *name)
     json_decref(req(200, "DELETE", S("/api/v1/namespaces/%s/configmaps/%s", ns, name), NULL));
 }
 
-/* ---- a streaming watch client --------------------------------------------- */
-
-typedef struct wstream {
-    char url[4096];
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    char **lines; /* complete lines (without '\n'), under mu */
-    size_t n, cap, taken;
-    char *part; /* the line being received */
-    size_t plen, pcap;
-    long status;
-    char ctype[128];
-    bool chunked;
-    bool headers; /* the header block is complete */
-    bool done;    /* the transfer has ended */
-    CURLcode rc;
-    size_t early_bytes; /* body bytes seen before the header block ended */
-    atomic_bool stop;
-} wstream;
-
-static size_t ws_header(char *p, size_t sz, size_t nm, void *ud)
-{
-    wstream *w = ud;
-    size_t len = sz * nm;
-    pthread_mutex_lock(&w->mu);
-    if (len >= 5 && !strncmp(p, "HTTP/", 5)) {
-        const char *sp = memchr(p, ' ', len);
-        w->status = sp ? strtol(sp + 1, NULL, 10) : 0;
-        w->chunked = false;
-        w->ctype[0] = '\0';
-    } else if (len >= 13 && !strncasecmp(p, "Content-Type:", 13)) {
-        const char *v = p + 13;
-        while (*v == ' ')
-            v++;
-        size_t vl = (size_t)(p + len - v);
-        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n'))
-            vl--;
-        snprintf(w->ctype, sizeof w->ctype, "%.*s", (int)vl, v);
-    } else if (len >= 18 && !strncasecmp(p, "Transfer-Encoding:", 18)) {
-        w->chunked = memmem(p, len, "chunked", 7) != NULL;
-    } else if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {
-        w->headers = true;
-        pthread_cond_broadcast(&w->cv);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return len;
-}
-
-static size_t ws_body(char *p, size_t sz, size_t nm, void *ud)
-{
-    wstream *w = ud;
-    size_t len = sz * nm;
-    pthread_mutex_lock(&w->mu);
-    if (!w->headers)
-        w->early_bytes += len;
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] != '\n') {
-            if (w->plen + 2 > w->pcap) {
-                w->pcap = w->pcap ? w->pcap * 2 : 4096;
-                w->part = realloc(w->part, w->pcap);
-            }
-            w->part[w->plen++] = p[i];
-            continue;
-        }
-        if (w->n == w->cap) {
-            w->cap = w->cap ? w->cap * 2 : 64;
-            w->lines = realloc(w->lines, w->cap * sizeof *w->lines);
-        }
-        w->lines[w->n] = malloc(w->plen + 1);
-        memcpy(w->lines[w->n], w->part ? w->part : "", w->plen);
-        w->lines[w->n++][w->plen] = '\0';
-        w->plen = 0;
-    }
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    return len;
-}
-
-static void *ws_run(void *ud)
-{
-    wstream *w = ud;
-    CURL *h = curl_easy_init();
-    CURLM *m = curl_multi_init();
-    curl_easy_setopt(h, CURLOPT_URL, w->url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ws_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, w);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, ws_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, w);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "test_watch/1.0");
-    curl_multi_add_handle(m, h);
-    int running = 1;
-    CURLcode rc = CURLE_OK;
-    while (running && !atomic_load(&w->stop)) {
-        curl_multi_perform(m, &running);
-        if (running)
-            curl_multi_poll(m, NULL, 0, 50, NULL);
-    }
-    int left;
-    CURLMsg *msg;
-    bool finished = false;
-    while ((msg = curl_multi_info_read(m, &left)))
-        if (msg->msg == CURLMSG_DONE) {
-            rc = msg->data.result;
-            finished = true;
-        }
-    curl_multi_remove_handle(m, h);
-    curl_easy_cleanup(h);
-    curl_multi_cleanup(m);
-    pthread_mutex_lock(&w->mu);
-    w->rc = finished ? rc : CURLE_ABORTED_BY_CALLBACK;
-    w->done = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
-}
-
-/* Open a watch on path (query included). */
-static wstream *ws_open(const char *path)
-{
-    wstream *w = calloc(1, sizeof *w);
-    cr_assert_not_null(w);
-    snprintf(w->url, sizeof w->url, "%s%s", fakeapi_url(srv), path);
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    cr_assert_eq(pthread_create(&w->th, NULL, ws_run, w), 0);
-    return w;
-}
-
-static void deadline_ts(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
-    }
-}
-
-/* Wait up to ms for the header block (or the end); returns the status. */
-static long ws_headers(wstream *w, int ms)
-{
-    struct timespec ts;
-    deadline_ts(&ts, ms);
-    pthread_mutex_lock(&w->mu);
-    while (!w->headers && !w->done)
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
-            break;
-    long st = w->headers ? w->status : 0;
-    pthread_mutex_unlock(&w->mu);
-    return st;
-}
-
-/* The next line, waiting up to ms; NULL on timeout or at the end (malloc'ed). */
-static char *ws_line(wstream *w, int ms)
-{
-    struct timespec ts;
-    deadline_ts(&ts, ms);
-    char *line = NULL;
-    pthread_mutex_lock(&w->mu);
-    while (w->taken == w->n && !w->done)
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
-            break;
-    if (w->taken < w->n) {
-        line = w->lines[w->taken];
-        w->lines[w->taken++] = NULL;
-    }
-    pthread_mutex_unlock(&w->mu);
-    return line;
-}
-
-/* The next event, parsed (asserting it is one JSON object); NULL as ws_line. */
-static json_t *ws_next(wstream *w, int ms)
-{
-    char *line = ws_line(w, ms);
-    if (!line)
-        return NULL;
-    json_error_t e;
-    json_t *ev = json_loads(line, 0, &e);
-    cr_assert(json_is_object(ev), "not a JSON event: %.300s (%s)", line, e.text);
-    cr_assert_not_null(jstr(ev, "type"), "event without type: %.300s", line);
-    cr_assert(json_is_object(jget(ev, "object")), "event without object: %.300s", line);
-    free(line);
-    return ev;
-}
-
-/* Wait up to ms for the stream to end; true if it did. */
-static bool ws_wait_done(wstream *w, int ms)
-{
-    struct timespec ts;
-    deadline_ts(&ts, ms);
-    pthread_mutex_lock(&w->mu);
-    while (!w->done)
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
-            break;
-    bool d = w->done;
-    pthread_mutex_unlock(&w->mu);
-    return d;
-}
-
-/* Stop reading (closing the connection if still open) and free. */
-static void ws_close(wstream *w)
-{
-    if (!w)
-        return;
-    atomic_store(&w->stop, true);
-    pthread_join(w->th, NULL);
-    for (size_t i = 0; i < w->n; i++)
-        free(w->lines[i]);
-    free(w->lines);
-    free(w->part);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    free(w);
-}
+/* ---- the streaming watch client (apitest.h), as this file opens it ---------- */
 
 /* Open a watch and assert it answers 200 promptly. */
 static wstream *ws_ok(const char *path)
 {
-    wstream *w = ws_open(path);
-    long st = ws_headers(w, 2000);
-    cr_assert_eq(st, 200, "watch %s: status %ld", path, st);
-    return w;
+    return ws_start_ok(path, "test_watch/1.0", 2000);
 }
 
 /* Expect the next event to be of type (and of name, unless NULL). New reference. */
@@ -422,11 +103,6 @@ static void expect_quiet(wstream *w, int ms)
 {
     char *line = ws_line(w, ms);
     cr_assert_null(line, "unexpected event: %.300s", line);
-}
-
-static unsigned long long rev(void)
-{
-    return (unsigned long long)fakeapi_revision(srv);
 }
 
 static size_t watch_count(void)
