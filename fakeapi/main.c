@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
@@ -132,7 +133,7 @@ static int write_kubeconfig(const char *path, const fakeapi_server *srv)
 {
     /* Private: with TLS it holds the client certificate's key. */
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    FILE *f = fd >= 0 && fchmod(fd, 0600) == 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         if (fd >= 0)
             close(fd);
