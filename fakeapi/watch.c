@@ -539,6 +539,8 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
     int64_t now_ns = fakeapi__srv_now(srv);
     uint64_t now = fakeapi__store_rev(srv->store);
     uint64_t compacted = fakeapi__store_compacted(srv->store);
+    if (timeout > 10LL * 365 * 24 * 3600)
+        timeout = 10LL * 365 * 24 * 3600; /* ten years is forever enough, and cannot overflow */
     w->deadline_ns = now_ns + (timeout >= 0 ? timeout * 1000000000 : default_timeout_ns(srv));
     w->next_bookmark_ns = now_ns + w->bookmark_ns;
     int rc = 0;
@@ -749,7 +751,9 @@ size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
          * make the reader spin: wait for a release or a write instead. */
         int64_t now = fakeapi__srv_now(w->srv);
         if (until <= now)
-            until = now + (int64_t)WATCH_MAX_WAIT_MS * 1000000;
+            until = now > INT64_MAX - (int64_t)WATCH_MAX_WAIT_MS * 1000000
+                        ? INT64_MAX
+                        : now + (int64_t)WATCH_MAX_WAIT_MS * 1000000;
         if (!wait_until(w, until))
             break; /* the client hung up: end now, freeing everything */
     }

@@ -165,7 +165,7 @@ static void ext_wait_until(scn__sched *s, pthread_cond_t *cv, pthread_mutex_t *m
             ts.tv_sec++, ts.tv_nsec -= 1000000000;
         if (pthread_cond_timedwait(&w.wake, &s->mu, &ts) == ETIMEDOUT) {
             /* Time moves as waits run out, so timed loops end too. */
-            if (deadline > s->now)
+            if (deadline > s->now && deadline != INT64_MAX)
                 s->now = deadline;
             break;
         }
