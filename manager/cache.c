@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cache_int.h"
 #include "error_int.h"
 #include "informer_int.h"
 
@@ -225,4 +226,14 @@ bool ctrl_cache_has(ctrl_cache *cache, const char *api_version, const char *kind
         found = ctrl__informer_is(cache->infs[i], api_version, kind);
     pthread_mutex_unlock(&cache->mu);
     return found;
+}
+
+bool ctrl__cache_idle(ctrl_cache *cache)
+{
+    bool idle = true;
+    pthread_mutex_lock(&cache->mu);
+    for (size_t i = 0; i < cache->n && idle; i++)
+        idle = ctrl__informer_idle(cache->infs[i]);
+    pthread_mutex_unlock(&cache->mu);
+    return idle;
 }

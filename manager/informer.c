@@ -49,6 +49,7 @@
 #include "informer_int.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,7 @@ typedef struct reflector {
 
 struct ctrl_informer {
     ctrl__informer_config cfg;
+    atomic_int in_dispatch; /* watch lines received and not yet fully handled */
     char *api_version, *kind, *name;
     char *label_selector, *field_selector;
     ctrl_transform_fn transform;
@@ -388,9 +390,21 @@ static bool initial_end(const json_t *obj)
     return v && !strcmp(v, "true");
 }
 
+static int on_event_locked(const ctrl_watch_event *ev, watch_ctx *wc);
+
+/* A line from the watch: counted as in flight until fully handled, so that
+ * ctrl_manager_idle() never reports idle with an event half-way through. */
 static int on_event(const ctrl_watch_event *ev, void *user)
 {
     watch_ctx *wc = user;
+    atomic_fetch_add(&wc->r->inf->in_dispatch, 1);
+    int rc = on_event_locked(ev, wc);
+    atomic_fetch_sub(&wc->r->inf->in_dispatch, 1);
+    return rc;
+}
+
+static int on_event_locked(const ctrl_watch_event *ev, watch_ctx *wc)
+{
     reflector *r = wc->r;
     ctrl_informer *inf = r->inf;
     json_t *obj = ev->object;
@@ -942,4 +956,9 @@ void ctrl_informer_stats_get(ctrl_informer *inf, ctrl_informer_stats *out)
     *out = inf->stats;
     pthread_mutex_unlock(&inf->mu);
     out->objects = ctrl__store_len(inf->store);
+}
+
+bool ctrl__informer_idle(ctrl_informer *inf)
+{
+    return atomic_load(&inf->in_dispatch) == 0;
 }

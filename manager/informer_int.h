@@ -39,4 +39,7 @@ void ctrl__informer_join(ctrl_informer *inf);
 /* Free a joined (or never started) informer. NULL does nothing. */
 void ctrl__informer_free(ctrl_informer *inf);
 
+/* No watch line received and still being handled (any thread). */
+bool ctrl__informer_idle(ctrl_informer *inf);
+
 #endif

@@ -40,6 +40,7 @@
 #include "leader_int.h"
 #include "log_int.h"
 #include "recorder_int.h"
+#include "cache_int.h"
 #include "spawn_int.h"
 
 #define DEFAULT_LEASE (15 * CTRL_SECOND)
@@ -1043,10 +1044,10 @@ bool ctrl_manager_idle(ctrl_manager *mgr)
     for (size_t i = 0; i < nctl && idle; i++)
         if (!ctrl__controller_idle(ctls[i]))
             idle = false;
-    /* TODO(cache): also require every informer to have handled every watch
-     * event it received, once cache.h/cache.c expose that (e.g. a
-     * ctrl__cache_idle); until then a pending event that has not reached a
-     * controller's queue yet is not seen here. */
+    /* Every watch line an informer received has been handled (so its
+     * handlers have queued what they queue). */
+    if (idle && mgr->cache && !ctrl__cache_idle(mgr->cache))
+        idle = false;
     free(v);
     free(ctls);
     return idle;
