@@ -163,6 +163,8 @@ static enum MHD_Result send_truncated(struct MHD_Connection *conn, fakeapi__resp
 static void resp_rv(const fakeapi__resp *resp, char *buf, size_t len)
 {
     buf[0] = '\0';
+    if (resp->body_len > 65536)
+        return; /* a big list: not worth parsing for the trace */
     json_t *b = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
     const char *rv =
         json_string_value(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
@@ -229,7 +231,9 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
         fakeapi__handle(srv, &req, &resp);
     enum MHD_Result ret = MHD_NO;
     char rv[24];
-    resp_rv(&resp, rv, sizeof rv);
+    rv[0] = '\0';
+    if (fakeapi__tracing(srv))
+        resp_rv(&resp, rv, sizeof rv);
     fakeapi__metrics_request(srv->metrics, &ri, answer ? resp.status : 0);
     fakeapi__trace_request(srv, &ri, method, url, answer ? resp.status : 0, rv);
     if (!answer || plan.terminal == FAKEAPI_FAULT_LOSE_RESPONSE) {
