@@ -693,8 +693,15 @@ static int smp_object(smp_ctx *c, json_t **slot, const json_t *patch);
 static int smp_fresh(smp_ctx *c, const json_t *pv, json_t **out)
 {
     *out = NULL;
-    if (json_is_object(pv))
-        return smp_object(c, out, pv);
+    if (json_is_object(pv)) {
+        /* smp_object leaves what it built so far in *out when it fails. */
+        if (smp_object(c, out, pv) != 0) {
+            json_decref(*out);
+            *out = NULL;
+            return -1;
+        }
+        return 0;
+    }
     if (!(*out = json_deep_copy(pv)))
         return smp_fail(c, "out of memory");
     return 0;
