@@ -571,8 +571,11 @@ Test(crud, unknown_path)
 Test(crud, wrong_method)
 {
     json_decref(mk_cm("default", "wm", NULL));
-    json_decref(req_fail(405, "MethodNotAllowed", "POST",
-                         "/api/v1/namespaces/default/configmaps/wm", "{}"));
+    json_t *st =
+        req_fail(405, "MethodNotAllowed", "POST", "/api/v1/namespaces/default/configmaps/wm", "{}");
+    cr_assert_eq(json_integer_value(json_object_get(st, "code")), 405);
+    cr_assert_str_eq(json_string_value(json_object_get(st, "kind")), "Status");
+    json_decref(st);
     json_decref(req_fail(405, "MethodNotAllowed", "PUT", CM("default"), "{}"));
     json_decref(req_fail(405, "MethodNotAllowed", "PATCH", CM("default"), "{}"));
     json_decref(req_fail(405, "MethodNotAllowed", "DELETE", "/version", NULL));
@@ -656,8 +659,11 @@ Test(crud, unknown_query_parameters_ignored)
 {
     json_t *o = req(201, "POST", S("%s?timeout=32s&fieldManager=kubectl&whatever=1", CM("default")),
                     "{'metadata':{'name':'q'}}");
+    cr_assert_str_eq(jstr(o, "metadata.name"), "q");
     json_decref(o);
-    json_decref(req(200, "GET", "/api/v1/namespaces/default/configmaps/q?timeout=32s&zz=1", NULL));
+    o = req(200, "GET", "/api/v1/namespaces/default/configmaps/q?timeout=32s&zz=1", NULL);
+    cr_assert_str_eq(jstr(o, "metadata.name"), "q");
+    json_decref(o);
 }
 
 Test(crud, yaml_body)

@@ -61,7 +61,7 @@ static scn_run_result run_once(const scn_scenario *sc, const char *name, uint64_
     return r;
 }
 
-static void three_seeds_and_a_repeat(const char *name)
+static scn_run_result three_seeds_and_a_repeat(const char *name)
 {
     scn_scenario *sc = load(name);
     scn_run_result first = run_once(sc, name, 1);
@@ -72,16 +72,21 @@ static void three_seeds_and_a_repeat(const char *name)
                  again.trace_lines, first.trace_lines);
     cr_assert_eq(again.steps, first.steps);
     scn_scenario_free(sc);
+    return first;
 }
 
 TestSuite(cronjob, .init = setup);
 
 Test(cronjob, day_keeps_the_history_limit)
 {
-    three_seeds_and_a_repeat("cronjob-day.yaml");
+    scn_run_result r = three_seeds_and_a_repeat("cronjob-day.yaml");
+    cr_assert(r.passed, "%s", r.message);
+    cr_assert_eq(r.virtual_ns, DAY_NS);
 }
 
 Test(cronjob, day_makes_exactly_48_half_hourly_jobs)
 {
-    three_seeds_and_a_repeat("cronjob-count.yaml");
+    scn_run_result r = three_seeds_and_a_repeat("cronjob-count.yaml");
+    cr_assert(r.passed, "%s", r.message);
+    cr_assert_eq(r.virtual_ns, DAY_NS);
 }

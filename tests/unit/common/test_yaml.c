@@ -870,6 +870,13 @@ Test(yaml_dump, manifests_round_trip)
 {
     round_trip_yaml(deployment);
     round_trip_yaml(crd);
+    json_t *docs = NULL;
+    cr_assert_eq(kh_yaml_load(deployment, strlen(deployment), &docs, NULL), 0);
+    char *text = kh_yaml_dump(json_array_get(docs, 0));
+    cr_assert_not_null(text);
+    cr_assert(strstr(text, "kind: Deployment"), "%s", text);
+    free(text);
+    json_decref(docs);
 }
 
 Test(yaml_dump, deep_nesting_round_trips)
