@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrl/object.h"
+
 #include "cron.h"
 
 #define OWNER_INDEX "example.com/crontask-owner"
@@ -46,32 +48,11 @@ static const char *meta_str(const json_t *obj, const char *field)
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
 }
 
-/* The uid of obj's controller owner if it is a CronTask, else NULL. */
-static const char *crontask_owner_uid(const json_t *obj)
-{
-    size_t i;
-    const json_t *ref;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
-    {
-        const char *av = json_string_value(json_object_get(ref, "apiVersion"));
-        const char *kind = json_string_value(json_object_get(ref, "kind"));
-        if (json_is_true(json_object_get(ref, "controller")) && kind &&
-            !strcmp(kind, EXAMPLE_CRONTASK_KIND) && av && !strncmp(av, "example.com/", 12))
-            return json_string_value(json_object_get(ref, "uid"));
-    }
-    return NULL;
-}
-
 static json_t *job_owner_index(const json_t *obj, void *user)
 {
     (void)user;
-    const char *uid = crontask_owner_uid(obj);
+    const char *uid = ctrl_obj_controller_uid(obj, "example.com", EXAMPLE_CRONTASK_KIND);
     return uid ? json_pack("[s]", uid) : NULL;
-}
-
-static bool being_deleted(const json_t *obj)
-{
-    return json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL;
 }
 
 /* A Job's scheduled time: its annotation, else its creation; NONE if neither. */
@@ -189,7 +170,7 @@ static int trim_history(ctrl_ctx *ctx, const ctrl_request *req, const json_t *jo
     const json_t *j;
     json_array_foreach(jobs, i, j)
     {
-        if (!being_deleted(j))
+        if (!ctrl_obj_deleting(j))
             v[n++] = j;
     }
     int rc = 0;
@@ -234,7 +215,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         return ctrl_done(); /* gone: its Jobs go with it (garbage collection) */
     if (rc < 0)
         return ctrl_err(rc);
-    if (being_deleted(ct))
+    if (ctrl_obj_deleting(ct))
         goto out;
     const char *uid = meta_str(ct, "uid");
     const json_t *spec = json_object_get(ct, "spec");

@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrl/object.h"
+
 #define OWNER_INDEX "example.com/podset-owner"
 #define EXPECT_TTL (30 * CTRL_SECOND)
 #define EXPECT_RECHECK (1 * CTRL_SECOND)
@@ -178,32 +180,11 @@ static void exp_forget_prefix(const char *prefix)
 
 /* ---- helpers on objects ---- */
 
-/* The uid of obj's controller owner if it is a PodSet, else NULL. */
-static const char *podset_owner_uid(const json_t *obj)
-{
-    size_t i;
-    const json_t *ref;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
-    {
-        const char *av = json_string_value(json_object_get(ref, "apiVersion"));
-        const char *kind = json_string_value(json_object_get(ref, "kind"));
-        if (json_is_true(json_object_get(ref, "controller")) && kind &&
-            !strcmp(kind, EXAMPLE_PODSET_KIND) && av && !strncmp(av, "example.com/", 12))
-            return json_string_value(json_object_get(ref, "uid"));
-    }
-    return NULL;
-}
-
 static json_t *pod_owner_index(const json_t *obj, void *user)
 {
     (void)user;
-    const char *uid = podset_owner_uid(obj);
+    const char *uid = ctrl_obj_controller_uid(obj, "example.com", EXAMPLE_PODSET_KIND);
     return uid ? json_pack("[s]", uid) : NULL;
-}
-
-static bool being_deleted(const json_t *obj)
-{
-    return json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL;
 }
 
 static bool has_finalizer(const json_t *obj)
@@ -452,11 +433,11 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     json_t *pod;
     json_array_foreach(owned, i, pod)
     {
-        if (!being_deleted(pod))
+        if (!ctrl_obj_deleting(pod))
             json_array_append(active, pod);
     }
 
-    if (being_deleted(ps)) {
+    if (ctrl_obj_deleting(ps)) {
         res = finalize(&p, ps, owned);
         goto out;
     }
