@@ -8,6 +8,11 @@
  *                         malloc_trim, with the informer stopped and its
  *                         store kept) - targets < 1 s and < 3 KB/object
  *   cache_sync_watchlist  the same through watch-list (sendInitialEvents)
+ *   cache_list            reads from the synced cache (informer stopped):
+ *                         ctrl_informer_list of all N objects and with a
+ *                         label selector matching 1/16 of them (best of 5,
+ *                         milliseconds), and ctrl_informer_get of each
+ *                         object in turn (mean microseconds)
  *   cache_event_rate      E (default 10,000) updates written through
  *                         fakeapi's in-process API as fast as it takes them:
  *                         events/s from the first write to the last handler
@@ -91,6 +96,49 @@ static int create_objects(fakeapi_server *api, int n)
     return 0;
 }
 
+/* ---- reads from the cache ---- */
+
+static double best_list_ms(ctrl_informer *inf, const char *sel, size_t *got)
+{
+    double best = -1;
+    for (int i = 0; i < 5; i++) {
+        json_t *arr = NULL;
+        int64_t t0 = mono_ns();
+        if (ctrl_informer_list(inf, NULL, sel, &arr) != 0)
+            return -1;
+        *got = json_array_size(arr);
+        json_decref(arr);
+        double ms = (double)(mono_ns() - t0) / 1e6;
+        if (best < 0 || ms < best)
+            best = ms;
+    }
+    return best;
+}
+
+static int bench_list(ctrl_informer *inf, int n)
+{
+    size_t all = 0, some = 0;
+    double list_ms = best_list_ms(inf, NULL, &all);
+    double sel_ms = best_list_ms(inf, "shard=3", &some);
+    int64_t t0 = mono_ns();
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "obj-%05d", i);
+        json_t *o = NULL;
+        if (ctrl_informer_get(inf, "bench", name, &o) == 0)
+            found++;
+        json_decref(o);
+    }
+    double get_us = (double)(mono_ns() - t0) / 1e3 / n;
+    printf("{\"bench\":\"cache_list\",\"objects\":%zu,\"list_ms\":%.2f,"
+           "\"selector_matched\":%zu,\"list_selector_ms\":%.2f,\"get_found\":%d,"
+           "\"get_us\":%.2f}\n",
+           all, list_ms, some, sel_ms, found, get_us);
+    fflush(stdout);
+    return list_ms < 0 || sel_ms < 0 || found != n ? -1 : 0;
+}
+
 /* ---- sync ---- */
 
 static int bench_sync(fakeapi_server *api, ctrl_client *client, int n, bool watch_list,
@@ -130,6 +178,8 @@ static int bench_sync(fakeapi_server *api, ctrl_client *client, int n, bool watc
            n / secs, rss_per, heap_per, st.lists, st.watches,
            rc == 0 && secs < 1.0 && rss_per < 3072 && heap_per < 3072 ? "true" : "false");
     fflush(stdout);
+    if (rc == 0 && !watch_list)
+        rc = bench_list(inf, n);
     ctrl_cache_free(cache);
     return rc;
 }
