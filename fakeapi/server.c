@@ -1,13 +1,19 @@
 /*
  * server.c - fakeapi_start/fakeapi_stop and the libmicrohttpd glue.
  *
- * DESIGN: libmicrohttpd runs one thread per connection
- * (MHD_USE_THREAD_PER_CONNECTION), so a watch can block in its content
- * callback without holding up anyone else, and every other request runs to
- * completion on its own thread. Request bodies are collected up to
- * max_body (413 past it). fakeapi_stop ends watches first (hub), then stops
- * libmicrohttpd (which joins the connection threads), then the collector,
- * then closes the store.
+ * DESIGN: libmicrohttpd serves every connection from a small pool of
+ * event-loop threads (epoll, HTTP_THREADS of them), so a thousand idle
+ * watches cost a thousand sockets and their buffers, not a thousand threads.
+ * Nothing blocks in a request: a request runs to completion on its loop
+ * thread (its work is bounded by the store lock), a watch with nothing to
+ * send suspends its connection (watch.c), and a request held back by a
+ * delay fault suspends its connection until the waker (waker.h) resumes it
+ * at its time on the server's clock; libmicrohttpd then calls on_request
+ * again and the request goes on where it stopped. Request bodies are
+ * collected up to max_body (413 past it). fakeapi_stop ends watches first
+ * (hub), then wakes every suspended connection (waker), then stops
+ * libmicrohttpd (which joins its threads), then the collector, then closes
+ * the store.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -25,21 +31,31 @@
 #include "trace.h"
 #include "timefmt.h"
 #include "tlscert.h"
+#include "waker.h"
 #include "watch.h"
 
 #define DEFAULT_MAX_BODY ((size_t)3 << 20)
 #define WATCH_BLOCK 16384
+#define HTTP_THREADS 4
 
 /* Per-request state between libmicrohttpd's calls. */
 typedef struct conn_req {
     char *body;
     size_t len, cap;
     bool too_large;
+    fakeapi__fault_plan *plan; /* set once the faults are chosen (a delayed request) */
+    bool sleeper_ready;
+    fakeapi__sleeper sleeper; /* a delay fault in progress */
 } conn_req;
 
 int64_t fakeapi__srv_now(fakeapi_server *srv)
 {
     return fakeapi__now_ns(srv->has_clock ? &srv->clock : NULL);
+}
+
+static int64_t srv_now_cb(void *srv)
+{
+    return fakeapi__srv_now(srv);
 }
 
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -75,8 +91,22 @@ static int body_append(conn_req *cr, const char *data, size_t n, size_t max)
 static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
-    size_t n = fakeapi__watch_read(cls, buf, max);
-    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+    ssize_t n = fakeapi__watch_read(cls, buf, max);
+    if (n == FAKEAPI__WATCH_END)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n == FAKEAPI__WATCH_GONE)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    return n; /* 0: nothing yet, and the connection is suspended */
+}
+
+static void resume_conn(void *conn)
+{
+    MHD_resume_connection(conn);
+}
+
+void fakeapi__conn_suspend(void *conn)
+{
+    MHD_suspend_connection(conn);
 }
 
 static void watch_done(void *cls)
@@ -96,8 +126,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *res
         }
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (ci)
-            fakeapi__watch_set_socket(resp->watch, ci->connect_fd);
+        fakeapi__watch_attach(resp->watch, conn, ci ? ci->connect_fd : -1);
     } else {
         r = MHD_create_response_from_buffer(resp->body_len, resp->body ? resp->body : (char *)"",
                                             resp->body ? MHD_RESPMEM_MUST_FREE
@@ -178,17 +207,39 @@ static const char *bearer(struct MHD_Connection *conn)
     return auth && !strncmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
 }
 
-/* Apply the fired rules that act before the answer: false if the
- * connection is to be dropped unanswered. An injected error fills resp. */
-static bool pre_faults(fakeapi_server *srv, const fakeapi__fault_plan *plan,
-                       const fakeapi__reqinfo *ri, fakeapi__resp *resp)
+/* The fired rules that act first: traced, compaction done. */
+static void early_faults(fakeapi_server *srv, const fakeapi__fault_plan *plan,
+                         const fakeapi__reqinfo *ri)
 {
     for (size_t i = 0; i < plan->n_fired; i++)
         fakeapi__trace_fault(srv, ri, plan->fired[i], "fired");
     if (plan->compact)
         fakeapi_compact(srv, 0);
-    if (plan->delay_ns)
-        fakeapi__srv_sleep(srv, plan->delay_ns);
+}
+
+/* Suspend the connection for a delay fault; the waker resumes it at its
+ * time and libmicrohttpd calls on_request again (cr->plan is then set). */
+static enum MHD_Result delay(fakeapi_server *srv, struct MHD_Connection *conn, conn_req *cr,
+                             const fakeapi__fault_plan *plan)
+{
+    if (!(cr->plan = malloc(sizeof *cr->plan)))
+        return MHD_NO;
+    *cr->plan = *plan;
+    if (!cr->sleeper_ready) {
+        fakeapi__sleeper_init(srv->waker, &cr->sleeper, conn, -1);
+        cr->sleeper_ready = true;
+    }
+    cr->sleeper.until = fakeapi__srv_now(srv) + plan->delay_ns;
+    cr->sleeper.reported = true;
+    MHD_suspend_connection(conn);
+    fakeapi__waker_arm(srv->waker, &cr->sleeper);
+    return MHD_YES;
+}
+
+/* Apply the fired rules that act before the answer: false if the
+ * connection is to be dropped unanswered. An injected error fills resp. */
+static bool pre_faults(const fakeapi__fault_plan *plan, fakeapi__resp *resp)
+{
     if (plan->terminal == FAKEAPI_FAULT_ERROR) {
         fakeapi__resp_error(resp, plan->status, plan->reason, NULL, "%s", plan->message);
         resp->retry_after = plan->retry_after;
@@ -219,14 +270,23 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     fakeapi__reqinfo ri;
     fakeapi__classify(&req, &rt, &ri);
     fakeapi__fault_plan plan;
-    /* The control endpoint and /metrics are never faulted: a catch-all rule
-     * must not lock out the way to remove it. */
-    if (rt.kind == FAKEAPI__RT_CONTROL || rt.kind == FAKEAPI__RT_METRICS)
-        memset(&plan, 0, sizeof plan);
-    else
-        fakeapi__faults_eval(srv->faults, &ri, &plan);
+    if (cr->plan) {
+        plan = *cr->plan; /* back from a delay: the faults were chosen then */
+    } else {
+        /* The control endpoint and /metrics are never faulted: a catch-all
+         * rule must not lock out the way to remove it. */
+        if (rt.kind == FAKEAPI__RT_CONTROL || rt.kind == FAKEAPI__RT_METRICS)
+            memset(&plan, 0, sizeof plan);
+        else
+            fakeapi__faults_eval(srv->faults, &ri, &plan);
+        early_faults(srv, &plan, &ri);
+        if (plan.delay_ns > 0 && !atomic_load(&srv->stopping)) {
+            json_decref(query);
+            return delay(srv, conn, cr, &plan);
+        }
+    }
     req.plan = &plan;
-    bool answer = pre_faults(srv, &plan, &ri, &resp);
+    bool answer = pre_faults(&plan, &resp);
     if (answer && !resp.status)
         fakeapi__handle(srv, &req, &resp);
     enum MHD_Result ret = MHD_NO;
@@ -295,9 +355,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)conn, (void)toe;
+    (void)conn, (void)toe;
     conn_req *cr = *con_cls;
     if (cr) {
+        if (cr->sleeper_ready)
+            fakeapi__sleeper_deinit(((fakeapi_server *)cls)->waker, &cr->sleeper);
+        free(cr->plan);
         free(cr->body);
         free(cr);
         *con_cls = NULL;
@@ -330,13 +393,12 @@ static int listen_http(fakeapi_server *srv)
         tls_opts[3] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     }
     srv->mhd = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ITC | tls_flag,
-        0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | tls_flag, 0,
+        NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger,
-        NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)96 * 1024, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)512 * 1024, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+        NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!srv->mhd)
         return -1;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -380,13 +442,12 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     uint64_t seed = pick_seed(srv->opts.seed);
     fakeapi__rng_seed(&srv->rng, seed);
     pthread_mutex_init(&srv->trace_mu, NULL);
-    pthread_mutex_init(&srv->clock_mu, NULL);
-    pthread_cond_init(&srv->clock_cond, NULL);
     srv->reg = fakeapi__registry_new();
     srv->hub = fakeapi__hub_new();
+    srv->waker = fakeapi__waker_new(srv_now_cb, srv, resume_conn);
     srv->faults = fakeapi__faults_new(seed);
     srv->metrics = fakeapi__metrics_new();
-    if (!srv->reg || !srv->hub || !srv->faults || !srv->metrics)
+    if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics)
         goto fail;
     rc = FAKEAPI_ERR_STORAGE;
     if (fakeapi__store_open(srv->opts.db_path, &srv->store, err, sizeof err) < 0 ||
@@ -421,11 +482,14 @@ void fakeapi_stop(fakeapi_server *srv)
     if (!srv)
         return;
     atomic_store(&srv->stopping, true);
-    fakeapi_clock_advanced(srv); /* ends fault delays in progress */
     if (srv->hub)
         fakeapi__hub_close_all(srv->hub);
+    /* libmicrohttpd must not be stopped with suspended connections: wake
+     * every one (fault delays end early) before it stops. */
+    fakeapi__waker_stop(srv->waker);
     if (srv->mhd)
         MHD_stop_daemon(srv->mhd);
+    fakeapi__waker_free(srv->waker);
     fakeapi__gc_stop(srv);
     fakeapi__store_close(srv->store);
     fakeapi__hub_free(srv->hub);
@@ -434,8 +498,6 @@ void fakeapi_stop(fakeapi_server *srv)
     fakeapi__metrics_free(srv->metrics);
     fakeapi__trace_close(srv);
     pthread_mutex_destroy(&srv->trace_mu);
-    pthread_mutex_destroy(&srv->clock_mu);
-    pthread_cond_destroy(&srv->clock_cond);
     fakeapi__tls_free(srv->tls);
     free(srv->tls);
     free(srv);
@@ -496,11 +558,8 @@ int64_t fakeapi_next_deadline(fakeapi_server *srv)
     int64_t next = INT64_MAX;
     if (fakeapi__hub_list(srv->hub, &w, &n, &next) == 0)
         free(w);
-    pthread_mutex_lock(&srv->clock_mu);
-    if (srv->sleep_until && srv->sleep_until < next)
-        next = srv->sleep_until;
-    pthread_mutex_unlock(&srv->clock_mu);
-    return next;
+    int64_t delayed = fakeapi__waker_next(srv->waker);
+    return delayed < next ? delayed : next;
 }
 
 int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold)
@@ -520,36 +579,7 @@ unsigned long fakeapi_slow_watch_closes(fakeapi_server *srv)
 
 void fakeapi_clock_advanced(fakeapi_server *srv)
 {
-    if (srv->hub)
-        fakeapi__hub_tick(srv->hub);
-    pthread_mutex_lock(&srv->clock_mu);
-    pthread_cond_broadcast(&srv->clock_cond);
-    pthread_mutex_unlock(&srv->clock_mu);
-}
-
-void fakeapi__srv_sleep(fakeapi_server *srv, int64_t ns)
-{
-    int64_t until = fakeapi__srv_now(srv) + ns;
-    pthread_mutex_lock(&srv->clock_mu);
-    /* Tell a virtual clock's driver where to jump (the earliest sleeper). */
-    if (!srv->sleep_until || until < srv->sleep_until)
-        srv->sleep_until = until;
-    while (!atomic_load(&srv->stopping)) {
-        int64_t left = until - fakeapi__srv_now(srv);
-        if (left <= 0)
-            break;
-        if (left > 100000000)
-            left = 100000000; /* look again: a virtual clock may have jumped */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t t = ts.tv_nsec + left;
-        ts.tv_sec += t / 1000000000;
-        ts.tv_nsec = t % 1000000000;
-        pthread_cond_timedwait(&srv->clock_cond, &srv->clock_mu, &ts);
-    }
-    if (srv->sleep_until == until)
-        srv->sleep_until = 0;
-    pthread_mutex_unlock(&srv->clock_mu);
+    fakeapi__waker_kick(srv->waker); /* timers are due on the new time */
 }
 
 static int fault_err(fakeapi_error *err, const char *msg)

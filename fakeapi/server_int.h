@@ -2,9 +2,10 @@
  * server_int.h - the server object shared by the fakeapi modules.
  *
  * DESIGN (threads and locks):
- *  - libmicrohttpd runs one thread per connection; each runs a request
- *    through fakeapi__handle() and, for watches, blocks in the watch's
- *    content callback.
+ *  - libmicrohttpd runs a few event-loop threads (server.c); each runs its
+ *    connections' requests through fakeapi__handle() to completion. Watches
+ *    and delayed requests never block a loop thread: they suspend their
+ *    connection, and a writer or the waker's thread (waker.h) resumes it.
  *  - One background thread (gc.c) runs garbage collection and namespace
  *    deletion when woken after a delete.
  *  - Locks, in the order they are taken: the store lock (store.h), which
@@ -64,9 +65,7 @@ struct fakeapi_server {
     fakeapi__metrics *metrics;
     pthread_mutex_t trace_mu; /* guards trace (trace.c) */
     FILE *trace;
-    pthread_mutex_t clock_mu; /* with clock_cond: sleeps on the server's clock */
-    pthread_cond_t clock_cond;
-    int64_t sleep_until; /* under clock_mu: the earliest fault delay in progress, or 0 */
+    struct fakeapi__waker *waker; /* resumes suspended connections (waker.h) */
 
     atomic_bool stopping;
     atomic_ulong requests;
@@ -87,8 +86,8 @@ void fakeapi__control(fakeapi_server *srv, const fakeapi__req *req, const fakeap
 void fakeapi__classify(const fakeapi__req *req, const fakeapi__route *rt,
                        struct fakeapi__reqinfo *ri);
 
-/* Sleep ns on the server's clock (free under a virtual clock that jumps). */
-void fakeapi__srv_sleep(fakeapi_server *srv, int64_t ns);
+/* Suspend a libmicrohttpd connection (from its own callbacks only). */
+void fakeapi__conn_suspend(void *conn);
 
 /* Nanoseconds from the server's clock. */
 int64_t fakeapi__srv_now(fakeapi_server *srv);

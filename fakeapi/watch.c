@@ -3,20 +3,16 @@
  *
  * A watch's bytes come from two places: `pending`, text already formatted
  * (the initial state or history replay, bookmarks, the ERROR of a 410), and
- * `q`, a bounded ring of events published since it registered. The reader
- * drains pending first, then formats queued events one line at a time.
+ * `q`, a bounded ring of events published since it registered (allocated as
+ * it fills, so an idle watch holds a few slots, not the whole bound). The
+ * reader drains pending first, then formats as many queued events as fit in
+ * one send.
  */
 #include "watch.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "fault.h"
 #include "objmeta.h"
@@ -27,12 +23,15 @@
 #include "table.h"
 #include "timefmt.h"
 #include "trace.h"
+#include "waker.h"
 
 #define WATCH_QUEUE_CAP 1024
+#define WATCH_QUEUE_FIRST 8
 #define WATCH_DEFAULT_TIMEOUT_S 1800 /* plus up to the same again of jitter */
 #define WATCH_BOOKMARK_MS 60000
-#define WATCH_MAX_WAIT_MS 1000
+#define WATCH_RECHECK_NS 1000000000LL
 #define WATCH_BATCH_BYTES 16384
+#define WATCH_PENDING_KEEP 65536 /* a drained buffer bigger than this is freed */
 
 struct fakeapi__hub {
     pthread_mutex_t mu;
@@ -55,8 +54,8 @@ struct fakeapi__watch {
     struct fakeapi__watch *prev, *next; /* hub list, under hub->mu */
     bool registered;
     uint64_t id;
-    int efd;  /* eventfd: writers wake the reader through it */
-    int sock; /* the client's socket, to notice it going away; -1 if unknown */
+    void *conn;          /* the HTTP connection (server.c), NULL until attached */
+    fakeapi__sleeper sl; /* armed while the connection is suspended (waker.h) */
     char *client;
     char *key;
     char *ns; /* NULL = every namespace */
@@ -67,8 +66,8 @@ struct fakeapi__watch {
 
     pthread_mutex_t mu; /* guards everything below */
     queued *q;
-    size_t head, count, cap;
-    bool closed; /* too slow, or the hub is closing: end after pending */
+    size_t head, count, alloc, cap; /* cap: the bound; alloc: slots allocated */
+    bool closed;                    /* too slow, or the hub is closing: end after pending */
     uint64_t sent_rv;
     int64_t deadline_ns;
     int64_t next_bookmark_ns;
@@ -78,7 +77,7 @@ struct fakeapi__watch {
     int64_t bookmark_ns;
     size_t pending_lines;     /* complete lines in pending not yet handed out */
     size_t line_start;        /* offset in pending where the line being sent begins */
-    bool sleeping;            /* the reader is in poll(): writers must wake it */
+    bool sleeping;            /* the connection is suspended: whoever adds output wakes it */
     bool end_sent;            /* the stream's end has gone out (it only waits to be freed) */
     fakeapi__resource *table; /* kubectl asked for Table rows: events carry them */
     bool table_headers_sent;
@@ -96,12 +95,36 @@ struct fakeapi__watch {
     } withhold[FAKEAPI__MAX_WITHHOLD];
 };
 
-/* Wake the reader. Callable with or without w->mu. */
-static void wake(struct fakeapi__watch *w)
+/* There is output for the reader: resume its connection if suspended. Called
+ * with w->mu held; an awake reader looks at its queue before it sleeps. */
+static void poke(struct fakeapi__watch *w)
 {
-    uint64_t one = 1;
-    ssize_t n = write(w->efd, &one, sizeof one);
-    (void)n; /* EAGAIN: the counter is already non-zero, the reader will wake */
+    if (!w->sleeping)
+        return;
+    w->sleeping = false;
+    fakeapi__waker_wake(w->srv->waker, &w->sl);
+}
+
+/* Room for one more queued event: grow the ring towards its bound. */
+static bool queue_room(struct fakeapi__watch *w)
+{
+    if (w->count < w->alloc)
+        return true;
+    if (w->alloc >= w->cap)
+        return false;
+    size_t n = w->alloc ? w->alloc * 2 : WATCH_QUEUE_FIRST;
+    if (n > w->cap)
+        n = w->cap;
+    queued *q = malloc(n * sizeof *q);
+    if (!q)
+        return false;
+    for (size_t i = 0; i < w->count; i++)
+        q[i] = w->q[(w->head + i) % w->alloc];
+    free(w->q);
+    w->q = q;
+    w->head = 0;
+    w->alloc = n;
+    return true;
 }
 
 fakeapi__event *fakeapi__event_new(uint64_t rv, int type, const char *key, const char *ns,
@@ -157,12 +180,14 @@ fakeapi__hub *fakeapi__hub_new(void)
     return hub;
 }
 
-static void watch_close_locked(struct fakeapi__watch *w)
+static void watch_close_locked(struct fakeapi__watch *w, bool unhold)
 {
     pthread_mutex_lock(&w->mu);
     w->closed = true;
+    if (unhold)
+        w->held = false;
+    poke(w);
     pthread_mutex_unlock(&w->mu);
-    wake(w);
 }
 
 void fakeapi__hub_close_all(fakeapi__hub *hub)
@@ -170,15 +195,7 @@ void fakeapi__hub_close_all(fakeapi__hub *hub)
     pthread_mutex_lock(&hub->mu);
     hub->closing = true;
     for (struct fakeapi__watch *w = hub->head; w; w = w->next)
-        watch_close_locked(w);
-    pthread_mutex_unlock(&hub->mu);
-}
-
-void fakeapi__hub_tick(fakeapi__hub *hub)
-{
-    pthread_mutex_lock(&hub->mu);
-    for (struct fakeapi__watch *w = hub->head; w; w = w->next)
-        wake(w);
+        watch_close_locked(w, true); /* shutting down: held output goes too */
     pthread_mutex_unlock(&hub->mu);
 }
 
@@ -274,7 +291,7 @@ void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
         pthread_mutex_lock(&w->mu);
         if (w->closed) {
             /* already ending: nothing more goes in */
-        } else if (w->count == w->cap) {
+        } else if (!queue_room(w)) {
             w->closed = true; /* too slow: the client resumes from its last rv */
             atomic_fetch_add(&hub->slow_closed, 1);
         } else {
@@ -282,15 +299,10 @@ void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
              * stamps it (under hub->mu, before any reader can see the event). */
             if (w->event_delay_ns && !ev->ts)
                 ev->ts = fakeapi__srv_now(w->srv);
-            w->q[(w->head + w->count++) % w->cap] = (queued){fakeapi__event_ref(ev), type};
+            w->q[(w->head + w->count++) % w->alloc] = (queued){fakeapi__event_ref(ev), type};
         }
-        /* Only a sleeping reader needs the syscall; an awake one will look at
-         * its queue before it sleeps again. */
-        bool need_wake = w->sleeping;
-        w->sleeping = false;
+        poke(w);
         pthread_mutex_unlock(&w->mu);
-        if (need_wake)
-            wake(w);
     }
     atomic_store(&hub->last_rv, ev->rv);
     pthread_mutex_unlock(&hub->mu);
@@ -365,7 +377,7 @@ static void add_bookmark(struct fakeapi__watch *w, uint64_t rv, bool initial_end
 static void watch_destroy(struct fakeapi__watch *w)
 {
     for (size_t i = 0; i < w->count; i++)
-        fakeapi__event_unref(w->q[(w->head + i) % w->cap].ev);
+        fakeapi__event_unref(w->q[(w->head + i) % w->alloc].ev);
     free(w->q);
     free(w->key);
     free(w->ns);
@@ -376,8 +388,6 @@ static void watch_destroy(struct fakeapi__watch *w)
     fakeapi__strbuf_deinit(&w->pending);
     fakeapi__resource_unref(w->table);
     free(w->client);
-    if (w->efd >= 0)
-        close(w->efd);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
@@ -386,6 +396,8 @@ void fakeapi__watch_free(struct fakeapi__watch *w)
 {
     if (!w)
         return;
+    if (w->conn)
+        fakeapi__sleeper_deinit(w->srv->waker, &w->sl);
     if (w->registered) {
         fakeapi__hub *hub = w->hub;
         pthread_mutex_lock(&hub->mu);
@@ -450,15 +462,12 @@ static struct fakeapi__watch *watch_new(fakeapi_server *srv, const fakeapi__req 
     pthread_mutex_init(&w->mu, NULL);
     w->srv = srv;
     w->hub = srv->hub;
-    w->sock = -1;
-    w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     w->cap = srv->opts.watch_queue_len ? srv->opts.watch_queue_len : WATCH_QUEUE_CAP;
     w->bookmark_ns =
         (srv->opts.bookmark_interval_ms ? srv->opts.bookmark_interval_ms : WATCH_BOOKMARK_MS) *
         (int64_t)1000000;
     w->held = srv->opts.hold_new_watches;
     w->client = strdup(req->user_agent ? req->user_agent : "");
-    w->q = calloc(w->cap, sizeof *w->q);
     w->key = strdup(res->store_key);
     w->ns = ns && *ns ? strdup(ns) : NULL;
     w->kind = strdup(res->kind);
@@ -466,7 +475,7 @@ static struct fakeapi__watch *watch_new(fakeapi_server *srv, const fakeapi__req 
     w->bookmarks = fakeapi__q_bool(req, "allowWatchBookmarks");
     if (req->accept && fakeapi__table_wanted(req->accept))
         w->table = fakeapi__resource_ref((fakeapi__resource *)res);
-    if (!w->q || !w->key || !w->kind || !w->api_version || !w->client || w->efd < 0) {
+    if (!w->key || !w->kind || !w->api_version || !w->client) {
         fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
         goto fail;
     }
@@ -634,37 +643,13 @@ static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
         w->pending.len = 0;
         w->pending_off = 0;
         w->line_start = 0;
+        if (w->pending.cap > WATCH_PENDING_KEEP) {
+            size_t limit = w->pending.max;
+            fakeapi__strbuf_deinit(&w->pending); /* an initial list's worth: give it back */
+            w->pending.max = limit;
+        }
     }
     return n;
-}
-
-/* True when the client has hung up (so the watch can go at once). */
-static bool client_gone(const struct fakeapi__watch *w, short revents)
-{
-    (void)w;
-    return revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL);
-}
-
-/* Sleep until woken, the client goes, or until_ns (at most a second of real
- * time, so a virtual clock that jumps is looked at again). Called and returns
- * with w->mu held. Returns false if the client is gone. */
-static bool wait_until(struct fakeapi__watch *w, int64_t until_ns)
-{
-    int64_t left_ms = (until_ns - fakeapi__srv_now(w->srv) + 999999) / 1000000;
-    if (left_ms <= 0)
-        return true;
-    if (left_ms > WATCH_MAX_WAIT_MS)
-        left_ms = WATCH_MAX_WAIT_MS;
-    struct pollfd fds[2] = {{.fd = w->efd, .events = POLLIN}, {.fd = w->sock, .events = POLLRDHUP}};
-    w->sleeping = true;
-    pthread_mutex_unlock(&w->mu);
-    int n = poll(fds, w->sock >= 0 ? 2 : 1, (int)left_ms);
-    uint64_t count;
-    if (n > 0 && (fds[0].revents & POLLIN) && read(w->efd, &count, sizeof count) < 0)
-        count = 0;
-    pthread_mutex_lock(&w->mu);
-    w->sleeping = false;
-    return !(n > 0 && w->sock >= 0 && client_gone(w, fds[1].revents));
 }
 
 /* The timeout and bookmark timers, at the clock's time: true if they added
@@ -702,7 +687,7 @@ static bool refill(struct fakeapi__watch *w)
         queued item = w->q[w->head];
         if (w->event_delay_ns && fakeapi__srv_now(w->srv) < item.ev->ts + w->event_delay_ns)
             break; /* a delay fault: not yet */
-        w->head = (w->head + 1) % w->cap;
+        w->head = (w->head + 1) % w->alloc;
         w->count--;
         add_line(w, type_name(item.type), item.ev->text, item.ev->len);
         w->sent_rv = item.ev->rv;
@@ -717,53 +702,77 @@ static bool refill(struct fakeapi__watch *w)
     return w->held ? false : timers(w);
 }
 
-size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
+/* When a sleeping reader must look again by itself: its timers (none while
+ * held: those fire when the driver looks), or a delayed event's time. */
+static int64_t wake_time(const struct fakeapi__watch *w)
 {
-    size_t n = 0;
+    int64_t until = INT64_MAX;
+    if (!w->held) {
+        until = w->deadline_ns;
+        if (w->bookmarks && w->next_bookmark_ns < until)
+            until = w->next_bookmark_ns;
+    }
+    if (w->count && w->event_delay_ns && w->q[w->head].ev->ts + w->event_delay_ns < until)
+        until = w->q[w->head].ev->ts + w->event_delay_ns;
+    /* A due timer that cannot fire yet (output is held back) must not make
+     * the reader spin: look again a while later, or on a write or release. */
+    int64_t now = fakeapi__srv_now(w->srv);
+    if (until <= now)
+        until = now > INT64_MAX - WATCH_RECHECK_NS ? INT64_MAX : now + WATCH_RECHECK_NS;
+    return until;
+}
+
+ssize_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
+{
+    ssize_t n = 0;
     pthread_mutex_lock(&w->mu);
+    w->sleeping = false;
+    if (!w->conn || atomic_load(&w->sl.hung_up)) {
+        n = FAKEAPI__WATCH_GONE; /* the client hung up: end now, freeing everything */
+        goto out;
+    }
     for (;;) {
         bool may_send = !w->held || w->budget > 0;
         if (w->pending.len > w->pending_off && may_send) {
-            n = drain_pending(w, buf, max);
+            n = (ssize_t)drain_pending(w, buf, max);
             break;
         }
         bool drained = w->pending.len == w->pending_off;
         if (drained && (w->ending || (w->count == 0 && w->closed))) {
             /* A held watch's end is released like an event, so a scheduler
              * sees the stream close at the moment it chooses. */
-            if (!w->held) {
+            if (!w->held || w->budget > 0) {
+                if (w->held)
+                    w->budget--;
                 w->end_sent = true;
+                n = FAKEAPI__WATCH_END;
                 break;
             }
-            if (w->budget > 0) {
-                w->budget--;
-                w->end_sent = true;
-                break;
-            }
-        } else if (drained && refill(w))
+        } else if (drained && refill(w)) {
             continue;
-        int64_t until = w->deadline_ns;
-        if (w->bookmarks && w->next_bookmark_ns < until)
-            until = w->next_bookmark_ns;
-        if (w->count && w->event_delay_ns && w->q[w->head].ev->ts + w->event_delay_ns < until)
-            until = w->q[w->head].ev->ts + w->event_delay_ns;
-        /* A due timer that cannot fire yet (output is held back) must not
-         * make the reader spin: wait for a release or a write instead. */
-        int64_t now = fakeapi__srv_now(w->srv);
-        if (until <= now)
-            until = now > INT64_MAX - (int64_t)WATCH_MAX_WAIT_MS * 1000000
-                        ? INT64_MAX
-                        : now + (int64_t)WATCH_MAX_WAIT_MS * 1000000;
-        if (!wait_until(w, until))
-            break; /* the client hung up: end now, freeing everything */
+        }
+        /* Nothing to send: suspend the connection until a write, a release,
+         * a close, a timer or a hang-up resumes it. */
+        w->sl.until = wake_time(w);
+        w->sleeping = true;
+        fakeapi__conn_suspend(w->conn);
+        fakeapi__waker_arm(w->srv->waker, &w->sl);
+        break;
     }
+out:
     pthread_mutex_unlock(&w->mu);
+    /* The connection still holds its socket: stop watching it now. */
+    if (n < 0 && w->conn)
+        fakeapi__sleeper_deinit(w->srv->waker, &w->sl);
     return n;
 }
 
-void fakeapi__watch_set_socket(struct fakeapi__watch *w, int fd)
+void fakeapi__watch_attach(struct fakeapi__watch *w, void *conn, int fd)
 {
-    w->sock = fd;
+    pthread_mutex_lock(&w->mu);
+    w->conn = conn;
+    fakeapi__sleeper_init(w->srv->waker, &w->sl, conn, fd);
+    pthread_mutex_unlock(&w->mu);
 }
 
 static struct fakeapi__watch *find_locked(fakeapi__hub *hub, uint64_t id)
@@ -783,8 +792,8 @@ int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t releas
         if (hold >= 0)
             w->held = hold;
         w->budget += release;
+        poke(w);
         pthread_mutex_unlock(&w->mu);
-        wake(w);
     }
     pthread_mutex_unlock(&hub->mu);
     return w ? 0 : -1;
@@ -808,7 +817,8 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             snprintf(info->kind, sizeof info->kind, "%s", w->kind);
             snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
             snprintf(info->client, sizeof info->client, "%s", w->client);
-            timers(w);
+            if (timers(w))
+                poke(w);
             /* The end of the stream counts until it has gone out; a watch
              * stays listed until its connection is torn down. */
             bool end = (w->ending || (w->closed && w->count == 0)) && !w->end_sent;
@@ -840,7 +850,7 @@ int fakeapi__hub_close_client(fakeapi__hub *hub, const char *client)
     pthread_mutex_lock(&hub->mu);
     for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
         if (strstr(w->client, client)) {
-            watch_close_locked(w);
+            watch_close_locked(w, false);
             n++;
         }
     }

@@ -7,11 +7,16 @@
  *    each watch has a bounded queue; a watch whose queue is full is marked
  *    too slow and closed (the client resumes from its last resourceVersion)
  *    and counted.
- *  - Each watch is read by exactly one thread: the HTTP connection thread,
- *    which blocks in fakeapi__watch_read() until an event, a bookmark, the
- *    timeout, a close or server shutdown.
- *  - Locks: hub->mu (the list of watches) then watch->mu (its queue). The
- *    store lock, when held, is always taken before both.
+ *  - A watch is read by its connection's event-loop thread, one call at a
+ *    time. With nothing to send, fakeapi__watch_read() suspends the
+ *    connection and arms the watch's sleeper (waker.h) with its next timer
+ *    (bookmark, timeout, delayed event); whoever then gives it output (a
+ *    publish, a release, a close, a timer that fired in fakeapi_watches)
+ *    resumes it, and the waker's thread does so at the timer or when the
+ *    client hangs up. Nothing is ever waited for on a loop thread.
+ *  - Locks: hub->mu (the list of watches) then watch->mu (its queue), then
+ *    the waker's lock, then libmicrohttpd's. The store lock, when held, is
+ *    always taken before all of them.
  *  - Events are immutable and reference-counted; one event is shared by
  *    every watch it goes to.
  */
@@ -22,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #include "http.h"
@@ -56,8 +62,6 @@ fakeapi__hub *fakeapi__hub_new(void);
 void fakeapi__hub_free(fakeapi__hub *hub);
 /* Wake every reader to end its stream (server shutdown), without freeing. */
 void fakeapi__hub_close_all(fakeapi__hub *hub);
-/* Wake readers so they re-read the clock. */
-void fakeapi__hub_tick(fakeapi__hub *hub);
 
 /* Hand an event to every matching watch. Call with the store lock held. */
 void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev);
@@ -74,15 +78,22 @@ unsigned long fakeapi__hub_slow_closed(fakeapi__hub *hub);
 void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
                           const fakeapi__resource *res, const char *ns, fakeapi__resp *resp);
 
-/*
- * Copy the next bytes of the stream into buf (at most max). Blocks until
- * there is something to send. Returns the byte count, or 0 when the stream
- * has ended (timeout, close, shutdown).
- */
-size_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max);
+enum { FAKEAPI__WATCH_END = -1, FAKEAPI__WATCH_GONE = -2 };
 
-/* Tell the watch its client's socket, so a hang-up ends it at once. */
-void fakeapi__watch_set_socket(struct fakeapi__watch *w, int fd);
+/*
+ * Copy the next bytes of the stream into buf (at most max); never blocks.
+ * Returns the byte count; 0 when there is nothing yet (the connection has
+ * been suspended, and will be resumed when there is); FAKEAPI__WATCH_END
+ * when the stream has ended (timeout, close, shutdown); FAKEAPI__WATCH_GONE
+ * when the client has hung up. Called from the connection's thread only.
+ */
+ssize_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max);
+
+/* Give the watch its connection (suspended and resumed through
+ * fakeapi__conn_suspend and the waker) and its client's socket, watched so
+ * that a hang-up ends it at once (fd -1: not watched). Once, before the
+ * first read. */
+void fakeapi__watch_attach(struct fakeapi__watch *w, void *conn, int fd);
 
 /* Hold (hold = 1), free (0) or leave (-1) a watch's delivery, and allow
  * release more lines through while held. -1 if no watch has that id. */
