@@ -1,9 +1,10 @@
 /*
  * bench_watch.c - watch figures for libfakeapi, one JSON object a line.
  *
- *   watch_idle_rss        RSS of the process before and after opening W idle
- *                         watches over HTTP (server and client share the
- *                         process, so the figure is an upper bound), per watch
+ *   watch_idle_rss        the server process's RSS before and after W idle
+ *                         watches are open over HTTP, in total and per watch;
+ *                         the clients run in a child process (its own growth
+ *                         is reported beside, as client_process_kib)
  *   watch_fanout_rate     E events written as fast as the store takes them,
  *                         delivered to N watchers: lines received per second
  *                         in total, first write to last line
@@ -13,6 +14,7 @@
  *                         CLOCK_MONOTONIC timestamp in each object's data
  *
  * Usage: bench_watch [--idle W] [--watchers N] [--events E] [--rate R] [--quick]
+ *                    [--only idle|rate|latency]
  * Figures are reported, never asserted: the exit status is 0 unless the
  * benchmark itself could not run.
  *
@@ -32,12 +34,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
 
 typedef struct bench_opts {
+    const char *only; /* "idle", "rate", "latency" or NULL for all */
     int idle;
     int watchers;
     int events;
@@ -246,32 +250,88 @@ static const char *watch_url(fakeapi_server *srv)
     return url;
 }
 
+/* The client side of the idle phase, in a child process so that the
+ * server's memory is measured alone: read the URL from `in`, open n watches,
+ * report "<opened> <client rss growth KiB>" on `out` once every one has its
+ * headers, and hold them until `in` closes. */
+static int idle_client(int in, int out, int n)
+{
+    char url[512];
+    ssize_t len = read(in, url, sizeof url - 1);
+    if (len <= 0)
+        return 1;
+    url[len] = '\0';
+    long before = rss_kib();
+    fleet f;
+    pthread_t th;
+    if (fleet_open(&f, url, n, 0) < 0 || pthread_create(&th, NULL, fleet_run, &f))
+        return 1;
+    int64_t end = mono_ns() + 60 * 1000000000LL;
+    while (atomic_load(&f.ready) < n && mono_ns() < end)
+        usleep(10000);
+    char msg[64];
+    int m = snprintf(msg, sizeof msg, "%d %ld\n", atomic_load(&f.ready), rss_kib() - before);
+    if (write(out, msg, (size_t)m) != m)
+        return 1;
+    char c;
+    while (read(in, &c, 1) > 0) /* until the parent closes the pipe */
+        ;
+    atomic_store(&f.stop, true);
+    pthread_join(th, NULL);
+    fleet_close(&f);
+    return 0;
+}
+
 static int bench_idle(const bench_opts *bo)
 {
+    int down[2], up[2];
+    if (pipe(down) < 0 || pipe(up) < 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(down[1]);
+        close(up[0]);
+        _exit(idle_client(down[0], up[1], bo->idle));
+    }
+    close(down[0]);
+    close(up[1]);
     fakeapi_server *srv;
     if (start_server(&srv, 0) < 0)
         return -1;
     long before = rss_kib();
-    fleet f;
-    pthread_t th;
-    if (fleet_open(&f, watch_url(srv), bo->idle, 0) < 0 ||
-        pthread_create(&th, NULL, fleet_run, &f)) {
-        fprintf(stderr, "bench_watch: cannot open %d watches\n", bo->idle);
-        return -1;
+    const char *url = watch_url(srv);
+    long client_kib = -1;
+    int ready = 0;
+    char msg[64];
+    ssize_t len = -1;
+    if (write(down[1], url, strlen(url)) == (ssize_t)strlen(url))
+        len = read(up[0], msg, sizeof msg - 1);
+    if (len > 0) {
+        msg[len] = '\0';
+        sscanf(msg, "%d %ld", &ready, &client_kib);
     }
-    bool ok = fleet_wait_ready(&f, srv, (size_t)bo->idle, 60);
-    usleep(200000); /* let every connection thread settle in its wait */
+    int64_t end = mono_ns() + 10 * 1000000000LL;
+    while (open_watches(srv) < (size_t)bo->idle && mono_ns() < end)
+        usleep(10000);
+    usleep(200000); /* let every connection settle into its suspended state */
     long after = rss_kib();
     size_t open = open_watches(srv);
-    atomic_store(&f.stop, true);
-    pthread_join(th, NULL);
-    fleet_close(&f);
+    close(down[1]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(up[0]);
     fakeapi_stop(srv);
+    bool ok = ready == bo->idle && open == (size_t)bo->idle && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0;
     printf("{\"bench\":\"watch_idle_rss\",\"value\":%.1f,\"unit\":\"MiB\",\"watches\":%zu,"
            "\"rss_before_kib\":%ld,\"rss_after_kib\":%ld,\"per_watch_kib\":%.1f,"
-           "\"all_open\":%s}\n",
+           "\"client_process_kib\":%ld,\"all_open\":%s}\n",
            (double)(after - before) / 1024.0, open, before, after,
-           open ? (double)(after - before) / (double)open : 0.0, ok ? "true" : "false");
+           open ? (double)(after - before) / (double)open : 0.0, client_kib,
+           ok ? "true" : "false");
     fflush(stdout);
     return ok ? 0 : -1;
 }
@@ -384,13 +444,16 @@ int main(int argc, char **argv)
             bo.events = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rate") && i + 1 < argc)
             bo.rate = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            bo.only = argv[++i];
         else if (!strcmp(argv[i], "--quick")) {
             bo.idle = 100;
             bo.watchers = 10;
             bo.events = 1000;
         } else {
             fprintf(stderr,
-                    "usage: %s [--idle W] [--watchers N] [--events E] [--rate R] [--quick]\n",
+                    "usage: %s [--idle W] [--watchers N] [--events E] [--rate R] [--quick]\n"
+                    "          [--only idle|rate|latency]\n",
                     argv[0]);
             return 2;
         }
@@ -402,9 +465,12 @@ int main(int argc, char **argv)
     raise_nofile();
     curl_global_init(CURL_GLOBAL_DEFAULT);
     int rc = 0;
-    rc |= bench_idle(&bo);
-    rc |= bench_fanout(&bo, 0);
-    rc |= bench_fanout(&bo, bo.rate);
+    if (!bo.only || !strcmp(bo.only, "idle"))
+        rc |= bench_idle(&bo);
+    if (!bo.only || !strcmp(bo.only, "rate"))
+        rc |= bench_fanout(&bo, 0);
+    if (!bo.only || !strcmp(bo.only, "latency"))
+        rc |= bench_fanout(&bo, bo.rate);
     curl_global_cleanup();
     return rc ? 1 : 0;
 }
