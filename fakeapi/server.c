@@ -2,7 +2,7 @@
  * server.c - fakeapi_start/fakeapi_stop and the libmicrohttpd glue.
  *
  * DESIGN: libmicrohttpd serves every connection from a small pool of
- * event-loop threads (epoll, HTTP_THREADS of them), so a thousand idle
+ * event-loop threads (epoll, one per core, 2 to 8), so a thousand idle
  * watches cost a thousand sockets and their buffers, not a thousand threads.
  * Nothing blocks in a request: a request runs to completion on its loop
  * thread (its work is bounded by the store lock), a watch with nothing to
@@ -36,7 +36,8 @@
 
 #define DEFAULT_MAX_BODY ((size_t)3 << 20)
 #define WATCH_BLOCK 16384
-#define HTTP_THREADS 4
+#define HTTP_THREADS_MIN 2
+#define HTTP_THREADS_MAX 8
 
 /* Per-request state between libmicrohttpd's calls. */
 typedef struct conn_req {
@@ -372,6 +373,17 @@ static void quiet_logger(void *cls, const char *fmt, va_list ap)
     (void)cls, (void)fmt, (void)ap; /* library code never prints */
 }
 
+/* One loop thread per core: requests are short and serialised by the store
+ * lock, so more threads than cores only add wake-ups; at least two, so one
+ * long answer (a big list) does not stall every other connection. */
+static unsigned http_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < HTTP_THREADS_MIN)
+        n = HTTP_THREADS_MIN;
+    return n > HTTP_THREADS_MAX ? HTTP_THREADS_MAX : (unsigned)n;
+}
+
 static int listen_http(fakeapi_server *srv)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(srv->opts.port)};
@@ -396,8 +408,8 @@ static int listen_http(fakeapi_server *srv)
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | tls_flag, 0,
         NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger,
-        NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_CONNECTION_LIMIT,
+        NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!srv->mhd)
         return -1;
