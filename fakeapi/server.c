@@ -408,9 +408,9 @@ static int listen_http(fakeapi_server *srv)
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | tls_flag, 0,
         NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger,
-        NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+        NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!srv->mhd)
         return -1;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
