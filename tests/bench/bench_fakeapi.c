@@ -8,9 +8,15 @@
  *   bare_mhd_get_rate        the same GET loop against a bare libmicrohttpd server
  *   get_vs_bare_ratio        get_rate / bare_mhd_get_rate
  *   list10k_latency          one GET of a namespace holding 10,000 ~1 KB objects
+ *   create_inprocess_growth  fakeapi_request POST creates, one thread, timed per chunk
+ *                            of 10,000 up to --grow objects: does create slow down as
+ *                            the store grows?
  *
  * Usage: bench_fakeapi [--clients N] [--seconds S] [--rounds R] [--starts N]
- *                      [--big N] [--only start|rates|list10k] [--quick]
+ *                      [--big N] [--grow N] [--quick]
+ *                      [--only start|rates|create|list10k|growth]
+ * --only create runs the create phase alone (R rounds, the store growing).
+ * growth is not part of the default run.
  * Rates are the best of R rounds of S seconds each; latencies are medians.
  * Figures are reported, never asserted: the exit status is 0 unless the
  * benchmark itself could not run.
@@ -62,7 +68,8 @@ typedef struct bench_opts {
     int rounds;
     int starts;
     int big;
-    const char *only; /* NULL, "start", "rates" or "list10k" */
+    int grow;         /* objects created by the growth figure */
+    const char *only; /* NULL, "start", "rates", "create", "list10k" or "growth" */
 } bench_opts;
 
 /* One client: a thread, a curl handle and a response buffer. */
@@ -550,8 +557,9 @@ static int bench_rates(const bench_opts *o)
      * Create first, so that get and update have objects. The bare server runs
      * right after get in every round, so both see the same machine load.
      */
+    bool create_only = o->only && !strcmp(o->only, "create");
     for (int round = 0; round < o->rounds; round++)
-        for (int ph = 0; ph < PH_COUNT; ph++)
+        for (int ph = 0; ph < (create_only ? PH_CREATE + 1 : PH_COUNT); ph++)
             run_phase(r, (phase)ph, round, &res[ph]);
 
     unsigned long total = 0;
@@ -560,6 +568,10 @@ static int bench_rates(const bench_opts *o)
     snprintf(extra, sizeof extra, ",\"object_bytes\":%zu,\"target\":10000,\"objects_total\":%lu",
              bb.len, total);
     emit_rate(phase_names[PH_CREATE], &res[PH_CREATE], o->rounds, o, extra);
+    if (create_only) {
+        rc = 0;
+        goto out;
+    }
     snprintf(extra, sizeof extra, ",\"object_bytes\":%zu", bb.len);
     for (int ph = PH_GET; ph < PH_COUNT; ph++)
         emit_rate(phase_names[ph], &res[ph], o->rounds, o, ph == PH_LIST ? list_extra : extra);
@@ -639,6 +651,50 @@ out:
     return rc;
 }
 
+/*
+ * In-process creates (fakeapi_request, no HTTP, one thread) of ~1 KB
+ * configmaps into one namespace, timed per chunk of 10,000: the wall and CPU
+ * microseconds per create of each chunk, so a store that slows down as it
+ * grows shows as a rising line.
+ */
+static int bench_growth(const bench_opts *o)
+{
+    enum { CHUNK = 10000 };
+    fakeapi_server *srv = NULL;
+    char body[2048], name[64];
+    int rc = -1;
+    if (fakeapi_start(&(fakeapi_options){.seed = 3, .no_http = true}, &srv) < 0 ||
+        apply_text(srv, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                        "\"metadata\":{\"name\":\"grow\"}}") < 0)
+        goto out;
+    printf("{\"bench\":\"create_inprocess_growth\",\"unit\":\"us/create\",\"chunk\":%d,"
+           "\"objects\":%d,\"chunks\":[",
+           CHUNK, o->grow);
+    for (int i = 0; i < o->grow; i += CHUNK) {
+        double t0 = now_s(), c0 = cpu_s();
+        int n = 0;
+        for (int j = i; j < o->grow && j < i + CHUNK; j++, n++) {
+            int st = 0;
+            snprintf(name, sizeof name, "g-%07d", j);
+            configmap(body, sizeof body, "grow", name, 0, (unsigned long)j);
+            if (fakeapi_request(srv, "POST", "/api/v1/namespaces/grow/configmaps",
+                                "application/json", body, &st, NULL) < 0 ||
+                st != 201) {
+                fprintf(stderr, "bench: in-process create %s: %d\n", name, st);
+                goto out;
+            }
+        }
+        printf("%s{\"upto\":%d,\"wall_us\":%.1f,\"cpu_us\":%.1f}", i ? "," : "", i + n,
+               (now_s() - t0) * 1e6 / n, (cpu_s() - c0) * 1e6 / n);
+        fflush(stdout);
+    }
+    printf("]}\n");
+    rc = 0;
+out:
+    fakeapi_stop(srv);
+    return rc;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -661,31 +717,40 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->starts = atoi(v);
         else if (!strcmp(a, "--big"))
             o->big = atoi(v);
+        else if (!strcmp(a, "--grow"))
+            o->grow = atoi(v);
         else if (!strcmp(a, "--only") &&
-                 (!strcmp(v, "start") || !strcmp(v, "rates") || !strcmp(v, "list10k")))
+                 (!strcmp(v, "start") || !strcmp(v, "rates") || !strcmp(v, "create") ||
+                  !strcmp(v, "list10k") || !strcmp(v, "growth")))
             o->only = v;
         else
             return -1;
         i++;
     }
     if (o->clients < 1 || o->clients > MAX_CLIENTS || o->seconds <= 0 || o->rounds < 1 ||
-        o->rounds > MAX_ROUNDS || o->starts < 1 || o->big < 1)
+        o->rounds > MAX_ROUNDS || o->starts < 1 || o->big < 1 || o->grow < 1)
         return -1;
     return 0;
 }
 
 static bool want(const bench_opts *o, const char *group)
 {
+    if (!strcmp(group, "growth")) /* slow: only when asked for */
+        return o->only && !strcmp(o->only, group);
+    if (o->only && !strcmp(o->only, "create"))
+        return !strcmp(group, "rates");
     return !o->only || !strcmp(o->only, group);
 }
 
 int main(int argc, char **argv)
 {
-    bench_opts o = {.clients = 16, .seconds = 2.0, .rounds = 3, .starts = 50, .big = 10000};
+    bench_opts o = {
+        .clients = 16, .seconds = 2.0, .rounds = 3, .starts = 50, .big = 10000, .grow = 60000};
     if (parse_args(argc, argv, &o) < 0) {
         fprintf(stderr,
                 "usage: %s [--clients N] [--seconds S] [--rounds R] [--starts N] "
-                "[--big N] [--only start|rates|list10k] [--quick]\n",
+                "[--big N] [--grow N] [--only start|rates|create|list10k|growth] "
+                "[--quick]\n",
                 argv[0]);
         return 2;
     }
@@ -693,7 +758,8 @@ int main(int argc, char **argv)
         return 1;
     int rc = (want(&o, "start") && bench_start(&o) < 0) ||
              (want(&o, "rates") && bench_rates(&o) < 0) ||
-             (want(&o, "list10k") && bench_big_list(&o) < 0);
+             (want(&o, "list10k") && bench_big_list(&o) < 0) ||
+             (want(&o, "growth") && bench_growth(&o) < 0);
     curl_global_cleanup();
     if (rc)
         fprintf(stderr, "bench: failed\n");
