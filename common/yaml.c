@@ -1,5 +1,6 @@
 /*
- * yaml.c - YAML streams to jansson values and back, on libyaml.
+ * yaml.c - YAML streams to jansson values, on libyaml (yaml_dump.c goes the
+ * other way; yaml_scalar.c says what plain scalars mean).
  *
  * Loading is a recursive descent over libyaml's parser events, one call per
  * node, so the C stack is bounded by KH_YAML_MAX_DEPTH. Every value built,
@@ -26,10 +27,9 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-#define TAG_PREFIX "tag:yaml.org,2002:"
-#define MAX_DUMP ((size_t)1 << 30)
+#include "yaml_scalar.h"
 
-typedef enum kind { K_STRING, K_NULL, K_BOOL, K_INT, K_REAL } kind;
+#define TAG_PREFIX "tag:yaml.org,2002:"
 
 typedef struct anchor {
     char *name;
@@ -63,17 +63,6 @@ typedef struct loader {
     size_t nodes;
     kh_yaml_error *err;
 } loader;
-
-static const char *const null_words[] = {"~", "null", "Null", "NULL", NULL};
-/* YAML 1.1 booleans as go-yaml v2 (and so sigs.k8s.io/yaml) reads them,
- * minus the single letters y/n. */
-static const char *const true_words[] = {"true", "True", "TRUE", "yes", "Yes",
-                                         "YES",  "on",   "On",   "ON",  NULL};
-static const char *const false_words[] = {"false", "False", "FALSE", "no",  "No",
-                                          "NO",    "off",   "Off",   "OFF", NULL};
-static const char *const odd_reals[] = {".inf",  ".Inf",  ".INF",  "+.inf", "+.Inf",
-                                        "+.INF", "-.inf", "-.Inf", "-.INF", ".nan",
-                                        ".NaN",  ".NAN",  NULL};
 
 /* ---- errors ---- */
 
@@ -225,165 +214,27 @@ static int marks_forget(kh_yaml_marks *m, json_t *v)
     return 0;
 }
 
-/* ---- scalar typing ---- */
-
-static int is_one_of(const char *s, size_t n, const char *const *words)
-{
-    for (; *words; words++) {
-        if (strlen(*words) == n && memcmp(*words, s, n) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static int digit_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return INT_MAX;
-}
-
-static size_t span_digits(const char *s, size_t n, int base)
-{
-    size_t i = 0;
-
-    while (i < n && digit_value(s[i]) < base)
-        i++;
-    return i;
-}
-
-static int all_digits(const char *s, size_t n, int base)
-{
-    return n > 0 && span_digits(s, n, base) == n;
-}
-
-/* YAML 1.2 core: [-+]?[0-9]+ | 0x[0-9a-fA-F]+ | 0o[0-7]+ */
-static int is_int(const char *s, size_t n)
-{
-    if (n > 2 && s[0] == '0' && s[1] == 'x')
-        return all_digits(s + 2, n - 2, 16);
-    if (n > 2 && s[0] == '0' && s[1] == 'o')
-        return all_digits(s + 2, n - 2, 8);
-    if (n > 0 && (s[0] == '-' || s[0] == '+'))
-        return all_digits(s + 1, n - 1, 10);
-    return all_digits(s, n, 10);
-}
-
-/* YAML 1.2 core: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
-static int is_float(const char *s, size_t n)
-{
-    size_t i = 0, whole, exp;
-
-    if (i < n && (s[i] == '-' || s[i] == '+'))
-        i++;
-    whole = span_digits(s + i, n - i, 10);
-    i += whole;
-    if (i < n && s[i] == '.') {
-        size_t frac = span_digits(s + i + 1, n - i - 1, 10);
-        if (whole == 0 && frac == 0)
-            return 0;
-        i += 1 + frac;
-    } else if (whole == 0) {
-        return 0;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '-' || s[i] == '+'))
-            i++;
-        exp = span_digits(s + i, n - i, 10);
-        if (exp == 0)
-            return 0;
-        i += exp;
-    }
-    return i == n;
-}
-
-/* What a plain (unquoted, untagged) scalar means. */
-static kind classify(const char *s, size_t n)
-{
-    if (n == 0 || is_one_of(s, n, null_words))
-        return K_NULL;
-    if (is_one_of(s, n, true_words) || is_one_of(s, n, false_words))
-        return K_BOOL;
-    if (is_int(s, n))
-        return K_INT;
-    if (is_float(s, n) || is_one_of(s, n, odd_reals))
-        return K_REAL;
-    return K_STRING;
-}
-
-static void format_real(double d, char *buf, size_t size)
-{
-    /* The shortest text that reads back as the same double. */
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    if (!strpbrk(buf, ".eEn")) /* keep it a real when read back */
-        strncat(buf, ".0", size - strlen(buf) - 1);
-}
-
-/* Integer text to a double, for values that do not fit json_int_t. */
-static double int_as_double(const char *s)
-{
-    double d = 0;
-
-    if (s[0] != '0' || s[1] != 'o')
-        return strtod(s, NULL); /* decimal, and hex as a C99 hex float */
-    for (s += 2; *s; s++)
-        d = d * 8 + (*s - '0');
-    return d;
-}
-
-/* s is NUL-terminated and classified K_INT. */
-static json_t *make_int(const char *s, int as_real)
-{
-    long long v;
-    char *end;
-
-    errno = 0;
-    if (s[0] == '0' && s[1] == 'o')
-        v = strtoll(s + 2, &end, 8);
-    else
-        v = strtoll(s, &end, s[0] == '0' && s[1] == 'x' ? 16 : 10);
-    if (errno == ERANGE)
-        return json_real(int_as_double(s));
-    return as_real ? json_real((double)v) : json_integer((json_int_t)v);
-}
-
-static json_t *make_real(const char *s, size_t n)
-{
-    if (is_one_of(s, n, odd_reals))
-        return NULL;
-    return json_real(strtod(s, NULL));
-}
-
-static int make_scalar(loader *ld, const yaml_event_t *ev, kind k, json_t **out)
+static int make_scalar(loader *ld, const yaml_event_t *ev, kh__yaml_kind k, json_t **out)
 {
     const char *s = (const char *)ev->data.scalar.value;
     size_t n = ev->data.scalar.length;
 
     switch (k) {
-    case K_NULL:
+    case KH__YAML_NULL:
         *out = json_null();
         break;
-    case K_BOOL:
-        *out = json_boolean(is_one_of(s, n, true_words));
+    case KH__YAML_BOOL:
+        *out = json_boolean(kh__yaml_is_one_of(s, n, kh__yaml_true_words));
         break;
-    case K_INT:
-        *out = make_int(s, 0);
+    case KH__YAML_INT:
+        *out = kh__yaml_make_int(s, 0);
         break;
-    case K_REAL:
-        *out = is_int(s, n) ? make_int(s, 1) : make_real(s, n);
+    case KH__YAML_REAL:
+        *out = kh__yaml_is_int(s, n) ? kh__yaml_make_int(s, 1) : kh__yaml_make_real(s, n);
         if (!*out) /* jansson refuses infinities and NaN, as JSON does */
             return fail_at(ld, ev->start_mark, "'%.*s' cannot be represented in JSON", (int)n, s);
         break;
-    case K_STRING:
+    case KH__YAML_STRING:
         *out = json_stringn(s, n);
         break;
     }
@@ -391,21 +242,24 @@ static int make_scalar(loader *ld, const yaml_event_t *ev, kind k, json_t **out)
 }
 
 /* The kind an explicitly tagged scalar asks for; unknown tags are ignored. */
-static int tagged_kind(loader *ld, const yaml_event_t *ev, kind *k)
+static int tagged_kind(loader *ld, const yaml_event_t *ev, kh__yaml_kind *k)
 {
     static const struct {
         const char *name;
-        kind k;
-    } known[] = {
-        {"str", K_STRING}, {"null", K_NULL}, {"bool", K_BOOL}, {"int", K_INT}, {"float", K_REAL}};
+        kh__yaml_kind k;
+    } known[] = {{"str", KH__YAML_STRING},
+                 {"null", KH__YAML_NULL},
+                 {"bool", KH__YAML_BOOL},
+                 {"int", KH__YAML_INT},
+                 {"float", KH__YAML_REAL}};
     const char *tag = (const char *)ev->data.scalar.tag;
     const char *s = (const char *)ev->data.scalar.value;
     size_t n = ev->data.scalar.length;
-    kind got = classify(s, n);
+    kh__yaml_kind got = kh__yaml_classify(s, n);
 
-    *k = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? got : K_STRING;
+    *k = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? got : KH__YAML_STRING;
     if (strcmp(tag, "!") == 0) /* the non-specific tag: a string */
-        *k = K_STRING;
+        *k = KH__YAML_STRING;
     if (strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)) != 0)
         return 0;
     tag += strlen(TAG_PREFIX);
@@ -413,7 +267,7 @@ static int tagged_kind(loader *ld, const yaml_event_t *ev, kind *k)
         if (strcmp(tag, known[i].name) != 0)
             continue;
         *k = known[i].k;
-        if (*k == K_STRING || got == *k || (*k == K_REAL && got == K_INT))
+        if (*k == KH__YAML_STRING || got == *k || (*k == KH__YAML_REAL && got == KH__YAML_INT))
             return 0;
         return fail_at(ld, ev->start_mark, "'%.*s' is not a valid !!%s", (int)n, s, tag);
     }
@@ -524,7 +378,7 @@ static int build_next(loader *ld, int depth, json_t **out, yaml_mark_t *mark)
 
 static int build_scalar(loader *ld, const yaml_event_t *ev, json_t **out)
 {
-    kind k = K_STRING;
+    kh__yaml_kind k = KH__YAML_STRING;
 
     if (count_nodes(ld, 1, ev->start_mark) != 0)
         return -1;
@@ -532,7 +386,7 @@ static int build_scalar(loader *ld, const yaml_event_t *ev, json_t **out)
         if (tagged_kind(ld, ev, &k) != 0)
             return -1;
     } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-        k = classify((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        k = kh__yaml_classify((const char *)ev->data.scalar.value, ev->data.scalar.length);
     }
     return make_scalar(ld, ev, k, out);
 }
@@ -659,7 +513,7 @@ static json_t *key_string(json_t *key)
     case JSON_INTEGER:
         return json_sprintf("%" JSON_INTEGER_FORMAT, json_integer_value(key));
     case JSON_REAL:
-        format_real(json_real_value(key), buf, sizeof buf);
+        kh__yaml_format_real(json_real_value(key), buf, sizeof buf);
         return json_string(buf);
     case JSON_TRUE:
         return json_string("true");
@@ -1073,172 +927,4 @@ int kh_yaml_load_file(const char *path, json_t **docs, kh_yaml_error *err)
     rc = kh_yaml_load(buf ? buf : "", len, docs, err);
     free(buf);
     return rc;
-}
-
-/* ---- dumping ---- */
-
-typedef struct outbuf {
-    char *data;
-    size_t len;
-    size_t cap;
-} outbuf;
-
-static int write_out(void *data, unsigned char *bytes, size_t size)
-{
-    outbuf *out = data;
-
-    if (size > MAX_DUMP - out->len)
-        return 0;
-    if (out->len + size + 1 > out->cap) {
-        size_t cap = out->cap ? out->cap : 256;
-        char *p;
-        while (cap < out->len + size + 1)
-            cap *= 2;
-        p = realloc(out->data, cap);
-        if (!p)
-            return 0;
-        out->data = p;
-        out->cap = cap;
-    }
-    memcpy(out->data + out->len, bytes, size);
-    out->len += size;
-    out->data[out->len] = '\0';
-    return 1;
-}
-
-/* Plain text that a YAML reader (this one, or a YAML 1.1 one such as
- * go-yaml v2) could take for something other than this string. */
-static int needs_quotes(const char *s, size_t n)
-{
-    static const char *const yaml11_words[] = {"y", "Y", "n", "N", "<<", NULL};
-    size_t i = 0;
-
-    if (classify(s, n) != K_STRING || is_one_of(s, n, yaml11_words))
-        return 1;
-    if (n > 1 && (s[0] == '+' || s[0] == '-' || s[0] == '.'))
-        i = 1;
-    /* 1_000, 0b101, 1:30, 2024-01-01: numbers or timestamps to YAML 1.1. */
-    return i < n && s[i] >= '0' && s[i] <= '9';
-}
-
-static int emit_scalar(yaml_emitter_t *em, const char *s, size_t n, yaml_scalar_style_t style)
-{
-    yaml_event_t ev;
-
-    if (n > INT_MAX ||
-        !yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)n, 1, 1, style))
-        return 0;
-    return yaml_emitter_emit(em, &ev);
-}
-
-static int emit_string(yaml_emitter_t *em, const char *s, size_t n)
-{
-    yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
-
-    if (needs_quotes(s, n))
-        style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-    else if (memchr(s, '\n', n))
-        style = YAML_LITERAL_SCALAR_STYLE; /* the emitter falls back if it must */
-    return emit_scalar(em, s, n, style);
-}
-
-static int emit_value(yaml_emitter_t *em, const json_t *v, int depth);
-
-/* jansson's iterators take non-const pointers though they do not modify. */
-static int emit_object(yaml_emitter_t *em, const json_t *v, int depth)
-{
-    json_t *obj = (json_t *)v;
-    yaml_event_t ev;
-
-    if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
-        !yaml_emitter_emit(em, &ev))
-        return 0;
-    for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
-        if (!emit_string(em, json_object_iter_key(it), json_object_iter_key_len(it)) ||
-            !emit_value(em, json_object_iter_value(it), depth + 1))
-            return 0;
-    }
-    return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
-}
-
-static int emit_array(yaml_emitter_t *em, const json_t *v, int depth)
-{
-    yaml_event_t ev;
-
-    if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
-        !yaml_emitter_emit(em, &ev))
-        return 0;
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        if (!emit_value(em, json_array_get(v, i), depth + 1))
-            return 0;
-    }
-    return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
-}
-
-static int emit_value(yaml_emitter_t *em, const json_t *v, int depth)
-{
-    char buf[64];
-
-    if (depth > KH_YAML_MAX_DEPTH)
-        return 0;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return emit_object(em, v, depth);
-    case JSON_ARRAY:
-        return emit_array(em, v, depth);
-    case JSON_STRING:
-        return emit_string(em, json_string_value(v), json_string_length(v));
-    case JSON_INTEGER:
-        snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        break;
-    case JSON_REAL:
-        format_real(json_real_value(v), buf, sizeof buf);
-        break;
-    case JSON_TRUE:
-        return emit_scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE);
-    case JSON_FALSE:
-        return emit_scalar(em, "false", 5, YAML_PLAIN_SCALAR_STYLE);
-    default:
-        return emit_scalar(em, "null", 4, YAML_PLAIN_SCALAR_STYLE);
-    }
-    return emit_scalar(em, buf, strlen(buf), YAML_PLAIN_SCALAR_STYLE);
-}
-
-static int emit_document(yaml_emitter_t *em, const json_t *value)
-{
-    yaml_event_t ev;
-
-    if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(em, &ev))
-        return 0;
-    if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) ||
-        !yaml_emitter_emit(em, &ev))
-        return 0;
-    if (!emit_value(em, value, 0))
-        return 0;
-    if (!yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(em, &ev))
-        return 0;
-    if (!yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
-        return 0;
-    return yaml_emitter_flush(em);
-}
-
-char *kh_yaml_dump(const json_t *value)
-{
-    yaml_emitter_t em;
-    outbuf out = {NULL, 0, 0};
-    int ok;
-
-    if (!value || !yaml_emitter_initialize(&em))
-        return NULL;
-    yaml_emitter_set_output(&em, write_out, &out);
-    yaml_emitter_set_indent(&em, 2);
-    yaml_emitter_set_width(&em, -1); /* never fold long lines */
-    yaml_emitter_set_unicode(&em, 1);
-    ok = emit_document(&em, value);
-    yaml_emitter_delete(&em);
-    if (!ok) {
-        free(out.data);
-        return NULL;
-    }
-    return out.data ? out.data : strdup("");
 }
