@@ -357,7 +357,9 @@ static void add_line(struct fakeapi__watch *w, const char *type, const char *obj
     w->pending_lines++;
     if (w->close_after && ++w->events_out >= w->close_after)
         w->ending = true; /* a close-after fault: this is the last event */
-    fakeapi__strbuf_addf(b, "{\"type\":\"%s\",\"object\":", type);
+    fakeapi__strbuf_adds(b, "{\"type\":\"");
+    fakeapi__strbuf_adds(b, type);
+    fakeapi__strbuf_adds(b, "\",\"object\":");
     fakeapi__strbuf_add(b, obj, len);
     fakeapi__strbuf_add(b, "}\n", 2);
     free(table);
@@ -628,15 +630,14 @@ static size_t drain_pending(struct fakeapi__watch *w, char *buf, size_t max)
     }
     size_t n = avail < max ? avail : max;
     memcpy(buf, from, n);
-    for (size_t i = 0; i < n; i++) {
-        if (from[i] == '\n') {
-            size_t end = w->pending_off + i + 1;
-            trace_line(w, w->pending.data + w->line_start, end - w->line_start);
-            w->line_start = end;
-            w->pending_lines--;
-            if (w->held && w->budget)
-                w->budget--;
-        }
+    for (const char *nl = memchr(from, '\n', n); nl;
+         nl = memchr(nl + 1, '\n', n - (size_t)(nl + 1 - from))) {
+        size_t end = w->pending_off + (size_t)(nl - from) + 1;
+        trace_line(w, w->pending.data + w->line_start, end - w->line_start);
+        w->line_start = end;
+        w->pending_lines--;
+        if (w->held && w->budget)
+            w->budget--;
     }
     w->pending_off += n;
     if (w->pending_off == w->pending.len) {
