@@ -219,8 +219,9 @@ typedef struct plan {
     ctrl_predicate *p;
 } plan;
 
-/* The cache as a client reader: only kinds it already holds; copies, since
- * callers change what they get before they write it back. */
+/* The cache as a client reader: only kinds it already holds. Callers change
+ * what they get before they write it back: the cache's reads are copies of
+ * the caller's own already (ctrl/cache.h). */
 static int cache_get(void *ud, const char *api_version, const char *kind, const char *ns,
                      const char *name, json_t **out)
 {
@@ -229,13 +230,7 @@ static int cache_get(void *ud, const char *api_version, const char *kind, const 
     if (!ctrl_cache_has(cache, api_version, kind) ||
         ctrl_cache_informer(cache, api_version, kind, NULL, &inf, NULL) < 0)
         return 1;
-    json_t *obj = NULL;
-    int rc = ctrl_informer_get(inf, ns ? ns : "", name, &obj);
-    if (rc < 0)
-        return rc;
-    *out = json_deep_copy(obj);
-    json_decref(obj);
-    return *out ? 0 : CTRL_ERR_NOMEM;
+    return ctrl_informer_get(inf, ns ? ns : "", name, out);
 }
 
 static int cache_list(void *ud, const char *api_version, const char *kind, const char *ns,
@@ -246,13 +241,7 @@ static int cache_list(void *ud, const char *api_version, const char *kind, const
     if (!ctrl_cache_has(cache, api_version, kind) ||
         ctrl_cache_informer(cache, api_version, kind, NULL, &inf, NULL) < 0)
         return 1;
-    json_t *shared = NULL;
-    int rc = ctrl_informer_list(inf, ns && *ns ? ns : NULL, label_selector, &shared);
-    if (rc < 0)
-        return rc;
-    *items = json_deep_copy(shared);
-    json_decref(shared);
-    return *items ? 0 : CTRL_ERR_NOMEM;
+    return ctrl_informer_list(inf, ns && *ns ? ns : NULL, label_selector, items);
 }
 
 int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)

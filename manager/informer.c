@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packed_int.h"
 #include "spawn_int.h"
 #include "store_int.h"
 
@@ -242,16 +243,8 @@ static void call_delete(ctrl_informer *inf, const json_t *obj, bool unknown)
 static void dispatch_upsert(ctrl_informer *inf, const char *key, json_t *obj, bool initial,
                             bool relist)
 {
-    if (relist) {
-        json_t *cur = NULL;
-        if (ctrl__store_get(inf->store, key, &cur) == 0) {
-            const char *a = obj_rv(cur), *b = obj_rv(obj);
-            bool same = a && b && !strcmp(a, b);
-            json_decref(cur);
-            if (same)
-                return;
-        }
-    }
+    if (relist && ctrl__store_has_rv(inf->store, key, obj_rv(obj)))
+        return;
     hook_before(inf, key);
     pthread_mutex_lock(&inf->dispatch_mu);
     json_t *old = NULL;
@@ -273,7 +266,8 @@ static void dispatch_delete(ctrl_informer *inf, const char *key, json_t *event_o
     hook_before(inf, key);
     pthread_mutex_lock(&inf->dispatch_mu);
     json_t *old = NULL;
-    ctrl__store_remove(inf->store, key, &old);
+    /* The last state stored is unpacked only when it is what handlers get. */
+    ctrl__store_remove(inf->store, key, event_obj ? NULL : &old);
     const json_t *what = event_obj ? event_obj : old;
     if (what)
         call_delete(inf, what, unknown);
@@ -305,29 +299,46 @@ static void mark_synced(reflector *r)
 }
 
 /*
- * A full list (items: a JSON array, transformed here) replaces the
- * reflector's part of the store.
+ * A full list replaces the reflector's part of the store. items is a JSON
+ * array of the list's objects: trees from a LIST, transformed here, or
+ * packed strings (packed_int.h) from watch-list, transformed and packed as
+ * they came (on_event_locked). The memory of items is given back before
+ * the informer counts as synced (freeing 10,000 trees takes tens of
+ * milliseconds, which would otherwise delay the first events after the
+ * sync): packed strings one by one as they are stored (the store's
+ * records then reuse their room), trees all together at the end - freed
+ * one by one, they would leave holes that the records fill, the records
+ * would end up spread over the trees' pages, and the pages could not be
+ * given back to the system.
  */
 static void replace(reflector *r, json_t *items, const char *rv)
 {
     ctrl_informer *inf = r->inf;
     bool initial = !r->synced;
-    json_t *gone = ctrl__store_snapshot(inf->store, r->ns);
-    size_t i;
-    json_t *obj;
+    json_t *gone = ctrl__store_keys(inf->store, r->ns);
     char key[CTRL__KEY_MAX];
-    json_array_foreach(items, i, obj)
-    {
-        transform(inf, obj);
-        if (ctrl__store_key(obj, key, sizeof key) < 0)
-            continue;
-        if (gone)
-            json_object_del(gone, key);
-        dispatch_upsert(inf, key, obj, initial, true);
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *item = json_array_get(items, i);
+        bool packed = json_is_string(item);
+        json_t *obj = packed ? ctrl__unpack(json_string_value(item), json_string_length(item))
+                             : json_incref(item);
+        if (packed)
+            json_array_set_new(items, i, json_null());
+        if (!obj)
+            continue; /* out of memory */
+        if (!packed)
+            transform(inf, obj);
+        if (ctrl__store_key(obj, key, sizeof key) == 0) {
+            if (gone)
+                json_object_del(gone, key);
+            dispatch_upsert(inf, key, obj, initial, true);
+        }
+        json_decref(obj);
     }
+    json_array_clear(items);
     const char *k;
-    json_t *last;
-    json_object_foreach(gone, k, last)
+    json_t *null;
+    json_object_foreach(gone, k, null)
     {
         dispatch_delete(inf, k, NULL, true);
     }
@@ -378,7 +389,7 @@ typedef struct watch_ctx {
     reflector *r;
     bool initial_phase; /* watch-list: gathering the initial events */
     bool initial_done;  /* watch-list: the initial-events-end bookmark came */
-    json_t *initial;    /* key -> object while gathering */
+    json_t *initial;    /* key -> packed object while gathering (see replace) */
     unsigned long events;
     bool opened; /* the server accepted the watch (io_wait(true) was called) */
 } watch_ctx;
@@ -421,10 +432,17 @@ static int on_event_locked(const ctrl_watch_event *ev, watch_ctx *wc)
             break;
         if (wc->initial_phase) {
             hook_before(inf, key);
-            if (ev->type == CTRL_WATCH_DELETED)
+            json_t *packed = NULL;
+            if (ev->type == CTRL_WATCH_DELETED) {
                 json_object_del(wc->initial, key);
-            else
-                json_object_set_nocheck(wc->initial, key, obj);
+            } else {
+                /* Packed at once: a tree per object until the end of the
+                 * initial events would cost ~5 KB each meanwhile, and leave
+                 * the heap fragmented under the store's records. */
+                transform(inf, obj);
+                if (ctrl__pack_string(obj, NULL, 0, &packed) == 0)
+                    json_object_set_new_nocheck(wc->initial, key, packed);
+            }
             hook_after(inf, key);
             break;
         }
@@ -626,18 +644,14 @@ out:
 
 /* ---- resync ---- */
 
+/* Keys, then one object at a time: the store is never unpacked whole. */
 static void resync(ctrl_informer *inf)
 {
-    json_t *all = NULL;
-    if (ctrl__store_list(inf->store, NULL, NULL, &all) < 0)
-        return;
-    size_t i;
-    json_t *obj;
-    char key[CTRL__KEY_MAX];
-    json_array_foreach(all, i, obj)
+    json_t *all = ctrl__store_keys(inf->store, NULL);
+    const char *key;
+    json_t *null;
+    json_object_foreach(all, key, null)
     {
-        if (ctrl__store_key(obj, key, sizeof key) < 0)
-            continue;
         hook_before(inf, key);
         pthread_mutex_lock(&inf->dispatch_mu);
         json_t *cur = NULL;
@@ -829,18 +843,19 @@ int ctrl_informer_add_handler(ctrl_informer *inf, const ctrl_event_handler *h)
         inf->caph = cap;
     }
     inf->handlers[inf->nh++] = *h;
-    /* A late handler first hears of what is already cached. */
+    /* A late handler first hears of what is already cached (dispatch_mu
+     * keeps the store as it is; one object unpacked at a time). */
     json_t *all = NULL;
     if (h->on_add && ctrl__store_len(inf->store) > 0 &&
-        ctrl__store_list(inf->store, NULL, NULL, &all) == 0) {
-        size_t i;
-        json_t *obj;
-        char key[CTRL__KEY_MAX];
-        json_array_foreach(all, i, obj)
+        (all = ctrl__store_keys(inf->store, NULL))) {
+        const char *key;
+        json_t *null;
+        json_object_foreach(all, key, null)
         {
-            if (ctrl__store_key(obj, key, sizeof key) < 0)
-                continue;
-            h->on_add(obj, true, h->user);
+            json_t *obj = NULL;
+            if (ctrl__store_get(inf->store, key, &obj) == 0)
+                h->on_add(obj, true, h->user);
+            json_decref(obj);
         }
         json_decref(all);
     }

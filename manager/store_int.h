@@ -4,11 +4,12 @@
  * Objects are keyed "namespace/name" ("name" for cluster-scoped objects),
  * as client-go's MetaNamespaceKeyFunc. Every object is also filed in the
  * built-in "namespace" index and in every index added with
- * ctrl__store_add_index. Stored objects are shared, read-only jansson
- * values: readers get new references (json_incref) and must not modify them.
+ * ctrl__store_add_index. Objects are kept packed (packed.c; store.c
+ * says why): writers hand in json_t objects that the store does not keep,
+ * and readers get new json_t objects of their own, unpacked.
  *
  * Threads: one writer at a time (the informer serialises its writers);
- * readers (get, list, by_index, snapshot, len) from any thread at once. A
+ * readers (get, has_rv, list, by_index, keys, len) from any thread at once. A
  * writer-preferring rwlock protects everything; index functions run with it
  * held for writing and must not call back into the store.
  *
@@ -46,31 +47,43 @@ void ctrl__store_free(ctrl__store *s);
 /*
  * Writers (one thread at a time).
  *
- * put: store obj (a reference is taken; the caller keeps its own) under
- * key; *old (may be NULL) receives the object it replaced as a new
- * reference, or NULL. remove: drop key; *old as for put (NULL when absent).
+ * put: store a copy of obj (a JSON object; borrowed, not kept) under key,
+ * which must be ctrl__store_key(obj); *old (may be NULL) receives the
+ * object it replaced (new, the caller's), or NULL. CTRL_ERR_ARG when obj
+ * cannot be written as JSON (not an object, a string that is not UTF-8);
+ * CTRL_ERR_NOMEM. On error the store and *old are unchanged.
+ * remove: drop key; *old as for put (NULL when absent); CTRL_ERR_NOMEM
+ * (only when *old or an index needs the object) leaves the key stored.
  */
-int ctrl__store_put(ctrl__store *s, const char *key, json_t *obj, json_t **old);
+int ctrl__store_put(ctrl__store *s, const char *key, const json_t *obj, json_t **old);
 int ctrl__store_remove(ctrl__store *s, const char *key, json_t **old);
 
 /* Add an index and file every stored object in it (CTRL_ERR_ARG if the
- * name is taken). fn is called with the store locked. Any thread. */
+ * name is taken). fn is called with the store locked, on objects unpacked
+ * for it (every stored object here). Any thread. */
 int ctrl__store_add_index(ctrl__store *s, const char *name, ctrl_index_fn fn, void *user);
 
 /*
  * Readers (any thread).
  *
- * get: *out a new reference, or CTRL_ERR_NOT_FOUND.
+ * Every object handed out is new and the caller's own: changing it changes
+ * nothing in the store. CTRL_ERR_NOMEM from all but len and has_rv.
+ *
+ * get: *out the object under key, or CTRL_ERR_NOT_FOUND.
+ * has_rv: true when key is stored with resourceVersion rv (a non-empty
+ * string); nothing is unpacked.
  * list: a new array of the objects in ns (NULL = all) that sel matches
  * (NULL = all), sorted by namespace then name.
  * by_index: a new array of the objects filed under value in index name,
  * sorted as list (CTRL_ERR_ARG for an unknown index).
- * snapshot: a new JSON object key -> object of everything in ns (NULL = all).
+ * keys: a new JSON object whose keys are the keys stored in ns (NULL =
+ * all), in list's order, every value null; NULL when out of memory.
  */
 int ctrl__store_get(ctrl__store *s, const char *key, json_t **out);
+bool ctrl__store_has_rv(ctrl__store *s, const char *key, const char *rv);
 int ctrl__store_list(ctrl__store *s, const char *ns, const ctrl__selector *sel, json_t **out);
 int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, json_t **out);
-json_t *ctrl__store_snapshot(ctrl__store *s, const char *ns);
+json_t *ctrl__store_keys(ctrl__store *s, const char *ns);
 size_t ctrl__store_len(ctrl__store *s);
 
 /* Parse a label selector ("" or NULL selects everything): *out a new

@@ -14,9 +14,12 @@
  * and "configmaps" are two), created on first use with the first caller's
  * options, and starts them with ctrl_cache_start.
  *
- * Objects handed out are read-only shared references (json_incref'd): never
- * modify them; json_deep_copy to change one. They stay valid as long as the
- * caller holds the reference.
+ * The cache keeps every object in a compact packed form (about a quarter
+ * of a jansson tree) and builds a json_t for each read: objects handed out
+ * by get, list and by_index are new and the caller's own - change them
+ * freely, json_decref them when done; they never change with the cache.
+ * A read costs about 1-3 us per KB of object. Objects passed to handlers
+ * are borrowed for the call: read-only; json_deep_copy to keep one.
  *
  * Threads: each informer runs one thread (list/watch and handler dispatch);
  * a namespaced kind in a cache scoped to N namespaces runs one per
@@ -44,7 +47,9 @@ extern "C" {
 typedef struct ctrl_cache ctrl_cache;
 typedef struct ctrl_informer ctrl_informer;
 
-/* Drop fields before storing (memory): modify obj in place. Any informer thread. */
+/* Drop fields before storing (memory): modify obj in place. Called once per
+ * object received, before it is stored or handed to handlers. Any informer
+ * thread. */
 typedef void (*ctrl_transform_fn)(json_t *obj, void *user);
 
 /* Per-kind scoping. Zero-initialise. */
@@ -116,26 +121,31 @@ int ctrl_informer_wait_for_sync(ctrl_informer *inf, int64_t timeout_ns);
 /* The last resourceVersion the informer has seen ("" before the first list). */
 void ctrl_informer_last_rv(ctrl_informer *inf, char *buf, size_t len);
 
-/* A cached object: *out is a new read-only reference. CTRL_ERR_NOT_FOUND. */
+/* A cached object: *out is a new object of the caller's own.
+ * CTRL_ERR_NOT_FOUND; CTRL_ERR_NOMEM. */
 int ctrl_informer_get(ctrl_informer *inf, const char *ns, const char *name, json_t **out);
 
 /* Cached objects in (namespace, name) order, in ns (NULL = all), matching
  * label_selector (NULL = all; CTRL_ERR_ARG if malformed): *out is a new array
- * of read-only references. */
+ * of new objects, all the caller's own. */
 int ctrl_informer_list(ctrl_informer *inf, const char *ns, const char *label_selector,
                        json_t **out);
 
 /* Index functions return the index values of an object as a new JSON array
  * of strings (or NULL for none). Called on informer threads (and by
  * ctrl_informer_add_index for the objects already cached) with the store
- * locked: they must be pure and must not call back into the informer. The
- * index "namespace" is built in. */
+ * locked: they must be pure (an object's old values are computed again
+ * from the old object when it changes) and must not call back into the
+ * informer. The index "namespace" is built in. */
 typedef json_t *(*ctrl_index_fn)(const json_t *obj, void *user);
 
-/* Add an index (before start, or at any time: it is built from the store). */
+/* Add an index (before start, or at any time: it is built from the store,
+ * every cached object unpacked for it with the store locked - ~1-3 ms per
+ * 1,000 objects). */
 int ctrl_informer_add_index(ctrl_informer *inf, const char *name, ctrl_index_fn fn, void *user);
 /* Objects whose index name has value, sorted as ctrl_informer_list; *out a
- * new array of read-only references. CTRL_ERR_ARG for an unknown index. */
+ * new array of new objects, the caller's own. CTRL_ERR_ARG for an unknown
+ * index. */
 int ctrl_informer_by_index(ctrl_informer *inf, const char *name, const char *value,
                            json_t **out);
 

@@ -4,8 +4,9 @@
  * relist after compaction with final-state-unknown deletes, 410 on the
  * relist too, backoff and Retry-After on a recording clock, watch-list and
  * its fallback, bookmarks, namespace and label scoping, transform, indexes,
- * label-selector reads, resync on a fake clock, hooks, late handlers and
- * shared read-only references.
+ * label-selector reads, resync on a fake clock, hooks, late handlers,
+ * reads that are copies of the caller's own, the objects handed to update
+ * and delete handlers, and the store's packed form (round trips).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -18,6 +19,9 @@
 #include "ctrl/cache.h"
 #include "ctrl/client.h"
 #include "fakeapi/fakeapi.h"
+
+/* The store's packed form is tested here, with the cache that uses it. */
+#include "../../../manager/packed_int.h"
 
 static fakeapi_server *api;
 static ctrl_client *client;
@@ -148,11 +152,12 @@ static unsigned long stat_of(ctrl_informer *inf, char which)
     return which == 'l' ? s.lists : which == 'w' ? s.watches : s.objects;
 }
 
-/* True once the cache holds another object than was under ns/name. */
+/* True once the cache holds another version than was under ns/name. */
 static bool replaced(ctrl_informer *inf, const char *ns, const char *name, const json_t *was)
 {
     json_t *c = NULL;
-    bool changed = ctrl_informer_get(inf, ns, name, &c) == 0 && c != was;
+    bool changed = ctrl_informer_get(inf, ns, name, &c) == 0 &&
+                   strcmp(meta(c, "resourceVersion"), meta(was, "resourceVersion")) != 0;
     json_decref(c);
     return changed;
 }
@@ -833,16 +838,17 @@ static void drop_managed(json_t *obj, void *user)
     __atomic_add_fetch((int *)user, 1, __ATOMIC_SEQ_CST);
 }
 
-Test(cache, transform_drops_managed_fields)
+static void transform_drops_managed_fields(bool no_watch_list)
 {
     const char *mf = "\"managedFields\":[{\"manager\":\"test\",\"operation\":\"Update\","
                      "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{}}]";
     apply_json("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"namespace\":"
                "\"default\",\"name\":\"m1\",%s},\"data\":{\"a\":\"b\"}}",
                mf);
+    transformed = 0;
     ctrl_informer *inf = cm_informer(
-        NULL, &(ctrl_informer_options){.transform = drop_managed, .transform_user = &transformed},
-        NULL);
+        &(ctrl_cache_options){.no_watch_list = no_watch_list},
+        &(ctrl_informer_options){.transform = drop_managed, .transform_user = &transformed}, NULL);
     cr_assert_eq(ctrl_cache_start(cache), 0);
     cr_assert_eq(ctrl_cache_wait_for_sync(cache, 10 * CTRL_SECOND), 0);
     apply_json("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"namespace\":"
@@ -864,7 +870,17 @@ Test(cache, transform_drops_managed_fields)
         cr_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "data"), "a")), "b");
         json_decref(o);
     }
-    cr_assert_eq(__atomic_load_n(&transformed, __ATOMIC_SEQ_CST), 2);
+    cr_assert_eq(__atomic_load_n(&transformed, __ATOMIC_SEQ_CST), 2, "once per object");
+}
+
+Test(cache, transform_drops_managed_fields)
+{
+    transform_drops_managed_fields(false); /* m1 from watch-list's initial events */
+}
+
+Test(cache, transform_drops_managed_fields_list)
+{
+    transform_drops_managed_fields(true); /* m1 from a LIST */
 }
 
 static json_t *by_owner(const json_t *obj, void *user)
@@ -897,6 +913,18 @@ static size_t count_by(ctrl_informer *inf, const char *index, const char *value)
     return n;
 }
 
+/* The first character of the cached ns/name's data.v ('-' when absent). */
+static char data_v(ctrl_informer *inf, const char *ns, const char *name)
+{
+    json_t *o = NULL;
+    if (ctrl_informer_get(inf, ns, name, &o) != 0)
+        return '-';
+    const char *v = json_string_value(json_object_get(json_object_get(o, "data"), "v"));
+    char c = v ? v[0] : '-';
+    json_decref(o);
+    return c;
+}
+
 Test(cache, indexes)
 {
     put_ns("ns-a");
@@ -926,6 +954,17 @@ Test(cache, indexes)
     put_cm("default", "c2", "\"owner\":\"alice\"", "2");
     WAIT_FOR(count_by(inf, "owner", "alice") == 3, 5000);
     cr_assert_eq(count_by(inf, "owner", "bob"), 0);
+    cr_assert_eq(ctrl_informer_by_index(inf, "owner", "alice", &arr), 0);
+    cr_assert_str_eq(meta(json_array_get(arr, 1), "name"), "c2");
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(json_array_get(arr, 1), "data"), "v")),
+        "2", "the index hands out the object as updated");
+    json_decref(arr);
+    /* An update with the same index values keeps the object filed once. */
+    put_cm("ns-a", "c3", "\"owner\":\"alice\"", "3");
+    WAIT_FOR(data_v(inf, "ns-a", "c3") == '3', 5000);
+    cr_assert_eq(count_by(inf, "owner", "alice"), 3);
+    cr_assert_eq(count_by(inf, "datakeys", "v"), 3);
     del_cm("default", "c1");
     WAIT_FOR(count_by(inf, "owner", "alice") == 2, 5000);
     cr_assert_eq(count_by(inf, "namespace", "default"), 1);
@@ -1092,37 +1131,210 @@ Test(cache, late_informer_and_timeout)
     ctrl_error_deinit(&err);
 }
 
-/* Objects handed out are the cache's own, shared: the same pointer for
- * every reader, and nothing else holds them once the cache is gone. */
-Test(cache, shared_read_only_refs)
+/* Reads are copies of the caller's own: a new object every time, equal to
+ * the server's, that the caller may change without changing the cache, and
+ * that outlives updates and the cache itself. */
+Test(cache, reads_are_copies)
 {
-    put_cm("default", "s1", NULL, "1");
+    put_cm("default", "s1", "\"app\":\"web\"", "1");
     ctrl_informer *inf = cm_informer(NULL, NULL, NULL);
     cr_assert_eq(ctrl_cache_start(cache), 0);
     cr_assert_eq(ctrl_cache_wait_for_sync(cache, 10 * CTRL_SECOND), 0);
-    json_t *a = NULL, *b = NULL, *all = NULL, *idx = NULL;
+    json_t *a = NULL, *b = NULL, *all = NULL, *idx = NULL, *server = NULL;
+    cr_assert_eq(fakeapi_get(api, "v1", "ConfigMap", "default", "s1", &server, NULL), 0);
     cr_assert_eq(ctrl_informer_get(inf, "default", "s1", &a), 0);
     cr_assert_eq(ctrl_informer_get(inf, "default", "s1", &b), 0);
-    cr_assert_eq(a, b);
+    cr_assert_neq(a, b);
+    cr_assert_eq(a->refcount, 1, "the caller's own");
+    cr_assert(json_equal(a, server), "the cached object is the server's");
+    cr_assert(json_equal(a, b));
     cr_assert_eq(ctrl_informer_list(inf, NULL, NULL, &all), 0);
-    cr_assert_eq(json_array_get(all, 0), a);
     cr_assert_eq(ctrl_informer_by_index(inf, "namespace", "default", &idx), 0);
-    cr_assert_eq(json_array_get(idx, 0), a);
-    /* store + namespace index + a, b, all, idx (the watch's own reference
-     * to the event it parsed goes away just after sync: wait for it) */
-    WAIT_FOR(__atomic_load_n(&a->refcount, __ATOMIC_SEQ_CST) == 6, 2000);
+    cr_assert_neq(json_array_get(all, 0), a);
+    cr_assert_neq(json_array_get(idx, 0), a);
+    cr_assert(json_equal(json_array_get(all, 0), a));
+    cr_assert(json_equal(json_array_get(idx, 0), a));
+    /* Changing copies changes nothing in the cache. */
+    json_object_set_new(json_object_get(a, "data"), "v", json_string("changed"));
+    json_object_del(json_object_get(a, "metadata"), "labels");
+    json_object_clear(json_array_get(all, 0));
+    json_object_clear(json_array_get(idx, 0));
     json_decref(b);
+    cr_assert_eq(ctrl_informer_get(inf, "default", "s1", &b), 0);
+    cr_assert(json_equal(b, server));
+    json_decref(all);
+    cr_assert_eq(ctrl_informer_list(inf, NULL, "app=web", &all), 0);
+    cr_assert_eq(json_array_size(all), 1);
+    cr_assert(json_equal(json_array_get(all, 0), server));
     json_decref(all);
     json_decref(idx);
-    /* An update replaces the object: ours stays valid and unchanged. */
-    put_cm("default", "s1", NULL, "2");
-    WAIT_FOR(replaced(inf, "default", "s1", a), 5000);
-    cr_assert_eq(a->refcount, 1);
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(a, "data"), "v")), "1");
-    cr_assert_eq(ctrl_informer_get(inf, "default", "s1", &b), 0);
+    /* An update: the copy read before stays as it was. */
+    put_cm("default", "s1", "\"app\":\"web\"", "2");
+    WAIT_FOR(replaced(inf, "default", "s1", b), 5000);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "data"), "v")), "1");
     ctrl_cache_free(cache);
     cache = NULL;
     cr_assert_eq(b->refcount, 1, "the freed cache keeps no reference");
+    cr_assert_str_eq(meta(b, "name"), "s1");
     json_decref(a);
     json_decref(b);
+    json_decref(server);
+}
+
+/* What update and delete handlers get, kept (deep copies) past the call. */
+typedef struct kept {
+    pthread_mutex_t mu;
+    json_t *upd_old, *upd_new, *del;
+} kept;
+
+static void keep_update(const json_t *old, const json_t *obj, void *user)
+{
+    kept *k = user;
+    pthread_mutex_lock(&k->mu);
+    if (!k->upd_old) {
+        k->upd_old = json_deep_copy(old);
+        k->upd_new = json_deep_copy(obj);
+    }
+    pthread_mutex_unlock(&k->mu);
+}
+
+static void keep_delete(const json_t *obj, bool unknown, void *user)
+{
+    kept *k = user;
+    pthread_mutex_lock(&k->mu);
+    if (!k->del && !unknown)
+        k->del = json_deep_copy(obj);
+    pthread_mutex_unlock(&k->mu);
+}
+
+static bool kept_has(kept *k, json_t **which)
+{
+    pthread_mutex_lock(&k->mu);
+    bool has = *which != NULL;
+    pthread_mutex_unlock(&k->mu);
+    return has;
+}
+
+static const char *data_str(const json_t *o)
+{
+    return json_string_value(json_object_get(json_object_get(o, "data"), "v"));
+}
+
+static const char *label_str(const json_t *o, const char *k)
+{
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), k));
+}
+
+static json_t *by_app(const json_t *obj, void *user)
+{
+    const char *a = label_str(obj, "app");
+    return a ? json_pack("[s]", a) : NULL;
+}
+
+/* An update hands handlers the object as cached before and as it is now;
+ * a delete the object as deleted. Indexes and selectors follow. */
+Test(cache, update_and_delete_handlers_get_old_and_new)
+{
+    put_cm("default", "h1", "\"app\":\"web\"", "1");
+    static kept k = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ctrl_informer *inf = cm_informer(NULL, NULL, NULL);
+    cr_assert_eq(ctrl_informer_add_index(inf, "app", by_app, NULL), 0);
+    ctrl_event_handler h = {.on_update = keep_update, .on_delete = keep_delete, .user = &k};
+    cr_assert_eq(ctrl_informer_add_handler(inf, &h), 0);
+    cr_assert_eq(ctrl_cache_start(cache), 0);
+    cr_assert_eq(ctrl_cache_wait_for_sync(cache, 10 * CTRL_SECOND), 0);
+    json_t *before = NULL, *now = NULL;
+    cr_assert_eq(ctrl_informer_get(inf, "default", "h1", &before), 0);
+    put_cm("default", "h1", "\"app\":\"db\"", "2");
+    WAIT_FOR(kept_has(&k, &k.upd_old), 5000);
+    pthread_mutex_lock(&k.mu);
+    cr_assert(json_equal(k.upd_old, before), "old is the object as it was cached");
+    cr_assert_str_eq(data_str(k.upd_new), "2");
+    cr_assert_str_eq(label_str(k.upd_new, "app"), "db");
+    cr_assert_str_neq(meta(k.upd_new, "resourceVersion"), meta(k.upd_old, "resourceVersion"));
+    cr_assert_eq(ctrl_informer_get(inf, "default", "h1", &now), 0);
+    cr_assert(json_equal(now, k.upd_new), "new is what the cache now holds");
+    pthread_mutex_unlock(&k.mu);
+    cr_assert_eq(count_by(inf, "app", "web"), 0);
+    cr_assert_eq(count_by(inf, "app", "db"), 1);
+    cr_assert_eq(list_n(inf, NULL, "app=web"), 0);
+    cr_assert_eq(list_n(inf, NULL, "app=db"), 1);
+    del_cm("default", "h1");
+    WAIT_FOR(kept_has(&k, &k.del), 5000);
+    cr_assert_str_eq(data_str(k.del), "2");
+    cr_assert_str_eq(meta(k.del, "name"), "h1");
+    cr_assert_eq(count_by(inf, "app", "db"), 0);
+    cr_assert_eq(list_n(inf, NULL, "app=db"), 0);
+    cr_assert_eq(list_n(inf, NULL, NULL), 0);
+    json_decref(before);
+    json_decref(now);
+    json_decref(k.upd_old);
+    json_decref(k.upd_new);
+    json_decref(k.del);
+}
+
+/* The store's packed form gives back what it was given: types, key order,
+ * exact numbers, strings with NULs; and refuses what is cut or too deep. */
+Test(cache_custom, packed_round_trip)
+{
+    const char *docs[] = {
+        "{}",
+        "[]",
+        "{\"a\":{\"b\":[1,-1,0,127,128,-64,-65,9223372036854775807,-9223372036854775808,0.1,"
+        "1e300,-2.5e-300,true,false,null,\"\",\"h\\u00e9llo \\u2713\",[[{}]]]}}",
+        "{\"z\":1,\"a\":2,\"m\":{\"y\":[],\"x\":{},\"\":\"empty key\"}}",
+        "{\"nul\":\"a\\u0000b\"}",
+    };
+    for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
+        json_error_t e;
+        json_t *v = json_loads(docs[d], JSON_ALLOW_NUL, &e);
+        cr_assert_not_null(v, "%s: %s", docs[d], e.text);
+        size_t n = ctrl__pack(v, NULL, 0);
+        cr_assert_gt(n, 0);
+        char *buf = malloc(n + 1);
+        cr_assert_eq(ctrl__pack(v, buf, n), n);
+        json_t *back = ctrl__unpack(buf, n);
+        cr_assert(json_equal(v, back), "%s", docs[d]);
+        char *t1 = json_dumps(v, JSON_COMPACT), *t2 = json_dumps(back, JSON_COMPACT);
+        cr_assert_str_eq(t1, t2, "same text: same order and numbers");
+        free(t1);
+        free(t2);
+        for (size_t cut = 0; cut < n; cut++)
+            cr_assert_null(ctrl__unpack(buf, cut), "%s cut at %zu", docs[d], cut);
+        buf[n] = 'n';
+        cr_assert_null(ctrl__unpack(buf, n + 1), "a trailing value");
+        json_t *s = NULL;
+        cr_assert_eq(ctrl__pack_string(v, "head", 4, &s), 0);
+        cr_assert_eq(json_string_length(s), n + 4);
+        cr_assert_eq(memcmp(json_string_value(s), "head", 4), 0);
+        cr_assert_eq(memcmp(json_string_value(s) + 4, buf, n), 0);
+        json_decref(s);
+        free(buf);
+        json_decref(back);
+        json_decref(v);
+    }
+    json_t *nul = json_loads(docs[4], JSON_ALLOW_NUL, NULL);
+    char buf[64];
+    size_t n = ctrl__pack(nul, buf, sizeof buf);
+    json_t *back = ctrl__unpack(buf, n);
+    cr_assert_eq(json_string_length(json_object_get(back, "nul")), 3);
+    json_decref(back);
+    json_decref(nul);
+    /* Too deep to pack; garbage and absurd counts refused. */
+    json_t *deep = json_array(), *in = deep;
+    for (int i = 0; i < CTRL__PACK_MAX_DEPTH + 5; i++) {
+        json_t *next = json_array();
+        json_array_append_new(in, next);
+        in = next;
+    }
+    json_t *s = NULL;
+    cr_assert_eq(ctrl__pack(deep, NULL, 0), 0);
+    cr_assert_eq(ctrl__pack_string(deep, NULL, 0, &s), CTRL_ERR_ARG);
+    cr_assert_null(s);
+    json_decref(deep);
+    cr_assert_null(ctrl__unpack("x", 1));
+    cr_assert_null(ctrl__unpack("", 0));
+    cr_assert_null(ctrl__unpack("o\xff\xff\xff\xff\x0f", 6));
+    cr_assert_null(ctrl__unpack("s\005abc", 5)); /* a 5-byte string, 3 there */
 }
