@@ -19,6 +19,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jsonpath.h"
+#include "timefmt.h"
+
 #define NS_PER_SEC INT64_C(1000000000)
 #define MAX_CELL 4096 /* longest joined cell text (images, ports, ...) */
 
@@ -116,121 +119,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* ---- time ----------------------------------------------------------------------- */
+/* ---- time cells ---------------------------------------------------------------- */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static bool digits(const char *s, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-int fakeapi__parse_time(const char *s, int64_t *ns)
-{
-    int y, mo, d, h, mi, sec;
-    if (!s || strlen(s) < 20 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) ||
-        s[7] != '-' || !digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-        !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
-        !digits(s + 17, 2, &sec))
-        return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return -1;
-    const char *p = s + 19;
-    int64_t frac = 0;
-    if (*p == '.') {
-        int64_t scale = NS_PER_SEC / 10;
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        for (; isdigit((unsigned char)*p); p++, scale /= 10)
-            frac += (*p - '0') * scale;
-    }
-    int64_t offset = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int oh, om;
-        if (!digits(p + 1, 2, &oh) || p[3] != ':' || !digits(p + 4, 2, &om))
-            return -1;
-        offset = (oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
-        p += 6;
-    } else {
-        return -1;
-    }
-    if (*p)
-        return -1;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
-    *ns = secs * NS_PER_SEC + frac;
-    return 0;
-}
-
-void fakeapi__human_duration(int64_t d, char *buf, size_t len)
-{
-    /* Same thresholds as apimachinery's duration.HumanDuration (~2-3 significant figures). */
-    int64_t seconds = d / NS_PER_SEC;
-    if (seconds < -1) {
-        snprintf(buf, len, "<invalid>");
-        return;
-    }
-    if (seconds < 0) {
-        snprintf(buf, len, "0s");
-        return;
-    }
-    if (seconds < 60 * 2) {
-        snprintf(buf, len, "%" PRId64 "s", seconds);
-        return;
-    }
-    int64_t minutes = seconds / 60;
-    int64_t hours = seconds / 3600;
-    int64_t days = hours / 24;
-    if (minutes < 10) {
-        if (seconds % 60 == 0)
-            snprintf(buf, len, "%" PRId64 "m", minutes);
-        else
-            snprintf(buf, len, "%" PRId64 "m%" PRId64 "s", minutes, seconds % 60);
-    } else if (minutes < 60 * 3) {
-        snprintf(buf, len, "%" PRId64 "m", minutes);
-    } else if (hours < 8) {
-        if (minutes % 60 == 0)
-            snprintf(buf, len, "%" PRId64 "h", hours);
-        else
-            snprintf(buf, len, "%" PRId64 "h%" PRId64 "m", hours, minutes % 60);
-    } else if (hours < 48) {
-        snprintf(buf, len, "%" PRId64 "h", hours);
-    } else if (hours < 24 * 8) {
-        if (hours % 24 == 0)
-            snprintf(buf, len, "%" PRId64 "d", days);
-        else
-            snprintf(buf, len, "%" PRId64 "d%" PRId64 "h", days, hours % 24);
-    } else if (hours < 24 * 365 * 2) {
-        snprintf(buf, len, "%" PRId64 "d", days);
-    } else if (hours < 24 * 365 * 8) {
-        if (days % 365 == 0)
-            snprintf(buf, len, "%" PRId64 "y", days / 365);
-        else
-            snprintf(buf, len, "%" PRId64 "y%" PRId64 "d", days / 365, days % 365);
-    } else {
-        snprintf(buf, len, "%" PRId64 "y", days / 365);
-    }
-}
-
-/* The age of a timestamp string at now_ns; "<unknown>" when absent, "<invalid>" if bad. */
 static json_t *since_cell(const char *ts, int64_t now_ns, const char *absent)
 {
     char buf[32];
@@ -248,110 +138,7 @@ static json_t *age_cell(const json_t *obj, int64_t now_ns)
     return since_cell(dig_str(obj, "metadata.creationTimestamp"), now_ns, "<unknown>");
 }
 
-/* ---- JSONPath subset ------------------------------------------------------------- */
-
-#define JSONPATH_MAX_DEPTH 32
-
-/*
- * Collect into out (as new references) every value path selects in node.
- * Supported: ".a.b", ".a[0].b", ".a[-1]", ".a[*].b", ".a.*", "['x.y']",
- * backslash-escaped dots in names ("app\.kubernetes\.io"), an optional
- * leading '$' and surrounding '{}'. Anything else selects nothing.
- */
-static void jp_eval(const json_t *node, const char *p, json_t *out, int depth)
-{
-    if (!node || depth > JSONPATH_MAX_DEPTH)
-        return;
-    if (!*p) {
-        json_array_append(out, (json_t *)node);
-        return;
-    }
-    char key[256];
-    size_t k = 0;
-    if (*p == '.') {
-        p++;
-        if (*p == '*' || *p == '[' || !*p) {
-            if (*p == '*')
-                p++;
-            else if (*p)
-                goto bracket; /* "..[" is not supported; "a.[0]" tolerated */
-            goto wildcard;
-        }
-        while (*p && *p != '.' && *p != '[' && k + 1 < sizeof key) {
-            if (*p == '\\' && p[1])
-                p++;
-            key[k++] = *p++;
-        }
-        key[k] = '\0';
-        jp_eval(json_object_get(node, key), p, out, depth + 1);
-        return;
-    }
-    if (*p != '[')
-        return;
-bracket:
-    p++;
-    if (*p == '*' && p[1] == ']') {
-        p += 2;
-        goto wildcard;
-    }
-    if (*p == '\'' || *p == '"') {
-        char q = *p++;
-        while (*p && *p != q && k + 1 < sizeof key)
-            key[k++] = *p++;
-        key[k] = '\0';
-        if (*p != q || p[1] != ']')
-            return;
-        jp_eval(json_object_get(node, key), p + 2, out, depth + 1);
-        return;
-    }
-    {
-        char *end;
-        long idx = strtol(p, &end, 10);
-        if (end == p || *end != ']' || !json_is_array(node))
-            return;
-        long n = (long)json_array_size(node);
-        if (idx < 0)
-            idx += n;
-        if (idx < 0 || idx >= n)
-            return;
-        jp_eval(json_array_get(node, (size_t)idx), end + 1, out, depth + 1);
-        return;
-    }
-wildcard:
-    if (json_is_array(node)) {
-        size_t i;
-        const json_t *v;
-        json_array_foreach(node, i, v) jp_eval(v, p, out, depth + 1);
-    } else if (json_is_object(node)) {
-        const char *kk;
-        const json_t *v;
-        json_object_foreach((json_t *)node, kk, v) jp_eval(v, p, out, depth + 1);
-    }
-}
-
-/* Results of path on obj as a new array (possibly empty); NULL only on ENOMEM. */
-static json_t *jsonpath(const json_t *obj, const char *path)
-{
-    json_t *out = json_array();
-    if (!out || !path)
-        return out;
-    while (isspace((unsigned char)*path))
-        path++;
-    size_t n = strlen(path);
-    char buf[1024];
-    if (n >= sizeof buf)
-        return out;
-    memcpy(buf, path, n + 1);
-    if (buf[0] == '{' && n >= 2 && buf[n - 1] == '}') {
-        buf[n - 1] = '\0';
-        memmove(buf, buf + 1, n - 1);
-    }
-    const char *p = buf;
-    if (*p == '$')
-        p++;
-    jp_eval(obj, p, out, 0);
-    return out;
-}
+/* ---- CRD printer columns --------------------------------------------------------- */
 
 /* A JSON value as cell text: strings bare, others as compact JSON. */
 static void value_text(const json_t *v, cellbuf *b)
@@ -370,7 +157,7 @@ static void value_text(const json_t *v, cellbuf *b)
 static json_t *crd_cell(const json_t *obj, const json_t *col, int64_t now_ns)
 {
     const char *type = json_string_value(json_object_get(col, "type"));
-    json_t *res = jsonpath(obj, json_string_value(json_object_get(col, "jsonPath")));
+    json_t *res = fakeapi__jsonpath(obj, json_string_value(json_object_get(col, "jsonPath")));
     json_t *cell = NULL;
     const json_t *v = json_array_get(res, 0);
     if (!v || json_is_null(v)) {

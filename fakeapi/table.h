@@ -45,18 +45,4 @@ json_t *fakeapi__table_new(const fakeapi__resource *r, json_t *items, const char
  */
 bool fakeapi__table_wanted(const char *accept);
 
-/*
- * kubectl's human duration of ns nanoseconds ("45s", "3m20s", "5h", "2d4h",
- * "1y30d"; "0s" for a small negative skew, "<invalid>" below -1s), written
- * NUL-terminated into buf (>= 16 bytes is always enough).
- */
-void fakeapi__human_duration(int64_t ns, char *buf, size_t len);
-
-/*
- * An RFC 3339 timestamp ("2026-12-02T09:35:36Z", optional fraction and
- * numeric offset) as nanoseconds since the epoch. Returns 0, or -1 if s is
- * not one (*ns untouched).
- */
-int fakeapi__parse_time(const char *s, int64_t *ns);
-
 #endif

@@ -10,6 +10,7 @@
 #include "discovery.h"
 #include "registry.h"
 #include "table.h"
+#include "timefmt.h"
 
 /* ---- helpers --------------------------------------------------------------------- */
 
