@@ -20,6 +20,8 @@
  */
 #include "buggy.h"
 
+#include "ctrl/object.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,25 +39,12 @@ static variant fixed_variant = {.fixed = true, .default_name = "singleton-fixed"
 
 /* ---- helpers on objects ---- */
 
-static const char *meta_str(const json_t *obj, const char *field)
-{
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
-}
-
 /* Whether obj's controller owner is the Singleton of that uid. */
 static bool owned_by(const json_t *obj, const char *uid)
 {
-    size_t i;
-    const json_t *ref;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
-    {
-        const char *kind = json_string_value(json_object_get(ref, "kind"));
-        const char *ruid = json_string_value(json_object_get(ref, "uid"));
-        if (json_is_true(json_object_get(ref, "controller")) && kind &&
-            !strcmp(kind, EXAMPLE_SINGLETON_KIND) && ruid && !strcmp(ruid, uid))
-            return true;
-    }
-    return false;
+    const char *owner =
+        ctrl_obj_controller_uid(obj, EXAMPLE_SINGLETON_GROUP, EXAMPLE_SINGLETON_KIND);
+    return owner && !strcmp(owner, uid);
 }
 
 /* spec.data of s (borrowed), or NULL when absent. */
@@ -79,7 +68,7 @@ static bool data_equal(const json_t *cm, const json_t *want)
 /* A new ConfigMap for Singleton s (borrowed). */
 static json_t *configmap_for(const json_t *s, bool fixed)
 {
-    const char *name = meta_str(s, "name"), *ns = meta_str(s, "namespace");
+    const char *name = ctrl_obj_meta(s, "name"), *ns = ctrl_obj_meta(s, "namespace");
     const json_t *want = spec_data(s);
     char cname[320];
     snprintf(cname, sizeof cname, fixed ? "%s" CHILD_SUFFIX : "%s-", name);
@@ -188,12 +177,12 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         return ctrl_done(); /* gone: its ConfigMaps go with it (garbage collection) */
     if (rc < 0)
         return ctrl_err(rc);
-    const char *uid = meta_str(s, "uid");
+    const char *uid = ctrl_obj_meta(s, "uid");
     if (!uid) {
         res = ctrl_terminal(CTRL_ERR_ARG);
         goto out;
     }
-    if (json_object_get(json_object_get(s, "metadata"), "deletionTimestamp"))
+    if (ctrl_obj_deleting(s))
         goto out;
 
     rc = find_child(cm_inf, req, uid, v->fixed, &child);
@@ -222,11 +211,11 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
             res = ctrl_err(rc);
             goto out;
         } else {
-            snprintf(cm_name, sizeof cm_name, "%s", meta_str(created, "name"));
+            snprintf(cm_name, sizeof cm_name, "%s", ctrl_obj_meta(created, "name"));
             ctrl_log_info(ctx, "created configmap", "configmap", cm_name);
         }
     } else {
-        snprintf(cm_name, sizeof cm_name, "%s", meta_str(child, "name"));
+        snprintf(cm_name, sizeof cm_name, "%s", ctrl_obj_meta(child, "name"));
         if (!data_equal(child, want)) {
             rc = update_data(c, child, want);
             if (rc < 0) {

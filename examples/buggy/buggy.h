@@ -36,7 +36,8 @@
 extern "C" {
 #endif
 
-#define EXAMPLE_SINGLETON_API_VERSION "example.com/v1"
+#define EXAMPLE_SINGLETON_GROUP "example.com"
+#define EXAMPLE_SINGLETON_API_VERSION EXAMPLE_SINGLETON_GROUP "/v1"
 #define EXAMPLE_SINGLETON_KIND "Singleton"
 /* The label every ConfigMap of a Singleton carries, with the Singleton's name. */
 #define EXAMPLE_SINGLETON_LABEL "singleton"
