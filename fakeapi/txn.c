@@ -39,6 +39,161 @@ static int stage(fakeapi__txn *t, fakeapi__event *ev)
     return 0;
 }
 
+/*
+ * The text the store keeps: byte for byte what json_dumps(JSON_COMPACT)
+ * writes (members in insertion order, the same escapes), written straight
+ * into one buffer. jansson's own dumper decodes every string one UTF-8
+ * character at a time and hands each run to a callback: it was a quarter of
+ * the instructions of a create of a 1 KB configmap.
+ */
+typedef struct dump_buf {
+    char *p;
+    size_t len, cap; /* cap > len always leaves room for the final '\0' */
+    bool failed;
+} dump_buf;
+
+#define DUMP_MAX_BYTES ((size_t)1 << 30) /* far above any request body limit */
+#define DUMP_MAX_DEPTH 2048              /* jansson's parser nests no deeper */
+
+static void dump_put(dump_buf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (n >= b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 2048;
+        while (n >= cap - b->len && cap <= DUMP_MAX_BYTES)
+            cap *= 2;
+        char *p = cap <= DUMP_MAX_BYTES ? realloc(b->p, cap) : NULL;
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void dump_string(dump_buf *b, const char *s, size_t n)
+{
+    dump_put(b, "\"", 1);
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch != '"' && ch != '\\')
+            continue;
+        dump_put(b, s + from, i - from);
+        from = i + 1;
+        char esc[8];
+        switch (ch) {
+        case '"':
+            dump_put(b, "\\\"", 2);
+            break;
+        case '\\':
+            dump_put(b, "\\\\", 2);
+            break;
+        case '\b':
+            dump_put(b, "\\b", 2);
+            break;
+        case '\f':
+            dump_put(b, "\\f", 2);
+            break;
+        case '\n':
+            dump_put(b, "\\n", 2);
+            break;
+        case '\r':
+            dump_put(b, "\\r", 2);
+            break;
+        case '\t':
+            dump_put(b, "\\t", 2);
+            break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04X", ch);
+            dump_put(b, esc, 6);
+        }
+    }
+    dump_put(b, s + from, n - from);
+    dump_put(b, "\"", 1);
+}
+
+static void dump_value(dump_buf *b, const json_t *v, int depth)
+{
+    char num[32];
+    if (depth > DUMP_MAX_DEPTH) {
+        b->failed = true; /* or a loop, which json_dumps refuses too */
+        return;
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *m;
+        bool first = true;
+        dump_put(b, "{", 1);
+        json_object_foreach((json_t *)v, k, m)
+        {
+            if (!first)
+                dump_put(b, ",", 1);
+            first = false;
+            dump_string(b, k, strlen(k));
+            dump_put(b, ":", 1);
+            dump_value(b, m, depth + 1);
+        }
+        dump_put(b, "}", 1);
+        break;
+    }
+    case JSON_ARRAY:
+        dump_put(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                dump_put(b, ",", 1);
+            dump_value(b, json_array_get(v, i), depth + 1);
+        }
+        dump_put(b, "]", 1);
+        break;
+    case JSON_STRING:
+        dump_string(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        dump_put(b, num,
+                 (size_t)snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v)));
+        break;
+    case JSON_REAL: {
+        /* Rare in objects; jansson's formatting of doubles is its own. */
+        char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        if (t)
+            dump_put(b, t, strlen(t));
+        else
+            b->failed = true;
+        free(t);
+        break;
+    }
+    case JSON_TRUE:
+        dump_put(b, "true", 4);
+        break;
+    case JSON_FALSE:
+        dump_put(b, "false", 5);
+        break;
+    case JSON_NULL:
+        dump_put(b, "null", 4);
+        break;
+    }
+}
+
+/* obj as compact JSON text, malloc'ed, its length in *len; NULL if out of memory. */
+static char *dump_compact(const json_t *obj, size_t *len)
+{
+    dump_buf b = {0};
+    dump_value(&b, obj, 0);
+    if (b.failed || !b.p) {
+        free(b.p);
+        return NULL;
+    }
+    b.p[b.len] = '\0';
+    *len = b.len;
+    return b.p;
+}
+
 /* Write obj's new revision, serialise it, and record the event. */
 static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj, json_t *prev,
                        int type)
@@ -53,8 +208,9 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
     const char *name = fakeapi__meta_str(obj, "name");
     if (!res->namespaced)
         ns = "";
-    char *text = json_dumps(obj, JSON_COMPACT);
-    char *prev_text = prev ? json_dumps(prev, JSON_COMPACT) : NULL;
+    size_t len = 0, prev_len;
+    char *text = dump_compact(obj, &len);
+    char *prev_text = prev ? dump_compact(prev, &prev_len) : NULL;
     int rc = -1;
     if (!text || !name || (prev && !prev_text))
         goto out;
@@ -71,7 +227,8 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
         json_t *owners = fakeapi__owner_uids(obj);
         rc = fakeapi__store_put(s, res->store_key, ns, name, fakeapi__meta_str(obj, "uid"), rv,
                                 labels, text);
-        if (rc == 0)
+        /* A created object has no owner rows to replace (a delete drops them). */
+        if (rc == 0 && (type != FAKEAPI__EV_ADDED || json_array_size(owners)))
             rc = fakeapi__store_set_owners(s, res->store_key, ns, name, owners);
         free(labels);
         json_decref(owners);
@@ -81,8 +238,7 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
     }
     if (fakeapi__store_add_event(s, rv, type, res->store_key, ns, name, text, prev_text) < 0)
         goto out;
-    rc = stage(
-        t, fakeapi__event_new(rv, type, res->store_key, ns, name, text, strlen(text), obj, prev));
+    rc = stage(t, fakeapi__event_new(rv, type, res->store_key, ns, name, text, len, obj, prev));
 out:
     free(text);
     free(prev_text);
