@@ -77,6 +77,7 @@ static void dump_put(dump_buf *b, const char *s, size_t n)
 
 static void dump_string(dump_buf *b, const char *s, size_t n)
 {
+    static const char plain[] = "\"\\\b\f\n\r\t", escaped[] = "\"\\bfnrt";
     dump_put(b, "\"", 1);
     size_t from = 0;
     for (size_t i = 0; i < n; i++) {
@@ -86,32 +87,12 @@ static void dump_string(dump_buf *b, const char *s, size_t n)
         dump_put(b, s + from, i - from);
         from = i + 1;
         char esc[8];
-        switch (ch) {
-        case '"':
-            dump_put(b, "\\\"", 2);
-            break;
-        case '\\':
-            dump_put(b, "\\\\", 2);
-            break;
-        case '\b':
-            dump_put(b, "\\b", 2);
-            break;
-        case '\f':
-            dump_put(b, "\\f", 2);
-            break;
-        case '\n':
-            dump_put(b, "\\n", 2);
-            break;
-        case '\r':
-            dump_put(b, "\\r", 2);
-            break;
-        case '\t':
-            dump_put(b, "\\t", 2);
-            break;
-        default:
+        const char *p = ch ? memchr(plain, ch, sizeof plain - 1) : NULL;
+        if (p)
+            snprintf(esc, sizeof esc, "\\%c", escaped[p - plain]);
+        else
             snprintf(esc, sizeof esc, "\\u%04X", ch);
-            dump_put(b, esc, 6);
-        }
+        dump_put(b, esc, strlen(esc));
     }
     dump_put(b, s + from, n - from);
     dump_put(b, "\"", 1);

@@ -387,3 +387,39 @@ Test(inprocess, seed_makes_uids_reproducible)
     }
     cr_assert_str_eq(uids[0], uids[1]);
 }
+
+/* The store keeps its own JSON text of each object: escapes, UTF-8,
+ * numbers and literals come back as they were sent, in order. */
+Test(inprocess, stored_text_round_trips)
+{
+    const char *body =
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"odd\","
+        "\"annotations\":{\"q\":\"say \\\"hi\\\" \\\\ back/slash\"}},"
+        "\"data\":{\"ctl\":\"a\\nb\\tc\\r\\b\\f\\u0001\\u001f\\u007f\","
+        "\"utf8\":\"\\u00e9\\u2028\\ud83d\\ude00\",\"\":\"empty key\"},"
+        "\"x\":{\"z\":1.5,\"a\":-9223372036854775808,\"t\":true,\"f\":false,\"n\":null,"
+        "\"arr\":[[],{},0.1,1e300]}}";
+    int status = 0;
+    json_t *created = NULL;
+    cr_assert_eq(fakeapi_request(srv, "POST", "/api/v1/namespaces/default/configmaps",
+                                 "application/json", body, &status, &created),
+                 0);
+    cr_assert_eq(status, 201);
+    json_t *sent = json_loads(body, 0, NULL), *got = NULL;
+    fakeapi_error err = {0};
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "odd", &got, &err), 0, "%s",
+                 err.message);
+    cr_assert(json_equal(json_object_get(sent, "data"), json_object_get(got, "data")));
+    cr_assert(json_equal(json_object_get(sent, "x"), json_object_get(got, "x")));
+    cr_assert(json_equal(jget(sent, "metadata.annotations"), jget(got, "metadata.annotations")));
+    cr_assert(json_equal(created, got), "the answer to the create is what was stored");
+    /* Members keep the order they were sent in. */
+    char *text = json_dumps(json_object_get(got, "x"), JSON_COMPACT);
+    cr_assert_str_eq(text,
+                     "{\"z\":1.5,\"a\":-9223372036854775808,\"t\":true,\"f\":false,"
+                     "\"n\":null,\"arr\":[[],{},0.10000000000000001,1.0000000000000001e300]}");
+    free(text);
+    json_decref(sent);
+    json_decref(got);
+    json_decref(created);
+}
