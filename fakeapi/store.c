@@ -112,9 +112,10 @@ struct fakeapi__store {
     uint64_t rev;       /* latest revision, committed or inside the open txn */
     uint64_t rev_begin; /* rev when the open transaction began */
     uint64_t compacted;
-    long hist_len;    /* events kept, maintained in memory */
-    long hist_begin;  /* hist_len when the open transaction began */
-    int64_t event_ts; /* stamped on the next events (fakeapi__store_stamp) */
+    uint64_t compacted_begin; /* compacted when the open transaction began */
+    long hist_len;            /* events kept, maintained in memory */
+    long hist_begin;          /* hist_len when the open transaction began */
+    int64_t event_ts;         /* stamped on the next events (fakeapi__store_stamp) */
 };
 
 static sqlite3_stmt *stmt(fakeapi__store *s, int which)
@@ -258,6 +259,7 @@ int fakeapi__store_begin(fakeapi__store *s)
 {
     s->rev_begin = s->rev;
     s->hist_begin = s->hist_len;
+    s->compacted_begin = s->compacted;
     return run(stmt(s, Q_BEGIN));
 }
 
@@ -279,6 +281,7 @@ void fakeapi__store_rollback(fakeapi__store *s)
     run(stmt(s, Q_ROLLBACK));
     s->rev = s->rev_begin;
     s->hist_len = s->hist_begin;
+    s->compacted = s->compacted_begin; /* a compaction inside it is undone too */
 }
 
 uint64_t fakeapi__store_next_rev(fakeapi__store *s)

@@ -367,12 +367,14 @@ static enum MHD_Result bare_request(void *cls, struct MHD_Connection *conn, cons
 /* Same flags and limits as fakeapi's listen_http (server.c). */
 static struct MHD_Daemon *bare_start(bare_body *b, char *url, size_t cap)
 {
+    /* fakeapi's mode (server.c): epoll loop threads, one per core (2 to 8). */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = cores < 2 ? 2 : cores > 8 ? 8 : (unsigned)cores;
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ITC,
-        0, NULL, NULL, bare_request, b, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)512 * 1024, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+        bare_request, b, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!d)
         return NULL;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
@@ -584,7 +586,7 @@ static int bench_rates(const bench_opts *o)
         printf("%s%.3f", i ? "," : "",
                res[PH_BARE].rate[i] > 0 ? res[PH_GET].rate[i] / res[PH_BARE].rate[i] : 0);
     printf("],\"target\":0.70,\"clients\":%d,"
-           "\"mhd_flags\":\"THREAD_PER_CONNECTION|INTERNAL_POLLING_THREAD|POLL|ITC\"}\n",
+           "\"mhd_flags\":\"INTERNAL_POLLING_THREAD|EPOLL|ALLOW_SUSPEND_RESUME, pool\"}\n",
            o->clients);
     fflush(stdout);
     rc = 0;

@@ -371,6 +371,15 @@ Test(store, rollback_restores_everything)
     cr_assert_eq(fakeapi__store_history_len(st), 1, "and the event");
     /* The next revision is the one rolled back. */
     cr_assert_eq(put("/configmaps", "d", "next", "3", NULL, ""), 2);
+
+    /* A compaction inside a transaction that rolls back is undone, the
+     * compacted revision with it (a watch from rev 1 must not get 410). */
+    cr_assert_eq(fakeapi__store_begin(st), 0);
+    cr_assert_eq(fakeapi__store_compact(st, 2), 0);
+    cr_assert_eq(fakeapi__store_compacted(st), 2);
+    fakeapi__store_rollback(st);
+    cr_assert_eq(fakeapi__store_compacted(st), 0);
+    cr_assert_eq(fakeapi__store_history_len(st), 2, "both events are back");
 }
 
 Test(store, open_failure)
