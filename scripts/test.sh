@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole test suite: a normal build, then an AddressSanitizer +
-# UndefinedBehaviorSanitizer build, each running every Meson suite.
+# UndefinedBehaviorSanitizer build, each running every Meson suite, then
+# the stress programs (plain executables) under ThreadSanitizer.
 # Ends with one line: "N passed, M failed".
 set -e
 cd "$(dirname "$0")/.."
@@ -8,12 +9,20 @@ scripts/deps.sh
 [ -d build ] || meson setup build --werror >/dev/null
 [ -d build-asan ] || meson setup build-asan --werror -Db_sanitize=address,undefined \
     -Db_lundef=false -Dbuildtype=debug >/dev/null
+[ -d build-tsan ] || meson setup build-tsan --werror -Db_sanitize=thread \
+    -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
 ninja -C build
 ninja -C build-asan
+ninja -C build-tsan tests/stress_cache tests/stress_watch
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 meson test -C build --print-errorlogs --num-processes 2 "$@" || status=1
 meson test -C build-asan --print-errorlogs --num-processes 2 "$@" || status=1
-python3 scripts/count_results.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json
+# Criterion forks each test, which ThreadSanitizer does not follow: only the
+# stress programs run under it (built alone above).
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+    meson test -C build-tsan --no-rebuild --print-errorlogs --suite stress || status=1
+python3 scripts/count_results.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+    build-tsan/meson-logs/testlog.json
 exit $status
