@@ -1,6 +1,6 @@
 /*
  * httpserver_int.h - the manager's small HTTP servers (metrics, health
- * probes) on libmicrohttpd, and controller-runtime's healthz rendering.
+ * probes) on libmicrohttpd.
  *
  * Threads: a server runs libmicrohttpd's internal polling thread; the
  * handler is called on it, one request at a time. _start and _stop from
@@ -40,22 +40,5 @@ int ctrl__httpserver_start(const char *addr, ctrl__http_fn fn, void *ud, ctrl__h
 int ctrl__httpserver_port(const ctrl__httpserver *s);
 /* Stop (waits for the request being served) and free. NULL does nothing. */
 void ctrl__httpserver_stop(ctrl__httpserver *s);
-
-/* A named health check (see ctrl_manager_add_healthz). */
-typedef struct ctrl__check {
-    const char *name;
-    ctrl_check_fn fn;
-    void *user;
-} ctrl__check;
-
-/*
- * Answer a health endpoint as controller-runtime's healthz.Handler does.
- * sub is the path after "/healthz" or "/readyz" ("" or "/" for the whole
- * set, "/<name>" for one check). verbose: list every check. exclude: a
- * check name to skip (NULL = none). No checks at all means one "ping"
- * check that always passes.
- */
-void ctrl__health_answer(const ctrl__check *checks, size_t n, const char *sub, bool verbose,
-                         const char *exclude, ctrl__http_reply *out);
 
 #endif

@@ -9,7 +9,7 @@
  *   elector (leader.c) has one thread; it starts the leader-elected
  *   runnables from there (on_started). Each HTTP server has one
  *   libmicrohttpd thread. The cache's informers have theirs (cache.c).
- * - Locks. mgr->mu protects the runnable list, the checks, the probes, the
+ * - Locks. mgr->mu protects the runnable list, the probes, the
  *   recorders and the state flags; mgr->cv announces every change of state
  *   (a runnable returned, stop requested, elected). Order: a ctrl_stop's mu
  *   before mgr->mu (the signal thread stops managers while holding it);
@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "controller_int.h"
+#include "health_int.h"
 #include "httpserver_int.h"
 #include "leader_int.h"
 #include "log_int.h"
@@ -50,7 +51,7 @@
 #define DEFAULT_SYNC_PERIOD (10 * CTRL_HOUR)
 #define CACHE_SYNC_TIMEOUT (2 * CTRL_MINUTE)
 #define MAX_RUNNABLES 4096
-#define MAX_CHECKS 256
+#define MAX_RECORDERS 256
 
 enum group { G_OTHERS, G_LEADER };
 enum state { ST_NEW, ST_RUNNING, ST_DONE };
@@ -68,11 +69,6 @@ typedef struct mrun {
     bool joined;
     int rc;
 } mrun;
-
-typedef struct checks {
-    ctrl__check *v;
-    size_t n, cap;
-} checks;
 
 struct ctrl_stop {
     pthread_mutex_t mu;
@@ -104,7 +100,7 @@ struct ctrl_manager {
     pthread_cond_t cv;
     mrun **runs;
     size_t nruns, caprun;
-    checks healthz, readyz;
+    ctrl__checks healthz, readyz; /* own locks (health.c) */
     ctrl__idle_probe *probes;
     size_t nprobes, capprobes;
     ctrl_recorder **recorders;
@@ -442,6 +438,8 @@ int ctrl_manager_new_for_config(const ctrl_config *cfg, const ctrl_manager_optio
     if (!mgr)
         return CTRL_ERR_NOMEM;
     pthread_mutex_init(&mgr->mu, NULL);
+    ctrl__checks_init(&mgr->healthz);
+    ctrl__checks_init(&mgr->readyz);
     pthread_cond_init(&mgr->cv, NULL);
     int rc = fill_options(mgr, opts, cfg);
     if (rc < 0) {
@@ -541,25 +539,13 @@ static bool verbose_arg(const char *(*query)(void *, const char *), void *qctx)
     return v && strcmp(v, "false") != 0 && strcmp(v, "0") != 0;
 }
 
-/* Under no lock: a snapshot of a check list (names live as long as mgr). */
-static ctrl__check *snapshot(ctrl_manager *mgr, checks *c, size_t *n)
-{
-    pthread_mutex_lock(&mgr->mu);
-    *n = c->n;
-    ctrl__check *v = malloc((c->n ? c->n : 1) * sizeof *v);
-    if (v && c->n)
-        memcpy(v, c->v, c->n * sizeof *v);
-    pthread_mutex_unlock(&mgr->mu);
-    return v;
-}
-
 static void serve_health(void *ud, const char *method, const char *path,
                          const char *(*query)(void *qctx, const char *key), void *qctx,
                          ctrl__http_reply *out)
 {
     (void)method;
     ctrl_manager *mgr = ud;
-    checks *set = NULL;
+    ctrl__checks *set = NULL;
     const char *sub = NULL;
     if (strncmp(path, "/healthz", 8) == 0 && (path[8] == '\0' || path[8] == '/')) {
         set = &mgr->healthz;
@@ -573,14 +559,7 @@ static void serve_health(void *ud, const char *method, const char *path,
         out->body = strdup("404 page not found\n");
         return;
     }
-    size_t n = 0;
-    ctrl__check *v = snapshot(mgr, set, &n);
-    if (!v) {
-        out->status = 500;
-        return;
-    }
-    ctrl__health_answer(v, n, sub, verbose_arg(query, qctx), query(qctx, "exclude"), out);
-    free(v);
+    ctrl__checks_answer(set, sub, verbose_arg(query, qctx), query(qctx, "exclude"), out);
 }
 
 static void serve_metrics(void *ud, const char *method, const char *path,
@@ -889,12 +868,8 @@ void ctrl_manager_free(ctrl_manager *mgr)
     for (size_t i = 0; i < mgr->nrec; i++)
         ctrl__recorder_free(mgr->recorders[i]);
     free(mgr->recorders);
-    for (size_t i = 0; i < mgr->healthz.n; i++)
-        free((char *)mgr->healthz.v[i].name);
-    free(mgr->healthz.v);
-    for (size_t i = 0; i < mgr->readyz.n; i++)
-        free((char *)mgr->readyz.v[i].name);
-    free(mgr->readyz.v);
+    ctrl__checks_deinit(&mgr->healthz);
+    ctrl__checks_deinit(&mgr->readyz);
     free(mgr->probes);
     ctrl_client_free(mgr->le_client);
     ctrl_client_free(mgr->client);
@@ -917,36 +892,14 @@ void ctrl_manager_free(ctrl_manager *mgr)
 
 /* ---- health checks ---- */
 
-static int add_check(ctrl_manager *mgr, checks *c, const char *name, ctrl_check_fn fn, void *user)
-{
-    if (!mgr || !name || !*name || strchr(name, '/') || !fn)
-        return CTRL_ERR_ARG;
-    char *n = strdup(name);
-    if (!n)
-        return CTRL_ERR_NOMEM;
-    pthread_mutex_lock(&mgr->mu);
-    int rc = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->v[i].name, name) == 0)
-            rc = CTRL_ERR_ARG; /* controller-runtime: a check of that name exists */
-    if (rc == 0)
-        rc = grow((void **)&c->v, &c->cap, c->n, sizeof *c->v, MAX_CHECKS);
-    if (rc == 0)
-        c->v[c->n++] = (ctrl__check){n, fn, user};
-    pthread_mutex_unlock(&mgr->mu);
-    if (rc < 0)
-        free(n);
-    return rc;
-}
-
 int ctrl_manager_add_healthz(ctrl_manager *mgr, const char *name, ctrl_check_fn fn, void *user)
 {
-    return add_check(mgr, mgr ? &mgr->healthz : NULL, name, fn, user);
+    return mgr ? ctrl__checks_add(&mgr->healthz, name, fn, user) : CTRL_ERR_ARG;
 }
 
 int ctrl_manager_add_readyz(ctrl_manager *mgr, const char *name, ctrl_check_fn fn, void *user)
 {
-    return add_check(mgr, mgr ? &mgr->readyz : NULL, name, fn, user);
+    return mgr ? ctrl__checks_add(&mgr->readyz, name, fn, user) : CTRL_ERR_ARG;
 }
 
 /* ---- leadership ---- */
@@ -1188,7 +1141,7 @@ ctrl_recorder *ctrl_manager_recorder(ctrl_manager *mgr, const char *component)
         if (strcmp(ctrl__recorder_component(mgr->recorders[i]), component) == 0)
             r = mgr->recorders[i];
     if (!r && grow((void **)&mgr->recorders, &mgr->caprec, mgr->nrec, sizeof *mgr->recorders,
-                   MAX_CHECKS) == 0) {
+                   MAX_RECORDERS) == 0) {
         char host[256] = "";
         if (gethostname(host, sizeof host - 1) != 0)
             host[0] = '\0';
