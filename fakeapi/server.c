@@ -115,7 +115,14 @@ static void watch_done(void *cls)
     fakeapi__watch_free(cls);
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *resp)
+/*
+ * A connection that has been suspended is closed after its answer (the
+ * client opens a new one for its next request). libmicrohttpd 0.9.75 in
+ * epoll mode can leave a resumed connection's next request unread: after a
+ * watch ended, a client's next request on the same connection then waited
+ * forever. A new connection per watch costs a handshake on loopback.
+ */
+static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *resp, bool close_after)
 {
     struct MHD_Response *r;
     if (resp->watch) {
@@ -139,6 +146,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *res
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             resp->content_type ? resp->content_type : "application/json");
     MHD_add_response_header(r, "Cache-Control", "no-cache, private");
+    if (close_after || resp->watch)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (resp->retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof ra, "%d", resp->retry_after);
@@ -303,7 +312,7 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     } else if (plan.terminal == FAKEAPI_FAULT_TRUNCATE && !resp.watch) {
         ret = send_truncated(conn, &resp);
     } else {
-        ret = send_resp(conn, &resp);
+        ret = send_resp(conn, &resp, cr->plan != NULL);
     }
     fakeapi__resp_deinit(&resp);
     json_decref(query);
@@ -346,7 +355,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         fakeapi__resp_error(&resp, 413, "RequestEntityTooLarge", NULL,
                             "the request body is larger than the limit of %zu bytes",
                             srv->max_body);
-        enum MHD_Result ret = send_resp(conn, &resp);
+        enum MHD_Result ret = send_resp(conn, &resp, false);
         fakeapi__resp_deinit(&resp);
         return ret;
     }
