@@ -84,7 +84,14 @@ static void run_table(const patch_case *cases, size_t n, apply_fn fn)
         check_case(&cases[i], fn);
 }
 
-#define RUN(table, fn) run_table(table, sizeof table / sizeof table[0], fn)
+/* Every case of a table, each asserted by check_case; an empty table (a
+ * test that would check nothing) fails here. */
+#define RUN(table, fn)                                                                             \
+    do {                                                                                           \
+        size_t n_ = sizeof table / sizeof table[0];                                                \
+        cr_assert_gt(n_, 0, "an empty case table checks nothing");                                 \
+        run_table(table, n_, fn);                                                                  \
+    } while (0)
 
 static int merge_adapter(const json_t *doc, const json_t *patch, json_t **out, char *err,
                          size_t errlen)
