@@ -342,14 +342,15 @@ static void describe_watches(run *r, char *buf, size_t len)
 
 static int quiet(run *r, int step)
 {
-    char err[256];
+    char err[2048];
     for (;;) {
         if (r->res->steps >= (unsigned long)r->max_steps)
             return fail(r, step, "no quiescence after %ld scheduler steps (a livelock?)",
                         r->max_steps);
         int rc = scn__sched_step(r->sched, err, sizeof err);
         if (rc < 0) {
-            char watches[1024] = "";
+            char watches[2048] = "";
+            setenv("WDEBUG", "1", 1);
             describe_watches(r, watches, sizeof watches);
             return fail(r, step, "%s; server watches:%s", err, watches);
         }
