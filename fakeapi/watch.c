@@ -289,8 +289,9 @@ void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
         if (!type)
             continue;
         pthread_mutex_lock(&w->mu);
-        if (w->closed) {
-            /* already ending: nothing more goes in */
+        if (w->closed || w->ending || w->end_sent) {
+            /* already ending: nothing more goes in (the client resumes from
+             * the last resourceVersion it saw, on a new watch) */
         } else if (!queue_room(w)) {
             w->closed = true; /* too slow: the client resumes from its last rv */
             atomic_fetch_add(&hub->slow_closed, 1);
@@ -786,18 +787,41 @@ static struct fakeapi__watch *find_locked(fakeapi__hub *hub, uint64_t id)
 
 int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t release)
 {
+    int rc = -1;
     pthread_mutex_lock(&hub->mu);
     struct fakeapi__watch *w = find_locked(hub, id);
     if (w) {
         pthread_mutex_lock(&w->mu);
-        if (hold >= 0)
-            w->held = hold;
-        w->budget += release;
-        poke(w);
+        /* A stream whose end has gone out sends nothing more: a release
+         * there would be a line nobody ever receives. */
+        if (!(release > 0 && (w->end_sent || atomic_load(&w->sl.hung_up)))) {
+            if (hold >= 0)
+                w->held = hold;
+            w->budget += release;
+            poke(w);
+            rc = 0;
+        }
         pthread_mutex_unlock(&w->mu);
     }
     pthread_mutex_unlock(&hub->mu);
-    return w ? 0 : -1;
+    return rc;
+}
+
+/* Queued events the reader may send now: all of them, or with a delay
+ * fault those whose time has come. Called with w->mu held. */
+static size_t due_count(const struct fakeapi__watch *w, int64_t now, int64_t *next_due)
+{
+    if (!w->event_delay_ns)
+        return w->count;
+    size_t n = 0;
+    while (n < w->count && w->q[(w->head + n) % w->alloc].ev->ts + w->event_delay_ns <= now)
+        n++;
+    if (n < w->count) {
+        int64_t t = w->q[(w->head + n) % w->alloc].ev->ts + w->event_delay_ns;
+        if (t < *next_due)
+            *next_due = t;
+    }
+    return n;
 }
 
 int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
@@ -806,12 +830,21 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
     *next_deadline = INT64_MAX;
     pthread_mutex_lock(&hub->mu);
     fakeapi_watch_info *arr = calloc(hub->count ? hub->count : 1, sizeof *arr);
-    size_t i = hub->count;
+    size_t i = hub->count, skipped = 0;
     if (arr) {
         /* The list is newest first; report oldest first. */
         for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
-            fakeapi_watch_info *info = &arr[--i];
             pthread_mutex_lock(&w->mu);
+            /* A stream that has ended (its end went out, or its client hung
+             * up) only waits to be freed, on a loop thread at a moment that
+             * depends on the machine's load: it is not open any more, and
+             * must not show, or a driver's choices would depend on it. */
+            if (w->end_sent || atomic_load(&w->sl.hung_up)) {
+                pthread_mutex_unlock(&w->mu);
+                skipped++;
+                continue;
+            }
+            fakeapi_watch_info *info = &arr[--i];
             info->id = w->id;
             snprintf(info->resource, sizeof info->resource, "%s", w->key);
             snprintf(info->api_version, sizeof info->api_version, "%s", w->api_version);
@@ -822,12 +855,11 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
                 poke(w);
             /* The end of the stream counts until it has gone out; a watch
              * stays listed until its connection is torn down. */
-            bool end = (w->ending || (w->closed && w->count == 0)) && !w->end_sent;
-            info->pending = w->count + w->pending_lines + (end ? 1 : 0);
-            /* Only a live watch's future timers: one that has ended only
-             * waits to be freed (on another thread, at a racy moment), and a
-             * due timer waiting for output to drain fires when it does. */
             int64_t now = fakeapi__srv_now(w->srv);
+            bool end = w->ending || (w->closed && w->count == 0);
+            info->pending = due_count(w, now, next_deadline) + w->pending_lines + (end ? 1 : 0);
+            /* Only a live watch's future timers, and a due timer waiting
+             * for output to drain fires when it does. */
             if (!w->ending && !w->end_sent) {
                 if (w->deadline_ns > now && w->deadline_ns < *next_deadline)
                     *next_deadline = w->deadline_ns;
@@ -838,8 +870,11 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             info->held = w->held;
             pthread_mutex_unlock(&w->mu);
         }
+        /* Ended streams left their slots at the front: close the gap. */
+        if (skipped)
+            memmove(arr, arr + skipped, (hub->count - skipped) * sizeof *arr);
         *out = arr;
-        *n = hub->count;
+        *n = hub->count - skipped;
     }
     pthread_mutex_unlock(&hub->mu);
     return arr ? 0 : -1;

@@ -56,6 +56,12 @@ typedef struct zombie {
     struct zombie *next;
 } zombie;
 
+/* A watch the driver may release a line to, and the thread that reads it. */
+typedef struct ready_watch {
+    uint64_t id;
+    char thread[512];
+} ready_watch;
+
 typedef struct run {
     const scn_scenario *sc;
     scn__sched *sched;
@@ -72,6 +78,8 @@ typedef struct run {
     bool verbose;
     zombie *zombies;
     int next_group;
+    ready_watch *ready; /* outside_count's snapshot */
+    size_t n_ready, ready_cap;
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -95,47 +103,52 @@ static int fail(run *r, int step, const char *fmt, ...)
 
 /* ---- outside actors: held watch streams ---- */
 
-/* The i-th watch (in id order) whose events may be released now: it has
- * some, and the informer reading it waits for them. */
-static bool eligible_watch(run *r, size_t i, uint64_t *id)
-{
-    fakeapi_watch_info *w = NULL;
-    size_t n = 0, k = 0;
-    bool found = false;
-    if (fakeapi_watches(r->srv, &w, &n) < 0)
-        return false;
-    for (size_t j = 0; j < n && !found; j++) {
-        char name[512];
-        scn__informer_thread_name(name, sizeof name, w[j].client, w[j].api_version, w[j].kind);
-        if (w[j].pending == 0 || !scn__sched_io_waiting(r->sched, name))
-            continue;
-        if (k++ == i) {
-            *id = w[j].id;
-            found = true;
-        }
-    }
-    free(w);
-    return found;
-}
-
+/* The watches whose events may be released now (they have some, and the
+ * informer reading each waits for them), in the order they started, and
+ * the thread that reads each: one snapshot per scheduler step, so that the
+ * choice and the release see the same list. */
 static size_t outside_count(void *ud)
 {
     run *r = ud;
+    fakeapi_watch_info *w = NULL;
     size_t n = 0;
-    uint64_t id;
-    while (eligible_watch(r, n, &id))
-        n++;
-    return n;
+    r->n_ready = 0;
+    if (fakeapi_watches(r->srv, &w, &n) < 0)
+        return 0;
+    if (n > r->ready_cap) {
+        ready_watch *p = realloc(r->ready, n * sizeof *p);
+        if (!p) {
+            free(w);
+            return 0;
+        }
+        r->ready = p;
+        r->ready_cap = n;
+    }
+    for (size_t j = 0; j < n; j++) {
+        ready_watch *rw = &r->ready[r->n_ready];
+        scn__informer_thread_name(rw->thread, sizeof rw->thread, w[j].client, w[j].api_version,
+                                  w[j].kind);
+        if (w[j].pending == 0 || !scn__sched_io_waiting(r->sched, rw->thread))
+            continue;
+        rw->id = w[j].id;
+        r->n_ready++;
+    }
+    free(w);
+    return r->n_ready;
+}
+
+static const char *outside_thread(void *ud, size_t i)
+{
+    run *r = ud;
+    return i < r->n_ready ? r->ready[i].thread : "";
 }
 
 static int outside_run(void *ud, size_t i)
 {
     run *r = ud;
-    uint64_t id;
-    if (!eligible_watch(r, i, &id))
+    if (i >= r->n_ready)
         return 0;
-    fakeapi_watch_release(r->srv, id, 1);
-    return 1;
+    return fakeapi_watch_release(r->srv, r->ready[i].id, 1) == 0 ? 1 : 0;
 }
 
 /* ---- managers ---- */
@@ -691,7 +704,8 @@ static int setup(run *r)
     };
     if (fakeapi_start(&fo, &r->srv) < 0)
         return fail(r, -1, "the fake API server did not start");
-    scn__outside out = {.count = outside_count, .run = outside_run, .ud = r};
+    scn__outside out = {
+        .count = outside_count, .thread = outside_thread, .run = outside_run, .ud = r};
     scn__sched_set_outside(r->sched, &out);
     if (open_trace(r) < 0)
         return fail(r, -1, "cannot open the trace");
@@ -771,6 +785,7 @@ static void teardown(run *r)
         unlink(r->trace_path);
     fakeapi_stop(r->srv);
     json_decref(r->faults);
+    free(r->ready);
 }
 
 int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result *result)

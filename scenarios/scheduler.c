@@ -30,6 +30,7 @@ typedef struct sthread {
     pthread_cond_t turn;     /* waits here for the turn */
     pthread_cond_t *wait_cv; /* T_BLOCKED: the condition notify wakes, or NULL */
     int64_t deadline;        /* T_BLOCKED: INT64_MAX = none */
+    unsigned long io_leaves; /* times it left T_IO (took a line, or its stream ended) */
     struct sthread *next;
 } sthread;
 
@@ -58,8 +59,11 @@ struct scn__sched {
     sthread *threads;      /* every registered thread */
     sthread *running;
     int spawning;     /* threads created but not yet registered */
-    int io_expected;  /* outside actors run whose thread has not reacted yet */
     int joins_waking; /* joiners whose thread ended, not yet back for a turn */
+    /* An outside actor ran: the thread it fed must leave T_IO (io_leaves
+     * past awaited_leaves) before anything else is picked. NULL = none. */
+    sthread *awaited;
+    unsigned long awaited_leaves;
     sgroup *groups;
     int64_t now;
     uint64_t rng[4];
@@ -283,6 +287,8 @@ static void h_thread_exit(void *ud)
     }
     if (s->running == t)
         s->running = NULL;
+    if (s->awaited == t)
+        s->awaited = NULL; /* it ended: that is its reaction */
     pthread_cond_broadcast(&s->driver);
     pthread_mutex_unlock(&s->mu);
     pthread_cond_destroy(&t->turn);
@@ -299,8 +305,8 @@ static void h_before(void *ud, const char *kind, const char *actor, const char *
     if (!t || t->s != s)
         return;
     pthread_mutex_lock(&s->mu);
-    if (!strcmp(kind, "event") && s->io_expected > 0)
-        s->io_expected--; /* a line the driver released has arrived */
+    if (t->state == T_IO)
+        t->io_leaves++; /* a line from its watch has arrived */
     yield_locked(s, t, T_READY);
     pthread_mutex_unlock(&s->mu);
 }
@@ -320,8 +326,8 @@ static void h_io_wait(void *ud, bool waiting)
             s->running = NULL;
         pthread_cond_broadcast(&s->driver);
     } else {
-        if (s->io_expected > 0)
-            s->io_expected--; /* the released end of its stream */
+        if (t->state == T_IO)
+            t->io_leaves++; /* the end of its stream */
         yield_locked(s, t, T_READY);
     }
     pthread_mutex_unlock(&s->mu);
@@ -460,8 +466,15 @@ void scn__sched_set_turn_limit_ms(scn__sched *s, long ms)
     s->turn_limit_ms = ms;
 }
 
+/* True while the thread an outside actor fed has not taken what it got. */
+static bool awaiting_locked(const scn__sched *s)
+{
+    return s->awaited && s->awaited->io_leaves == s->awaited_leaves;
+}
+
 /* Wait (s->mu held) until no thread runs, every spawned thread has
- * registered and every released line has arrived. -1 after the limit. */
+ * registered and the released line (if any) has reached its thread. -1
+ * after the limit. */
 static int settle_locked(scn__sched *s, char *err, size_t errlen)
 {
     struct timespec until;
@@ -472,15 +485,16 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
-    while (s->running || s->spawning > 0 || s->io_expected > 0 || s->joins_waking > 0) {
+    while (s->running || s->spawning > 0 || awaiting_locked(s) || s->joins_waking > 0) {
         if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
             static const char *const names[] = {"ready", "running", "blocked", "io", "join"};
             int off = snprintf(err, errlen,
                                "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
-                               "undelivered lines: %d, joins: %d): a thread blocks outside the "
-                               "clock;",
+                               "waiting for a released line to reach: %s, joins: %d): a thread "
+                               "blocks outside the clock;",
                                s->turn_limit_ms, s->running ? s->running->name : "none",
-                               s->spawning, s->io_expected, s->joins_waking);
+                               s->spawning, awaiting_locked(s) ? s->awaited->name : "none",
+                               s->joins_waking);
             for (sthread *t = s->threads; t && off > 0 && (size_t)off < errlen; t = t->next)
                 off += snprintf(err + off, errlen - (size_t)off, " [%s: %s]", t->name,
                                 names[t->state]);
@@ -539,17 +553,25 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
         pthread_mutex_unlock(&s->mu);
     } else {
         s->stats.outside_turns++;
-        /* Count the wake-up before the release: the thread may react before
-         * run() even returns. */
-        s->io_expected++;
+        /* Note where the fed thread stands before the release: it may react
+         * before run() even returns. */
+        size_t i = pick - ready;
+        const char *name = out.thread(out.ud, i);
+        sthread *t = s->threads;
+        while (t && !(t->state == T_IO && !strcmp(t->name, name)))
+            t = t->next;
+        s->awaited = t;
+        s->awaited_leaves = t ? t->io_leaves : 0;
         pthread_mutex_unlock(&s->mu);
-        int expect = out.run(out.ud, pick - ready);
+        int released = t ? out.run(out.ud, i) : 0;
         pthread_mutex_lock(&s->mu);
-        s->io_expected += (expect > 0 ? expect : 0) - 1;
+        if (released <= 0)
+            s->awaited = NULL; /* nothing went out: nobody to wait for */
         pthread_mutex_unlock(&s->mu);
     }
     pthread_mutex_lock(&s->mu);
     int rc = settle_locked(s, err, errlen);
+    s->awaited = NULL;
     pthread_mutex_unlock(&s->mu);
     return rc < 0 ? -1 : 1;
 }

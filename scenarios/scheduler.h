@@ -57,13 +57,18 @@ int64_t scn__sched_now(scn__sched *s);
 
 /*
  * Outside actors the driver offers at each step (fakeapi watches with
- * undelivered events): count() returns how many are ready now; run(i) runs
- * the i-th (0-based, in a stable order) and returns how many thread
- * wake-ups to expect from it (an event line makes a watching thread call
- * a hook; the end of a stream makes it return from its watch).
+ * undelivered events): count() takes a snapshot of those ready now and
+ * returns how many; thread(i) names the registered thread the i-th feeds
+ * (it waits for watch data, io_wait); run(i) runs it (releases one line)
+ * and returns 1, or 0 if nothing went out. Both index the snapshot of the
+ * last count() (0-based, in a stable order). After a run, the driver waits
+ * until that very thread has taken what it was sent (it leaves its io
+ * wait: a line makes it call a hook, the end of a stream return from its
+ * watch) before anything else is picked.
  */
 typedef struct scn__outside {
     size_t (*count)(void *ud);
+    const char *(*thread)(void *ud, size_t i);
     int (*run)(void *ud, size_t i);
     void *ud;
 } scn__outside;
