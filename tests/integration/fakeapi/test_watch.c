@@ -774,6 +774,43 @@ Test(watch_opts, hold_and_release)
     ws_close(w);
 }
 
+/* A held watch past its timeout: the final bookmark and the end are all
+ * that is left to release; a write after that is not its business (the
+ * client resumes from the bookmark on a new watch), and once the end has
+ * gone out the watch is no longer open, however long its connection takes
+ * to be freed. Releasing to it then is refused: a driver must never wait for
+ * a line that nobody will receive. */
+Test(watch_opts, held_watch_past_its_end)
+{
+    fakeapi_options o = {.seed = 1, .hold_new_watches = true};
+    start(&o);
+    mk_ns("end");
+    wstream *w = ws_ok(S("/api/v1/namespaces/end/configmaps?watch=true&allowWatchBookmarks=true"
+                         "&timeoutSeconds=1&resourceVersion=%llu",
+                         rev()));
+    sleep_ms(1100);
+    fakeapi_watch_info *info = NULL;
+    size_t n = 0;
+    cr_assert_eq(fakeapi_watches(srv, &info, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(info[0].pending, 2, "the final bookmark and the end: %zu", info[0].pending);
+    uint64_t id = info[0].id;
+    free(info);
+    mk_cm("end", "late", NULL, "0");
+    cr_assert_eq(fakeapi_watches(srv, &info, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(info[0].pending, 2, "a write after the timeout went into the ending watch");
+    free(info);
+    cr_assert_eq(fakeapi_watch_release(srv, id, 2), 0);
+    json_decref(expect_ev(w, "BOOKMARK", NULL));
+    cr_assert(ws_wait_done(w, 2000), "the released end did not close the stream");
+    cr_assert_eq(fakeapi_watches(srv, &info, &n), 0);
+    free(info);
+    cr_assert_eq(n, 0, "a watch whose end went out is still listed as open");
+    cr_assert_eq(fakeapi_watch_release(srv, id, 1), FAKEAPI_ERR_NOT_FOUND);
+    ws_close(w);
+}
+
 /* Later pages of a paginated list show the state at the first page's revision. */
 Test(watch, continue_pages_are_consistent)
 {
