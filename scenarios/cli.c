@@ -4,6 +4,7 @@
  *   scenario run FILE... [--seed N] [--trace FILE] [--junit FILE] [--shard K/N]
  *   scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--shard K/N]
  *   scenario replay FILE --seed N --trace OUT
+ *   scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]
  *   scenario list
  *   common: [--plugin LIB.so]... [--shard-count N] [-v]
  *
@@ -45,6 +46,8 @@ typedef struct cli {
     const char *shard;
     int shard_count;
     bool verbose;
+    bool check_determinism;
+    unsigned runs; /* --check-determinism: runs compared with the first */
 } cli;
 
 static void usage(FILE *f)
@@ -52,6 +55,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--junit FILE]\n"
                "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
                "       scenario replay FILE --seed N --trace OUT\n"
+               "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
                "       scenario list\n"
                "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
                "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
@@ -121,6 +125,8 @@ static int parse_option(cli *c, const char *opt, const char *val)
         c->shard = val;
     else if (!strcmp(opt, "--shard-count") && val && parse_u64(val, &n) == 0)
         c->shard_count = (int)n;
+    else if (!strcmp(opt, "--runs") && val && parse_u64(val, &n) == 0 && n >= 1 && n <= 100000)
+        c->runs = (unsigned)n;
     else if (!strcmp(opt, "--plugin") && val)
         return load_plugin(val) < 0 ? -1 : 1;
     else
@@ -137,6 +143,8 @@ static int parse_args(int argc, char **argv, cli *c)
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) {
             c->verbose = true;
+        } else if (!strcmp(argv[i], "--check-determinism")) {
+            c->check_determinism = true;
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
             if (parse_option(c, argv[i], i + 1 < argc ? argv[i + 1] : NULL) < 0) {
                 fprintf(stderr, "scenario: bad option or value: %s %s\n", argv[i],
@@ -363,10 +371,47 @@ static int cmd_explore(cli *c, scn_junit *j, int k, int n)
     return st.failed ? 1 : 0;
 }
 
+/* replay --check-determinism: run it 1 + K times, compare the traces. */
+static int cmd_check_determinism(cli *c)
+{
+    scn_scenario *sc;
+    if (load(c->files[0], &sc))
+        return 2;
+    scn_run_options o = {
+        .seed = c->seed, .seed_given = true, .trace_path = c->trace, .verbose = c->verbose};
+    scn_determinism d;
+    unsigned runs = c->runs ? c->runs : 1;
+    int rc = scn_check_determinism(sc, &o, runs, NULL, &d);
+    const char *name = sc->name ? sc->name : c->files[0];
+    int status = 0;
+    if (rc < 0) {
+        printf("ERROR %s (%s) seed=%" PRIu64 ": %s%s%s\n", name, c->files[0], c->seed,
+               scn_strerror(rc), d.reference.message[0] ? ": " : "", d.reference.message);
+        status = 2;
+    } else if (d.differing) {
+        printf("NOT DETERMINISTIC %s (%s) seed=%" PRIu64 ": %u of %u runs differ from the first"
+               "%s; run %u differs at trace line %lu:\n  first: %s\n  run %u: %s\n",
+               name, c->files[0], c->seed, d.differing, runs, d.stalled ? " (some stalled)" : "",
+               d.first_diff + 1, d.line, d.expected[0] ? d.expected : "(its trace ended)",
+               d.first_diff + 1, d.got[0] ? d.got : "(its trace ended)");
+        status = 1;
+    } else {
+        printf("DETERMINISTIC %s (%s) seed=%" PRIu64 " runs=%u trace=%016" PRIx64 " lines=%lu "
+               "(%s)\n",
+               name, c->files[0], c->seed, runs + 1, d.reference.trace_hash,
+               d.reference.trace_lines, d.reference.passed ? "passed" : "failed, the same way");
+    }
+    scn_scenario_free(sc);
+    return status;
+}
+
 static int cmd_replay(cli *c)
 {
+    if (c->nfiles == 1 && c->seed_given && c->check_determinism)
+        return cmd_check_determinism(c);
     if (c->nfiles != 1 || !c->seed_given || !c->trace) {
-        fprintf(stderr, "scenario: replay needs FILE --seed N --trace OUT\n");
+        fprintf(stderr,
+                "scenario: replay needs FILE --seed N --trace OUT (or --check-determinism)\n");
         return 2;
     }
     return cmd_run(c, NULL, 0, 1);

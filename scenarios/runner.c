@@ -362,8 +362,8 @@ static int quiet(run *r, int step)
                         r->max_steps);
         int rc = scn__sched_step(r->sched, err, sizeof err);
         if (rc < 0) {
+            r->res->stalled = true;
             char watches[2048] = "";
-            setenv("WDEBUG", "1", 1);
             describe_watches(r, watches, sizeof watches);
             return fail(r, step, "%s; server watches:%s", err, watches);
         }

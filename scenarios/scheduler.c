@@ -488,13 +488,13 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
     while (s->running || s->spawning > 0 || awaiting_locked(s) || s->joins_waking > 0) {
         if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
             static const char *const names[] = {"ready", "running", "blocked", "io", "join"};
-            int off = snprintf(err, errlen,
-                               "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
-                               "waiting for a released line to reach: %s, joins: %d): a thread "
-                               "blocks outside the clock;",
-                               s->turn_limit_ms, s->running ? s->running->name : "none",
-                               s->spawning, awaiting_locked(s) ? s->awaited->name : "none",
-                               s->joins_waking);
+            int off =
+                snprintf(err, errlen,
+                         "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
+                         "waiting for a released line to reach: %s, joins: %d): a thread "
+                         "blocks outside the clock;",
+                         s->turn_limit_ms, s->running ? s->running->name : "none", s->spawning,
+                         awaiting_locked(s) ? s->awaited->name : "none", s->joins_waking);
             for (sthread *t = s->threads; t && off > 0 && (size_t)off < errlen; t = t->next)
                 off += snprintf(err + off, errlen - (size_t)off, " [%s: %s]", t->name,
                                 names[t->state]);

@@ -55,6 +55,7 @@ typedef struct scn_run_result {
     unsigned long steps; /* scheduler turns */
     uint64_t trace_hash; /* FNV-1a of the trace: equal runs, equal hashes */
     unsigned long trace_lines;
+    bool stalled; /* failed on the scheduler's watchdog: a thread blocked outside the clock */
 } scn_run_result;
 
 /*
@@ -62,6 +63,32 @@ typedef struct scn_run_result {
  * passed), or a negative scn_errcode when it could not run (setup failed).
  */
 int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result *result);
+
+/* What scn_check_determinism found. */
+typedef struct scn_determinism {
+    unsigned runs;            /* runs compared with the reference */
+    unsigned differing;       /* of those, runs whose trace is not byte-identical */
+    unsigned stalled;         /* of those, runs that failed on the scheduler's watchdog */
+    unsigned first_diff;      /* 1-based index of the first differing run, 0 = none */
+    unsigned long line;       /* its first differing trace line, 1-based */
+    char expected[512];       /* that line in the reference ("" = the reference ended) */
+    char got[512];            /* and in the differing run ("" = that run ended) */
+    scn_run_result reference; /* the reference run (unset when reference_trace is given) */
+    scn_run_result last;      /* the last run made */
+} scn_determinism;
+
+/*
+ * Run sc `runs` times with opts (the seed must be given) and compare every
+ * trace byte for byte with a reference: the trace file reference_trace
+ * (a run recorded earlier, e.g. on a quiet machine), or when that is NULL
+ * a first run of its own, made first and written to opts->trace_path if
+ * set. Fills *out (the first difference in detail). Returns 0 when the
+ * comparisons were made (out->differing says whether they agreed), or a
+ * negative scn_errcode (a run could not start, a trace cannot be read).
+ * Threads: as scn_run.
+ */
+int scn_check_determinism(const scn_scenario *sc, const scn_run_options *opts, unsigned runs,
+                          const char *reference_trace, scn_determinism *out);
 
 /*
  * The `scenario` program: run, explore, replay (docs/scenarios.md). Returns

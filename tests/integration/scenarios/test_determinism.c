@@ -6,6 +6,10 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctrl/controller.h"
 
 #include "replicaset.h"
 #include "scn/run.h"
@@ -20,11 +24,38 @@ static int replicaset_setup(ctrl_manager *mgr, const json_t *config, void *user)
     return example_replicaset_setup(mgr, config);
 }
 
+/* A controller that breaks the rules: it names what it creates after the
+ * wall clock, so no two runs are alike. */
+static ctrl_result wallclock_reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    (void)user;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char name[64];
+    snprintf(name, sizeof name, "wall-%ld", (long)ts.tv_nsec);
+    json_t *cm = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                           "metadata", "name", name, "namespace", req->ns);
+    int rc = strncmp(req->name, "wall-", 5)
+                 ? ctrl_client_create(ctrl_ctx_client(ctx), cm, NULL, NULL, NULL)
+                 : 0;
+    json_decref(cm);
+    return rc < 0 ? ctrl_err(rc) : ctrl_done();
+}
+
+static int wallclock_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)config, (void)user;
+    return ctrl_builder_complete(ctrl_builder_for(mgr, "v1", "ConfigMap"), wallclock_reconcile,
+                                 NULL);
+}
+
 static void setup(void)
 {
     static bool done;
-    if (!done)
+    if (!done) {
         scn_register_controller("replicaset", replicaset_setup, NULL);
+        scn_register_controller("wallclock", wallclock_setup, NULL);
+    }
     done = true;
 }
 
@@ -106,4 +137,37 @@ Test(determinism, faults_and_failover_repeat)
         }
         scn_scenario_free(sc);
     }
+}
+
+/* scn_check_determinism: agrees for a deterministic scenario, and for one
+ * whose controller reads the wall clock names the first differing line. */
+Test(determinism, check_finds_the_first_difference)
+{
+    scn_scenario *sc = load("replicaset-basic.yaml");
+    scn_run_options o = {.seed = 5, .seed_given = true};
+    scn_determinism d;
+    cr_assert_eq(scn_check_determinism(sc, &o, 3, NULL, &d), 0);
+    cr_assert_eq(d.runs, 3);
+    cr_assert_eq(d.differing, 0, "run %u differs at line %lu: %s / %s", d.first_diff, d.line,
+                 d.expected, d.got);
+    cr_assert(d.reference.passed, "%s", d.reference.message);
+    cr_assert_eq(d.last.trace_hash, d.reference.trace_hash);
+    scn_scenario_free(sc);
+
+    static const char text[] = "name: wallclock\n"
+                               "controllers: [wallclock]\n"
+                               "fixtures:\n"
+                               "  - {apiVersion: v1, kind: ConfigMap, metadata: {name: seed, "
+                               "namespace: default}}\n"
+                               "steps:\n"
+                               "  - advance: 10s\n";
+    cr_assert_eq(scn_scenario_parse(NULL, text, sizeof text - 1, &sc, NULL), 0);
+    cr_assert_eq(scn_check_determinism(sc, &o, 2, NULL, &d), 0);
+    cr_assert_eq(d.runs, 2);
+    cr_assert_eq(d.differing, 2, "a wall-clock controller repeated itself");
+    cr_assert_eq(d.first_diff, 1);
+    cr_assert_gt(d.line, 1);
+    cr_assert_str_neq(d.expected, d.got);
+    cr_assert(strstr(d.expected, "wall-") || strstr(d.got, "wall-"), "%s / %s", d.expected, d.got);
+    scn_scenario_free(sc);
 }
