@@ -61,7 +61,8 @@ static void rule_deinit(rule *r)
 {
     char **strs[] = {(char **)&r->r.verb,     (char **)&r->r.subresource, (char **)&r->r.group,
                      (char **)&r->r.resource, (char **)&r->r.ns,          (char **)&r->r.name,
-                     (char **)&r->r.client,   (char **)&r->r.reason,      (char **)&r->r.message};
+                     (char **)&r->r.client,   (char **)&r->r.agent,       (char **)&r->r.reason,
+                     (char **)&r->r.message};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
         free(*strs[i]);
         *strs[i] = NULL;
@@ -127,9 +128,11 @@ static char *dup_or_null(const char *s)
 static json_t *describe(const fakeapi_fault *r)
 {
     json_t *match = json_object(), *when = json_object(), *act = json_object(), *arg;
-    const char *mk[] = {"verb", "subresource", "group", "resource", "namespace", "name", "client"};
-    const char *mv[] = {r->verb, r->subresource, r->group, r->resource, r->ns, r->name, r->client};
-    for (size_t i = 0; i < 7; i++)
+    const char *mk[] = {"verb",      "subresource", "group",  "resource",
+                        "namespace", "name",        "client", "agent"};
+    const char *mv[] = {r->verb, r->subresource, r->group,  r->resource,
+                        r->ns,   r->name,        r->client, r->agent};
+    for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++)
         if (mv[i])
             json_object_set_new(match, mk[i], json_string(mv[i]));
     if (r->nth)
@@ -182,6 +185,7 @@ int fakeapi__faults_add(fakeapi__faults *f, const fakeapi_fault *in, uint64_t *i
     nr.r.ns = dup_or_null(in->ns);
     nr.r.name = dup_or_null(in->name);
     nr.r.client = dup_or_null(in->client);
+    nr.r.agent = dup_or_null(in->agent);
     nr.r.reason = dup_or_null(in->reason);
     nr.r.message = dup_or_null(in->message);
     nr.desc = describe(in);
@@ -292,6 +296,13 @@ static bool field_matches(const char *want, const char *have)
     return !want || !strcmp(want, have ? have : "");
 }
 
+bool fakeapi__agent_is(const char *user_agent, const char *agent)
+{
+    size_t n = strlen(agent);
+    return user_agent && !strncmp(user_agent, agent, n) &&
+           (user_agent[n] == '\0' || user_agent[n] == '/' || user_agent[n] == ' ');
+}
+
 static bool client_matches(const char *want, const fakeapi__reqinfo *ri)
 {
     if (!want)
@@ -321,7 +332,8 @@ static bool rule_matches(const fakeapi_fault *r, const fakeapi__reqinfo *ri)
     return verb_matches(r->verb, ri->verb) && field_matches(r->subresource, ri->sub) &&
            field_matches(r->group, ri->group) && field_matches(r->resource, ri->resource) &&
            field_matches(r->ns, ri->ns) && field_matches(r->name, ri->name) &&
-           client_matches(r->client, ri);
+           client_matches(r->client, ri) &&
+           (!r->agent || fakeapi__agent_is(ri->user_agent, r->agent));
 }
 
 /* Called with f->mu held, after counting the match. */
@@ -449,20 +461,21 @@ int64_t fakeapi__parse_duration_ms(const json_t *v)
 
 static int parse_match(const json_t *m, fakeapi_fault *out, char *err, size_t len)
 {
-    const char *keys[] = {"verb",      "subresource", "group", "resource",
-                          "namespace", "name",        "client"};
-    const char **dst[] = {&out->verb, &out->subresource, &out->group, &out->resource,
-                          &out->ns,   &out->name,        &out->client};
+    const char *keys[] = {"verb",      "subresource", "group",  "resource",
+                          "namespace", "name",        "client", "agent"};
+    const char **dst[] = {&out->verb, &out->subresource, &out->group,  &out->resource,
+                          &out->ns,   &out->name,        &out->client, &out->agent};
+    const size_t nkeys = sizeof keys / sizeof keys[0];
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)m, k, v)
     {
         size_t i = 0;
-        while (i < 7 && strcmp(k, keys[i]))
+        while (i < nkeys && strcmp(k, keys[i]))
             i++;
         char field[64];
         snprintf(field, sizeof field, "match.%s", k);
-        if (i == 7)
+        if (i == nkeys)
             return fail(err, len, field, "unknown field");
         if (!json_is_string(v))
             return fail(err, len, field, "must be a string");

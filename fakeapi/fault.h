@@ -83,4 +83,8 @@ void fakeapi__faults_count_fired(fakeapi__faults *f, uint64_t id);
 /* "500ms", "2s", "1m", "1h", or a bare number of milliseconds; -1 if malformed. */
 int64_t fakeapi__parse_duration_ms(const json_t *v);
 
+/* True if user_agent is agent's: equal, or agent then '/' or ' ' and more
+ * (a sub-client). The identity a rule's agent and fakeapi_close_watches use. */
+bool fakeapi__agent_is(const char *user_agent, const char *agent);
+
 #endif

@@ -885,7 +885,7 @@ int fakeapi__hub_close_client(fakeapi__hub *hub, const char *client)
     int n = 0;
     pthread_mutex_lock(&hub->mu);
     for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
-        if (strstr(w->client, client)) {
+        if (fakeapi__agent_is(w->client, client)) {
             watch_close_locked(w, false);
             n++;
         }

@@ -104,7 +104,7 @@ int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t releas
 int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
                       int64_t *next_deadline);
 
-/* End the watches whose client contains client; returns how many. */
+/* End the watches of client (fakeapi__agent_is); returns how many. */
 int fakeapi__hub_close_client(fakeapi__hub *hub, const char *client);
 
 /* Unregister and free a watch (the connection is gone). */

@@ -289,7 +289,7 @@ static void stop_replica(run *r, replica *rep)
 static int block_client(run *r, replica *rep)
 {
     char rule[300];
-    snprintf(rule, sizeof rule, "{\"match\":{\"client\":\"%s\"},\"action\":{\"drop\":true}}",
+    snprintf(rule, sizeof rule, "{\"match\":{\"agent\":\"%s\"},\"action\":{\"drop\":true}}",
              rep->ua);
     fakeapi_error err = {0};
     if (fakeapi_fault_add_rule_json(r->srv, rule, &rep->block_rule, &err) < 0)
@@ -517,7 +517,7 @@ static int step_crash(run *r, int n, const scn_step *st)
     if (st->crash_at_write > 0) {
         /* Every write from the nth on is dropped, so nothing more the
          * replica sends in the turn it crashes in reaches the server. */
-        rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "client", rep->ua, "verb",
+        rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "agent", rep->ua, "verb",
                          "create,update,patch,delete", "when", "after",
                          (json_int_t)st->crash_at_write - 1, "action", "drop", 1);
         if (st->crash_at_write == 1)
@@ -525,7 +525,7 @@ static int step_crash(run *r, int n, const scn_step *st)
         rep->crash_when_fired = true;
     } else {
         rule = json_pack("{s:O, s:{s:b}}", "match", st->crash_after, "action", "loseResponse", 1);
-        json_object_set_new(json_object_get(rule, "match"), "client", json_string(rep->ua));
+        json_object_set_new(json_object_get(rule, "match"), "agent", json_string(rep->ua));
         json_object_set_new(rule, "when", json_pack("{s:i}", "first", 1));
         rep->crash_when_fired = true;
     }

@@ -156,8 +156,10 @@ int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
 int fakeapi_path(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
                  const char *name, char *buf, size_t len, fakeapi_error *err);
 
-/* End every open watch whose client (User-Agent) contains client: the
- * clients see their streams close (a network partition, a restart). */
+/* End every open watch of one client: its User-Agent is client, or client
+ * followed by '/' or ' ' and more (its sub-clients; the same identity as a
+ * fault rule's agent). The clients see their streams close (a network
+ * partition, a restart). Returns how many. */
 int fakeapi_close_watches(fakeapi_server *srv, const char *client);
 
 /* Add one rule from JSON and return its id. */
@@ -237,6 +239,11 @@ typedef struct fakeapi_fault {
     const char *ns;
     const char *name;
     const char *client; /* substring of the User-Agent, or the exact bearer token */
+    /* One client by its identity: the User-Agent is agent, or agent followed
+     * by '/' or ' ' and more (its sub-clients, as "scenario/web-1/pods" of
+     * "scenario/web-1"); "scenario/web-1" matches neither "scenario/web-10"
+     * nor "scenario/web-1.r2". */
+    const char *agent;
     /* When it fires (all zero: on every match). */
     unsigned nth;       /* only on the nth match (1-based) */
     unsigned first;     /* on the first k matches */

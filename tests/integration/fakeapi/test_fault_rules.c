@@ -83,6 +83,19 @@ Test(faults, match_by_user_agent_substring)
     cr_assert_eq(status_as("my-operator/0.1", "GET", CM("default")), 200);
 }
 
+/* agent: one client and its sub-clients, never a longer name. */
+Test(faults, match_by_agent_identity)
+{
+    post_rule("{'match':{'agent':'scenario/web-1'},'action':{'error':{'status':503}}}");
+    cr_assert_eq(status_as("scenario/web-1", "GET", CM("default")), 503);
+    cr_assert_eq(status_as("scenario/web-1/podset", "GET", CM("default")), 503);
+    cr_assert_eq(status_as("scenario/web-1 (linux/amd64)", "GET", CM("default")), 503);
+    cr_assert_eq(status_as("scenario/web-10", "GET", CM("default")), 200);
+    cr_assert_eq(status_as("scenario/web-11/podset", "GET", CM("default")), 200);
+    cr_assert_eq(status_as("scenario/web-1.r2", "GET", CM("default")), 200);
+    cr_assert_eq(status_as("x-scenario/web-1", "GET", CM("default")), 200);
+}
+
 Test(faults, match_by_bearer_token)
 {
     post_rule("{'match':{'client':'tok-controller-7'},'action':{'error':{'status':403}}}");

@@ -171,3 +171,34 @@ Test(determinism, check_finds_the_first_difference)
     cr_assert(strstr(d.expected, "wall-") || strstr(d.got, "wall-"), "%s / %s", d.expected, d.got);
     scn_scenario_free(sc);
 }
+
+/* A replica is one client, not a prefix: with twelve replicas, cutting off
+ * replicas 0 to 9 leaves 10 and 11 (whose User-Agents begin with those of
+ * replicas 1 and 0's... "scenario/replicaset-1" is a prefix of
+ * "scenario/replicaset-10") free to take the lead. */
+Test(determinism, partition_cuts_off_only_the_replica_named)
+{
+    char text[4096];
+    int off = snprintf(text, sizeof text,
+                       "name: replica-identity\n"
+                       "controllers: [{name: replicaset, replicas: 12}]\n"
+                       "fixtures: [%s/../../fixtures/replicaset/crd.yaml]\n"
+                       "steps:\n"
+                       "  - wait: {for: {field: {apiVersion: coordination.k8s.io/v1, kind: Lease, "
+                       "namespace: kube-system, name: replicaset, path: .spec.holderIdentity, "
+                       "matches: \"^scenario/replicaset-[0-9]$\"}}, timeout: 1m}\n",
+                       KH_SCENARIOS);
+    for (int i = 0; i < 10; i++)
+        off += snprintf(text + off, sizeof text - (size_t)off, "  - partition: {replica: %d}\n", i);
+    snprintf(text + off, sizeof text - (size_t)off,
+             "  - wait: {for: {field: {apiVersion: coordination.k8s.io/v1, kind: Lease, "
+             "namespace: kube-system, name: replicaset, path: .spec.holderIdentity, "
+             "matches: \"^scenario/replicaset-1[01]$\"}}, timeout: 1m}\n");
+    scn_scenario *sc = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_scenario_parse(NULL, text, strlen(text), &sc, &err), 0, "%d: %s: %s", err.line,
+                 err.field, err.message);
+    scn_run_result r = run_once(sc, 1);
+    cr_assert(r.passed);
+    scn_scenario_free(sc);
+}
