@@ -578,7 +578,10 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
         rc = fakeapi__store_history(srv->store, w->key, rv, history_visit, w);
         w->sent_rv = now > rv ? now : rv;
     }
-    if (rc == 0 && !w->closed) {
+    /* An expired watch is registered too, though nothing more goes in: a
+     * held one is listed with its ERROR and its end, which a driver
+     * releases like any other lines. */
+    if (rc == 0) {
         pthread_mutex_lock(&srv->hub->mu);
         w->next = srv->hub->head;
         if (w->next)

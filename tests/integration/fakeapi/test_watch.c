@@ -811,6 +811,36 @@ Test(watch_opts, held_watch_past_its_end)
     ws_close(w);
 }
 
+/* A held watch from a compacted revision is listed with its ERROR and its
+ * end, and a driver releases them like any other lines: unlisted, its
+ * client would wait for them forever. */
+Test(watch_opts, held_expired_watch_is_released)
+{
+    fakeapi_options o = {.seed = 1, .hold_new_watches = true};
+    start(&o);
+    mk_ns("exp");
+    unsigned long long old = rev();
+    mk_cm("exp", "a", NULL, "0");
+    mk_cm("exp", "b", NULL, "0");
+    cr_assert_eq(fakeapi_compact(srv, 0), 0);
+    wstream *w = ws_ok(S("/api/v1/namespaces/exp/configmaps?watch=true&resourceVersion=%llu", old));
+    fakeapi_watch_info *info = NULL;
+    size_t n = 0;
+    cr_assert_eq(fakeapi_watches(srv, &info, &n), 0);
+    cr_assert_eq(n, 1, "the expired watch is not listed");
+    cr_assert_eq(info[0].pending, 2, "its ERROR and its end: %zu", info[0].pending);
+    uint64_t id = info[0].id;
+    free(info);
+    expect_quiet(w, 200);
+    cr_assert_eq(fakeapi_watch_release(srv, id, 1), 0);
+    json_t *ev = expect_ev(w, "ERROR", NULL);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(ev, "object"), "code")), 410);
+    json_decref(ev);
+    cr_assert_eq(fakeapi_watch_release(srv, id, 1), 0);
+    cr_assert(ws_wait_done(w, 2000), "the released end did not close the stream");
+    ws_close(w);
+}
+
 /* Later pages of a paginated list show the state at the first page's revision. */
 Test(watch, continue_pages_are_consistent)
 {
