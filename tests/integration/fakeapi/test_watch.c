@@ -841,6 +841,46 @@ Test(watch_opts, held_expired_watch_is_released)
     ws_close(w);
 }
 
+/* A held watch with delayed events: an event counts as pending only once
+ * its time has come, and its time is the server's next deadline, so a
+ * driver moves the clock there instead of releasing a line that cannot go
+ * out yet. */
+Test(watch_opts, held_watch_counts_delayed_events_when_due)
+{
+    fakeapi_options o = {.seed = 1, .hold_new_watches = true};
+    start(&o);
+    mk_ns("late");
+    cr_assert_eq(
+        fakeapi_fault_add(
+            srv,
+            &(fakeapi_fault){.verb = "watch", .action = FAKEAPI_FAULT_WATCH_DELAY, .delay_ms = 700},
+            NULL, NULL),
+        0);
+    wstream *w =
+        ws_ok(S("/api/v1/namespaces/late/configmaps?watch=true&resourceVersion=%llu", rev()));
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t before = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    mk_cm("late", "slow", NULL, "0");
+    fakeapi_watch_info *info = NULL;
+    size_t n = 0;
+    cr_assert_eq(fakeapi_watches(srv, &info, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(info[0].pending, 0, "a delayed event counted before its time");
+    uint64_t id = info[0].id;
+    free(info);
+    int64_t next = fakeapi_next_deadline(srv);
+    cr_assert_geq(next, before + 700 * 1000000LL);
+    cr_assert_lt(next, before + 2000 * 1000000LL, "the delayed event's time is not a deadline");
+    sleep_ms(800);
+    cr_assert_eq(fakeapi_watches(srv, &info, &n), 0);
+    cr_assert_eq(info[0].pending, 1);
+    free(info);
+    cr_assert_eq(fakeapi_watch_release(srv, id, 1), 0);
+    json_decref(expect_ev(w, "ADDED", "slow"));
+    ws_close(w);
+}
+
 /* Later pages of a paginated list show the state at the first page's revision. */
 Test(watch, continue_pages_are_consistent)
 {
