@@ -239,10 +239,15 @@ static enum MHD_Result delay(fakeapi_server *srv, struct MHD_Connection *conn, c
         fakeapi__sleeper_init(srv->waker, &cr->sleeper, conn, -1);
         cr->sleeper_ready = true;
     }
-    cr->sleeper.until = fakeapi__srv_now(srv) + plan->delay_ns;
+    int64_t due = fakeapi__srv_now(srv) + plan->delay_ns;
+    cr->sleeper.until = due;
     cr->sleeper.reported = true;
+    cr->sleeper.holdable = srv->opts.on_held != NULL;
     MHD_suspend_connection(conn);
-    fakeapi__waker_arm(srv->waker, &cr->sleeper);
+    /* Held (deterministic runs): the embedder answers it, told now, once
+     * it is armed so that a release finds it. */
+    if (fakeapi__waker_arm(srv->waker, &cr->sleeper) == FAKEAPI__HELD)
+        srv->opts.on_held(srv->opts.on_held_ud, cr->sleeper.id, due);
     return MHD_YES;
 }
 
@@ -470,6 +475,7 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     srv->metrics = fakeapi__metrics_new();
     if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics)
         goto fail;
+    fakeapi__waker_hold(srv->waker, srv->opts.on_held != NULL);
     rc = FAKEAPI_ERR_STORAGE;
     if (fakeapi__store_open(srv->opts.db_path, &srv->store, err, sizeof err) < 0 ||
         fakeapi__bootstrap(srv) < 0)
@@ -586,6 +592,16 @@ int64_t fakeapi_next_deadline(fakeapi_server *srv)
 int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold)
 {
     return fakeapi__hub_control(srv->hub, id, hold ? 1 : 0, 0) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+}
+
+int fakeapi_request_release(fakeapi_server *srv, uint64_t id)
+{
+    return fakeapi__waker_release(srv->waker, id) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+}
+
+void fakeapi_hold_delays(fakeapi_server *srv, bool hold)
+{
+    fakeapi__waker_hold(srv->waker, hold && srv->opts.on_held);
 }
 
 int fakeapi_watch_release(fakeapi_server *srv, uint64_t id, size_t n)

@@ -27,6 +27,7 @@ struct fakeapi__waker {
     uint64_t next_id;
     int64_t planned; /* the deadline the thread sleeps towards */
     bool stopping;
+    bool hold; /* holdable sleepers wait for fakeapi__waker_release */
     int epfd, kickfd;
     pthread_t thread;
     bool started;
@@ -71,6 +72,7 @@ static bool linked(const fakeapi__sleeper *s)
 static void disarm_locked(fakeapi__waker *wk, fakeapi__sleeper *s)
 {
     s->armed = false;
+    s->held = false;
     if (!linked(s))
         unlink_locked(wk, s);
 }
@@ -101,14 +103,14 @@ static int64_t fire_due(fakeapi__waker *wk, int64_t now, due_list *d)
     fakeapi__sleeper *s = wk->head;
     while (s) {
         fakeapi__sleeper *after = s->next;
-        if (s->armed && (s->until <= now || wk->stopping)) {
+        if (s->armed && (wk->stopping || (s->until <= now && !s->held))) {
             size_t before = d->n;
             due_add(d, s->conn);
             if (d->n > before)
                 disarm_locked(wk, s);
             else
                 next = now; /* out of memory: try again soon */
-        } else if (s->armed && s->until < next) {
+        } else if (s->armed && !s->held && s->until < next) {
             next = s->until;
         }
         s = after;
@@ -231,6 +233,7 @@ void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn, 
     s->conn = conn;
     s->until = INT64_MAX;
     s->armed = false;
+    s->held = false;
     atomic_init(&s->hung_up, false);
     s->watch_fd = -1;
     s->prev = s->next = NULL;
@@ -267,25 +270,62 @@ void fakeapi__sleeper_deinit(fakeapi__waker *wk, fakeapi__sleeper *s)
     pthread_mutex_unlock(&wk->mu);
 }
 
-bool fakeapi__waker_arm(fakeapi__waker *wk, fakeapi__sleeper *s)
+int fakeapi__waker_arm(fakeapi__waker *wk, fakeapi__sleeper *s)
 {
     pthread_mutex_lock(&wk->mu);
     if (wk->stopping || atomic_load(&s->hung_up)) {
         pthread_mutex_unlock(&wk->mu);
         wk->resume(s->conn);
-        return false;
+        return FAKEAPI__RESUMED;
     }
     bool was_linked = linked(s);
     s->armed = true;
+    s->held = s->holdable && wk->hold;
     if (!was_linked)
         link_locked(wk, s);
-    bool earlier = s->until < wk->planned;
+    bool earlier = !s->held && s->until < wk->planned;
     if (earlier)
         wk->planned = s->until;
+    int rc = s->held ? FAKEAPI__HELD : FAKEAPI__ARMED;
     pthread_mutex_unlock(&wk->mu);
     if (earlier)
         kick(wk);
-    return true;
+    return rc;
+}
+
+void fakeapi__waker_hold(fakeapi__waker *wk, bool hold)
+{
+    pthread_mutex_lock(&wk->mu);
+    wk->hold = hold;
+    bool any = false;
+    for (fakeapi__sleeper *s = wk->head; s && !hold; s = s->next) {
+        if (s->held) {
+            s->held = false;
+            s->until = 0; /* due now: the waker's thread resumes it */
+            any = true;
+        }
+    }
+    if (any)
+        wk->planned = 0;
+    pthread_mutex_unlock(&wk->mu);
+    if (any)
+        kick(wk);
+}
+
+int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id)
+{
+    pthread_mutex_lock(&wk->mu);
+    fakeapi__sleeper *s = wk->head;
+    while (s && !(s->held && s->id == id))
+        s = s->next;
+    if (s)
+        disarm_locked(wk, s);
+    pthread_mutex_unlock(&wk->mu);
+    /* Disarmed by us: nobody else resumes it, and until we do the
+     * connection cannot end, so s is still valid here. */
+    if (s)
+        wk->resume(s->conn);
+    return s ? 0 : -1;
 }
 
 bool fakeapi__waker_wake(fakeapi__waker *wk, fakeapi__sleeper *s)
@@ -313,7 +353,7 @@ int64_t fakeapi__waker_next(fakeapi__waker *wk)
     int64_t next = INT64_MAX;
     pthread_mutex_lock(&wk->mu);
     for (fakeapi__sleeper *s = wk->head; s; s = s->next)
-        if (s->armed && s->reported && s->until < next)
+        if (s->armed && !s->held && s->reported && s->until < next)
             next = s->until;
     pthread_mutex_unlock(&wk->mu);
     return next;

@@ -38,8 +38,10 @@ typedef struct fakeapi__sleeper {
     void *conn;    /* handed to the resume function */
     int64_t until; /* server clock, ns; INT64_MAX = no deadline */
     bool reported; /* counts in fakeapi__waker_next (fault delays do) */
+    bool holdable; /* while the waker holds (fakeapi__waker_hold), wait for a release */
     /* The waker's own (under its lock). */
     bool armed;
+    bool held;           /* armed, and resumed only by fakeapi__waker_release */
     atomic_bool hung_up; /* the client went away (set before the resume) */
     uint64_t id;
     int watch_fd; /* our duplicate of the client's socket, -1 if none */
@@ -61,8 +63,17 @@ void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn, 
 void fakeapi__sleeper_deinit(fakeapi__waker *wk, fakeapi__sleeper *s);
 
 /* The owner has just suspended s->conn: resume it at s->until or on a
- * hang-up. After stop, resumes it at once instead and returns false. */
-bool fakeapi__waker_arm(fakeapi__waker *wk, fakeapi__sleeper *s);
+ * hang-up; or, when s is holdable and the waker holds, only when released
+ * (fakeapi__waker_release by s->id). Returns FAKEAPI__ARMED or
+ * FAKEAPI__HELD; after stop, resumes it at once instead and returns
+ * FAKEAPI__RESUMED. */
+enum { FAKEAPI__RESUMED = 0, FAKEAPI__ARMED = 1, FAKEAPI__HELD = 2 };
+int fakeapi__waker_arm(fakeapi__waker *wk, fakeapi__sleeper *s);
+/* Hold holdable sleepers from now on (hold) or stop holding: then every
+ * held one is resumed at once. Any thread. */
+void fakeapi__waker_hold(fakeapi__waker *wk, bool hold);
+/* Resume the held sleeper with this id: 0, or -1 if none is held. */
+int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id);
 /* If s is armed, disarm it and resume s->conn (returns true). Any thread. */
 bool fakeapi__waker_wake(fakeapi__waker *wk, fakeapi__sleeper *s);
 /* The clock moved: look at the deadlines again. Any thread. */

@@ -151,6 +151,20 @@ static int outside_run(void *ud, size_t i)
     return fakeapi_watch_release(r->srv, r->ready[i].id, 1) == 0 ? 1 : 0;
 }
 
+/* A request held back by a delay fault: the scheduler decides when it is
+ * answered (scheduler.h). */
+static void on_held(void *ud, uint64_t id, int64_t due_ns)
+{
+    run *r = ud;
+    scn__sched_request_held(r->sched, id, due_ns);
+}
+
+static int outside_release_request(void *ud, uint64_t id)
+{
+    run *r = ud;
+    return fakeapi_request_release(r->srv, id) == 0 ? 0 : -1;
+}
+
 /* ---- managers ---- */
 
 static void *replica_main(void *arg)
@@ -701,11 +715,16 @@ static int setup(run *r)
         .seed = r->seed,
         .hold_new_watches = true,
         .sync_gc = true,
+        .on_held = on_held,
+        .on_held_ud = r,
     };
     if (fakeapi_start(&fo, &r->srv) < 0)
         return fail(r, -1, "the fake API server did not start");
-    scn__outside out = {
-        .count = outside_count, .thread = outside_thread, .run = outside_run, .ud = r};
+    scn__outside out = {.count = outside_count,
+                        .thread = outside_thread,
+                        .run = outside_run,
+                        .release_request = outside_release_request,
+                        .ud = r};
     scn__sched_set_outside(r->sched, &out);
     if (open_trace(r) < 0)
         return fail(r, -1, "cannot open the trace");
@@ -740,6 +759,9 @@ static int setup(run *r)
 static void stop_all(run *r)
 {
     scn__sched_free_run(r->sched);
+    /* Requests held back by delays are answered now: their clients stop. */
+    if (r->srv)
+        fakeapi_hold_delays(r->srv, false);
     /* Let every held watch flow: informers still syncing must see their
      * events (or their streams end) to stop. */
     fakeapi_watch_info *w = NULL;

@@ -15,6 +15,7 @@ typedef enum tstate {
     T_BLOCKED,   /* waits on a condition (wait_cv) and/or a deadline */
     T_IO,        /* waits for watch data only the server releases */
     T_JOIN,      /* in pthread_join, waiting for another registered thread to end */
+    T_SRV,       /* its request is held by the server (a delay), until released */
 } tstate;
 
 typedef struct sgroup sgroup;
@@ -33,6 +34,15 @@ typedef struct sthread {
     unsigned long io_leaves; /* times it left T_IO (took a line, or its stream ended) */
     struct sthread *next;
 } sthread;
+
+/* A request the server holds (a delay fault), due at a virtual time, and
+ * the thread that waits for its answer (NULL: an unregistered client). */
+typedef struct sheld {
+    uint64_t id;
+    int64_t due;
+    struct sthread *t;
+    struct sheld *next;
+} sheld;
 
 /* A thread that never registered, waiting on the virtual clock. */
 typedef struct ext_wait {
@@ -64,6 +74,7 @@ struct scn__sched {
      * past awaited_leaves) before anything else is picked. NULL = none. */
     sthread *awaited;
     unsigned long awaited_leaves;
+    sheld *held; /* requests the server holds, in id order */
     sgroup *groups;
     int64_t now;
     uint64_t rng[4];
@@ -289,6 +300,9 @@ static void h_thread_exit(void *ud)
         s->running = NULL;
     if (s->awaited == t)
         s->awaited = NULL; /* it ended: that is its reaction */
+    for (sheld *h = s->held; h; h = h->next)
+        if (h->t == t)
+            h->t = NULL;
     pthread_cond_broadcast(&s->driver);
     pthread_mutex_unlock(&s->mu);
     pthread_cond_destroy(&t->turn);
@@ -392,6 +406,11 @@ void scn__sched_free(scn__sched *s)
 {
     if (!s)
         return;
+    while (s->held) {
+        sheld *h = s->held;
+        s->held = h->next;
+        free(h);
+    }
     while (s->groups) {
         sgroup *g = s->groups;
         s->groups = g->next;
@@ -487,7 +506,8 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
     }
     while (s->running || s->spawning > 0 || awaiting_locked(s) || s->joins_waking > 0) {
         if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
-            static const char *const names[] = {"ready", "running", "blocked", "io", "join"};
+            static const char *const names[] = {"ready", "running", "blocked",
+                                                "io",    "join",    "held by the server"};
             int off =
                 snprintf(err, errlen,
                          "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
@@ -507,6 +527,42 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
 static bool runnable(const sthread *t)
 {
     return t->state == T_READY && !(t->group && t->group->frozen);
+}
+
+/* A held request whose time has come and whose thread may run. */
+static bool held_due(const scn__sched *s, const sheld *h)
+{
+    return h->due <= s->now && !(h->t && h->t->group && h->t->group->frozen);
+}
+
+static size_t count_held_due_locked(scn__sched *s)
+{
+    size_t n = 0;
+    for (sheld *h = s->held; h; h = h->next)
+        n += held_due(s, h);
+    return n;
+}
+
+/* Answer the i-th due held request: its thread holds the turn from the
+ * moment the answer can reach it. Returns its id (0: none). */
+static uint64_t take_held_locked(scn__sched *s, size_t i)
+{
+    for (sheld **p = &s->held; *p; p = &(*p)->next) {
+        sheld *h = *p;
+        if (!held_due(s, h) || i-- != 0)
+            continue;
+        *p = h->next;
+        uint64_t id = h->id;
+        if (h->t) {
+            h->t->state = T_RUNNING;
+            h->t->granted = true;
+            h->t->deadline = INT64_MAX;
+            s->running = h->t;
+        }
+        free(h);
+        return id;
+    }
+    return 0;
 }
 
 static size_t count_ready_locked(scn__sched *s)
@@ -538,20 +594,28 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
         return -1;
     }
     size_t ready = count_ready_locked(s);
+    size_t held = count_held_due_locked(s);
     scn__outside out = s->outside;
     pthread_mutex_unlock(&s->mu);
     /* Outside actors are counted without the lock: they call into fakeapi. */
     size_t outside = out.count ? out.count(out.ud) : 0;
-    if (ready + outside == 0)
+    if (ready + held + outside == 0)
         return 0;
     pthread_mutex_lock(&s->mu);
-    size_t pick = (size_t)(rng_next(s) % (ready + outside));
+    size_t pick = (size_t)(rng_next(s) % (ready + held + outside));
     s->stats.steps++;
     if (pick < ready) {
         s->stats.thread_turns++;
         grant_locked(s, pick);
         pthread_mutex_unlock(&s->mu);
+    } else if (pick < ready + held) {
+        s->stats.thread_turns++;
+        uint64_t id = take_held_locked(s, pick - ready);
+        pthread_mutex_unlock(&s->mu);
+        if (id && out.release_request)
+            out.release_request(out.ud, id);
     } else {
+        pick -= held;
         s->stats.outside_turns++;
         /* Note where the fed thread stands before the release: it may react
          * before run() even returns. */
@@ -629,6 +693,9 @@ int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_
     for (ext_wait *w = s->ext; w; w = w->next)
         if (!w->woken && w->deadline < next)
             next = w->deadline;
+    for (sheld *h = s->held; h; h = h->next)
+        if (h->due > s->now && h->due < next && !(h->t && h->t->group && h->t->group->frozen))
+            next = h->due;
     int64_t result = -1;
     if (next != INT64_MAX) {
         s->now = next < limit_ns ? next : (limit_ns > s->now ? limit_ns : s->now);
@@ -638,6 +705,33 @@ int64_t scn__sched_advance(scn__sched *s, int64_t extra_deadline, int64_t limit_
     }
     pthread_mutex_unlock(&s->mu);
     return result;
+}
+
+void scn__sched_request_held(scn__sched *s, uint64_t id, int64_t due)
+{
+    sheld *h = calloc(1, sizeof *h);
+    if (!h)
+        abort(); /* a scheduler that lost a request cannot go on */
+    h->id = id;
+    h->due = due;
+    pthread_mutex_lock(&s->mu);
+    /* The request is the running thread's: it waits for the answer, off the
+     * turn, until the driver picks the answer (once it is due). */
+    sthread *t = s->running;
+    if (t && !s->free_run) {
+        h->t = t;
+        t->state = T_SRV;
+        t->granted = false;
+        t->deadline = due;
+        s->running = NULL;
+    }
+    sheld **p = &s->held;
+    while (*p && (*p)->id < id)
+        p = &(*p)->next;
+    h->next = *p;
+    *p = h;
+    pthread_cond_broadcast(&s->driver);
+    pthread_mutex_unlock(&s->mu);
 }
 
 bool scn__sched_io_waiting(scn__sched *s, const char *name)

@@ -70,8 +70,21 @@ typedef struct scn__outside {
     size_t (*count)(void *ud);
     const char *(*thread)(void *ud, size_t i);
     int (*run)(void *ud, size_t i);
+    /* Answer a request the server holds (scn__sched_request_held). */
+    int (*release_request)(void *ud, uint64_t id);
     void *ud;
 } scn__outside;
+
+/*
+ * The server holds a request back (a delay fault) until it is released;
+ * call from the server's thread while the client waits (fakeapi's
+ * on_held). The running thread is its client: it leaves the turn and waits
+ * off it; the virtual clock may move to due, and from then on answering it
+ * is one of the driver's choices, after which the thread holds the turn
+ * again (it runs from the moment its answer arrives until its next turn
+ * point). During teardown the request is only noted.
+ */
+void scn__sched_request_held(scn__sched *s, uint64_t id, int64_t due);
 void scn__sched_set_outside(scn__sched *s, const scn__outside *o);
 
 /*

@@ -92,6 +92,14 @@ typedef struct fakeapi_options {
     int64_t bookmark_interval_ms; /* 0 = 60,000, as the real server */
     /* Deterministic runs: every new watch starts held (see fakeapi_watch_hold). */
     bool hold_new_watches;
+    /* Deterministic runs: a request a delay fault holds back is answered
+     * only when fakeapi_request_release() is called for it, not by the
+     * server at its time. on_held is told its id and the time it is due
+     * (server clock), on a server thread, while its client waits for the
+     * answer. fakeapi_hold_delays(srv, false) ends this and answers every
+     * held request at once. NULL = delays end at their time. */
+    void (*on_held)(void *ud, uint64_t id, int64_t due_ns);
+    void *on_held_ud;
     /* Deterministic runs: garbage collection and namespace deletion run on the
      * writing request's thread before it answers, not in the background. */
     bool sync_gc;
@@ -197,6 +205,13 @@ int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold);
 
 /* While held, let n more events through, one line each. */
 int fakeapi_watch_release(fakeapi_server *srv, uint64_t id, size_t n);
+
+/* Answer the delayed request held with this id (fakeapi_options.on_held):
+ * 0, or FAKEAPI_ERR_NOT_FOUND if no request is held with it. Any thread. */
+int fakeapi_request_release(fakeapi_server *srv, uint64_t id);
+/* Hold delayed requests (with on_held set) or stop: every held request is
+ * then answered at once, and later delays end at their time. */
+void fakeapi_hold_delays(fakeapi_server *srv, bool hold);
 
 /*
  * The earliest time (on the server's clock) something inside the server is

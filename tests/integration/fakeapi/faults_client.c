@@ -34,8 +34,15 @@ void advance(int64_t ns)
 /* Start the test server with seed on the virtual clock, at a fixed time. */
 void start_vclock(uint64_t seed)
 {
+    start_vclock_with(&(fakeapi_options){.seed = seed});
+}
+
+void start_vclock_with(const fakeapi_options *opts)
+{
     atomic_store(&vclock_ns, 1700000000LL * SEC);
-    start(&(fakeapi_options){.seed = seed, .clock = &vclock});
+    fakeapi_options o = *opts;
+    o.clock = &vclock;
+    start(&o);
 }
 
 void setup_vclock(void)

@@ -33,6 +33,8 @@ void advance(int64_t ns);
 
 /* Start the test server with seed on the virtual clock, at a fixed time. */
 void start_vclock(uint64_t seed);
+/* The same with other options (their clock is replaced). */
+void start_vclock_with(const fakeapi_options *opts);
 
 /* Criterion init: start_vclock(4242). */
 void setup_vclock(void);

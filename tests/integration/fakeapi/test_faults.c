@@ -163,6 +163,73 @@ Test(faults_vclock, delay_follows_the_virtual_clock)
                  (long long)took);
 }
 
+/* Held delays (deterministic runs): the server tells on_held, and answers
+ * only when released, however far the clock moves; turning holding off
+ * answers what is held at once. */
+static atomic_ullong held_id;
+static atomic_llong held_due;
+
+static void note_held(void *ud, uint64_t id, int64_t due)
+{
+    (void)ud;
+    atomic_store(&held_due, due);
+    atomic_store(&held_id, id);
+}
+
+static void setup_held(void)
+{
+    atomic_store(&held_id, 0);
+    start_vclock_with(&(fakeapi_options){.seed = 9, .on_held = note_held});
+}
+
+TestSuite(faults_held, .init = setup_held, .fini = teardown);
+
+static uint64_t wait_held(void)
+{
+    for (int i = 0; i < 400 && !atomic_load(&held_id); i++)
+        sleep_ms(5);
+    uint64_t id = atomic_exchange(&held_id, 0);
+    cr_assert_neq(id, 0, "on_held was not called");
+    return id;
+}
+
+Test(faults_held, a_held_delay_ends_when_released)
+{
+    fc_mk_cm("default", "slow", "1");
+    post_rule("{'match':{'verb':'get','name':'slow'},'action':{'delay':'10m'}}");
+    int64_t before = fakeapi_next_deadline(srv);
+    bg_req b = {.path = CM("default") "/slow"};
+    cr_assert_eq(pthread_create(&b.th, NULL, bg_get, &b), 0);
+    uint64_t id = wait_held();
+    cr_assert_geq(atomic_load(&held_due), 1700000000LL * SEC + 10 * 60 * SEC);
+    cr_assert_eq(fakeapi_next_deadline(srv), before, "a held delay is not the server's deadline");
+    advance(11 * 60 * SEC);
+    sleep_ms(150);
+    cr_assert(!atomic_load(&b.done), "a held delay ended on the clock");
+    cr_assert_eq(fakeapi_request_release(srv, id + 1000), FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_eq(fakeapi_request_release(srv, id), 0);
+    pthread_join(b.th, NULL);
+    cr_assert_eq(b.status, 200);
+    cr_assert_eq(fakeapi_request_release(srv, id), FAKEAPI_ERR_NOT_FOUND, "released twice");
+
+    /* Holding off: what is held is answered at once, and later delays end on
+     * the clock again. */
+    bg_req c = {.path = CM("default") "/slow"};
+    cr_assert_eq(pthread_create(&c.th, NULL, bg_get, &c), 0);
+    wait_held();
+    fakeapi_hold_delays(srv, false);
+    pthread_join(c.th, NULL);
+    cr_assert_eq(c.status, 200);
+    bg_req d = {.path = CM("default") "/slow"};
+    cr_assert_eq(pthread_create(&d.th, NULL, bg_get, &d), 0);
+    sleep_ms(150);
+    cr_assert_eq(atomic_load(&held_id), 0, "held after holding was turned off");
+    cr_assert(!atomic_load(&d.done));
+    advance(10 * 60 * SEC);
+    pthread_join(d.th, NULL);
+    cr_assert_eq(d.status, 200);
+}
+
 /* ---- actions: drop, truncate, lose the response ---------------------------- */
 
 Test(faults, drop_closes_without_an_answer)

@@ -202,3 +202,38 @@ Test(determinism, partition_cuts_off_only_the_replica_named)
     cr_assert(r.passed);
     scn_scenario_free(sc);
 }
+
+/* A request a delay fault holds back is answered on the virtual clock: its
+ * client waits off the turn, time moves to the delay's end, and answering
+ * it is one of the driver's choices (before, the client held the turn and
+ * the run stalled on the watchdog). */
+Test(determinism, delayed_requests_end_on_the_virtual_clock)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "name: delays\n"
+             "controllers: [replicaset]\n"
+             "fixtures: [%s/../../fixtures/replicaset/crd.yaml, "
+             "%s/../../fixtures/replicaset/basic.yaml]\n"
+             "steps:\n"
+             "  - wait: {for: {count: {apiVersion: v1, kind: Pod, namespace: default, "
+             "selector: podset=web, equals: 3}}, timeout: 1m}\n"
+             "  - fault: {name: slow, rule: {match: {verb: create, resource: pods}, "
+             "when: {first: 1}, action: {delay: 10s}}}\n"
+             "  - scale: {apiVersion: example.com/v1, kind: PodSet, namespace: default, "
+             "name: web, replicas: 5}\n"
+             "  - wait: {for: {count: {apiVersion: v1, kind: Pod, namespace: default, "
+             "selector: podset=web, equals: 5}}, timeout: 1m}\n",
+             KH_SCENARIOS, KH_SCENARIOS);
+    scn_scenario *sc = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_scenario_parse(NULL, text, strlen(text), &sc, &err), 0, "%d: %s: %s", err.line,
+                 err.field, err.message);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        scn_run_result a = run_once(sc, seed), b = run_once(sc, seed);
+        cr_assert_geq(a.virtual_ns, (int64_t)10 * 1000000000, "the delay took %lld ns",
+                      (long long)a.virtual_ns);
+        cr_assert_eq(a.trace_hash, b.trace_hash, "seed %llu diverged", (unsigned long long)seed);
+    }
+    scn_scenario_free(sc);
+}
