@@ -516,10 +516,11 @@ static bool media_ok(const char *path, const char *method, const char *ct, bool 
         list = "application/json-patch+json, application/merge-patch+json, "
                "application/strategic-merge-patch+json, application/apply-patch+yaml";
     }
-    /* No Content-Type is read as JSON, as kube-apiserver does (kubectl
-     * create --raw sends none), unless a browser sent it: a page can send
-     * a body without one (a Blob) without asking first. */
-    if (!ok || media_in(ct, ok) || (!ct && !browser))
+    /* No Content-Type with a body is read as JSON, as kube-apiserver does
+     * (kubectl create --raw sends none), unless a browser sent it: a page
+     * can send a body without one (a Blob) without asking first. A bare
+     * POST to the control endpoint (compact) has no such excuse. */
+    if (!ok || media_in(ct, ok) || (!ct && !browser && body_len > 0))
         return true;
     fakeapi__resp_error(resp, 415, "UnsupportedMediaType", NULL,
                         "the body of the request was in an unknown format - accepted media "

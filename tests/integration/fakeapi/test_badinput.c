@@ -395,6 +395,10 @@ Test(badinput, control_endpoint_wants_json)
                              "Origin: http://localhost:%u\r\nConnection: close\r\n\r\n",
                              (unsigned)fakeapi_port(srv))),
                        415, "UnsupportedMediaType");
+    /* A bare POST (curl -X POST) needs one too. */
+    expect_raw_failure(raw("POST /fakeapi/v1/compact HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           "Connection: close\r\n\r\n"),
+                       415, "UnsupportedMediaType");
     json_t *faults = req(200, "GET", "/fakeapi/v1/faults", NULL);
     cr_assert_eq(json_array_size(faults), 0, "a fault rule was installed");
     json_decref(faults);
