@@ -110,6 +110,89 @@ static void dispatch_verb(fakeapi__ctx *c)
     }
 }
 
+/* The options kind a verb's query parameters decode into, for messages. */
+static const char *options_kind(const char *method)
+{
+    if (!strcmp(method, "POST"))
+        return "CreateOptions";
+    if (!strcmp(method, "PUT"))
+        return "UpdateOptions";
+    if (!strcmp(method, "PATCH"))
+        return "PatchOptions";
+    if (!strcmp(method, "DELETE"))
+        return "DeleteOptions";
+    return "ListOptions";
+}
+
+/* 422 for one unsupported value of an options parameter, as kube-apiserver's
+ * validation of ListOptions, DeleteOptions... says it. */
+static void unsupported(fakeapi__resp *resp, const char *kind, const char *field, const char *value,
+                        const char *supported)
+{
+    char cause[400];
+    snprintf(cause, sizeof cause, "Unsupported value: \"%s\": supported values: %s", value,
+             supported);
+    json_t *details = json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", "", "group",
+                                "meta.k8s.io", "kind", kind, "causes", "reason",
+                                "FieldValueNotSupported", "message", cause, "field", field);
+    fakeapi__resp_error(resp, 422, "Invalid", details, "%s.meta.k8s.io \"\" is invalid: %s: %s",
+                        kind, field, cause);
+}
+
+/*
+ * The query parameters a verb reads, checked before it runs, so that a
+ * value the server cannot read exactly is an error rather than taken as
+ * absent: a deletecollection with a garbage parameter deletes nothing.
+ * Answers the error itself; false then.
+ */
+static bool check_params(const fakeapi__req *req, const fakeapi__route *rt, fakeapi__resp *resp)
+{
+    static const char *const bools[] = {"watch", "allowWatchBookmarks", "sendInitialEvents", NULL};
+    static const char *const ints[] = {"timeoutSeconds", "limit", "gracePeriodSeconds", NULL};
+    bool reads = !strcmp(req->method, "GET") ||
+                 (!strcmp(req->method, "DELETE") && rt->kind == FAKEAPI__RT_COLLECTION);
+    const char *v;
+    for (const char *const *p = bools; *p; p++) {
+        bool b;
+        if ((v = fakeapi__q(req, *p)) && fakeapi__parse_bool(v, &b) < 0) {
+            fakeapi__resp_error(resp, 400, "BadRequest", NULL,
+                                "%s: strconv.ParseBool: parsing \"%s\": invalid syntax", *p, v);
+            return false;
+        }
+    }
+    for (const char *const *p = ints; *p; p++) {
+        long long n;
+        if ((v = fakeapi__q(req, *p)) && fakeapi__parse_int(v, &n) < 0) {
+            fakeapi__resp_error(resp, 400, "BadRequest", NULL,
+                                "%s: strconv.ParseInt: parsing \"%s\": invalid syntax", *p, v);
+            return false;
+        }
+    }
+    if (reads && (v = fakeapi__q(req, "resourceVersion")) && *v) {
+        /* strconv.ParseUint: digits only, no sign, no space, in range. */
+        bool digits = strspn(v, "0123456789") == strlen(v);
+        bool range = strlen(v) < 20 || (strlen(v) == 20 && strcmp(v, "18446744073709551615") <= 0);
+        if (!digits || !range) {
+            fakeapi__resp_error(resp, 400, "BadRequest", NULL,
+                                "invalid resource version: resourceVersion: Invalid value: "
+                                "\"%s\": strconv.ParseUint: parsing \"%s\": %s",
+                                v, v, digits ? "value out of range" : "invalid syntax");
+            return false;
+        }
+    }
+    if (reads && (v = fakeapi__q(req, "resourceVersionMatch")) && *v && strcmp(v, "Exact") &&
+        strcmp(v, "NotOlderThan")) {
+        unsupported(resp, "ListOptions", "resourceVersionMatch", v, "\"Exact\", \"NotOlderThan\"");
+        return false;
+    }
+    /* dryRun=all would otherwise be a real write. */
+    if (strcmp(req->method, "GET") && (v = fakeapi__q(req, "dryRun")) && *v && strcmp(v, "All")) {
+        unsupported(resp, options_kind(req->method), "dryRun", v, "\"All\"");
+        return false;
+    }
+    return true;
+}
+
 static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                             fakeapi__resp *resp)
 {
@@ -129,7 +212,7 @@ static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const 
         c.ns = res->namespaced ? (has_ns ? rt->ns : NULL) : "";
         if (!has_ns && res->namespaced && strcmp(req->method, "GET") != 0)
             method_not_allowed(resp);
-        else
+        else if (check_params(req, rt, resp))
             dispatch_verb(&c);
     }
     fakeapi__resource_unref(res);

@@ -1,5 +1,6 @@
 #include "http.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,10 +104,48 @@ const char *fakeapi__q(const fakeapi__req *req, const char *name)
     return json_string_value(json_object_get(req->query, name));
 }
 
+int fakeapi__parse_bool(const char *v, bool *out)
+{
+    /* strconv.ParseBool's words, any case (Python sends "True"), and the
+     * empty value, which kube-apiserver takes as true ("?watch"). */
+    static const char *const yes[] = {"", "1", "t", "true", NULL};
+    static const char *const no[] = {"0", "f", "false", NULL};
+    for (const char *const *w = yes; *w; w++)
+        if (!strcasecmp(v, *w))
+            return *out = true, 0;
+    for (const char *const *w = no; *w; w++)
+        if (!strcasecmp(v, *w))
+            return *out = false, 0;
+    return -1;
+}
+
+int fakeapi__parse_int(const char *v, long long *out)
+{
+    const char *p = v;
+    bool neg = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!*p)
+        return -1;
+    unsigned long long n = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1; /* no spaces, no hex, no trailing text (strtoll takes some) */
+        if (n > ((unsigned long long)LLONG_MAX + 1 - (unsigned)(*p - '0')) / 10)
+            return -1;
+        n = n * 10 + (unsigned)(*p - '0');
+    }
+    if (!neg && n > (unsigned long long)LLONG_MAX)
+        return -1;
+    *out = neg ? (long long)(0 - n) : (long long)n;
+    return 0;
+}
+
 bool fakeapi__q_bool(const fakeapi__req *req, const char *name)
 {
     const char *v = fakeapi__q(req, name);
-    return v && (!strcasecmp(v, "true") || !strcmp(v, "1"));
+    bool b = false;
+    return v && fakeapi__parse_bool(v, &b) == 0 && b;
 }
 
 long long fakeapi__q_int(const fakeapi__req *req, const char *name, long long def)
@@ -114,9 +153,8 @@ long long fakeapi__q_int(const fakeapi__req *req, const char *name, long long de
     const char *v = fakeapi__q(req, name);
     if (!v || !*v)
         return def;
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    return (*end || n < 0) ? -1 : n;
+    long long n;
+    return fakeapi__parse_int(v, &n) < 0 || n < 0 ? -1 : n;
 }
 
 bool fakeapi__media_is(const char *content_type, const char *type)

@@ -64,11 +64,22 @@ const char *fakeapi__reason_for(int status);
 /* A Status error body as a new JSON object. */
 json_t *fakeapi__status_new(int status, const char *reason, const char *message, json_t *details);
 
-/* Query helpers: a parameter's value or NULL; booleans parse case-insensitively
- * ("true", "1"); integers return def when absent and -1 on garbage. */
+/*
+ * Query helpers: a parameter's value or NULL; booleans as fakeapi__parse_bool
+ * (garbage is false); integers return def when absent and -1 on garbage or
+ * a negative value.
+ */
 const char *fakeapi__q(const fakeapi__req *req, const char *name);
 bool fakeapi__q_bool(const fakeapi__req *req, const char *name);
 long long fakeapi__q_int(const fakeapi__req *req, const char *name, long long def);
+
+/* A query boolean: strconv.ParseBool's words in any case, or "" (true).
+ * Returns 0, or -1 for anything else (*out untouched). */
+int fakeapi__parse_bool(const char *v, bool *out);
+
+/* A decimal integer as strconv.ParseInt reads it: an optional sign, digits,
+ * nothing else, within long long. Returns 0, or -1 (*out untouched). */
+int fakeapi__parse_int(const char *v, long long *out);
 
 /* True when the Content-Type's media type (parameters ignored) equals type. */
 bool fakeapi__media_is(const char *content_type, const char *type);

@@ -3,6 +3,7 @@
  * Kubernetes API server that kubectl and any client can use.
  * Uses only the public header.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,7 +34,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: fakeapi serve [--host H] [--port N] [--db FILE] [--kubeconfig FILE]\n"
                  "                     [--seed N] [--load MANIFEST]... [--faults FILE]\n"
                  "                     [--trace FILE] [--tls [--tls-require-client-cert]]\n"
-                 "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port)\n"
+                 "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port;\n"
+                 "  H is an IPv4 address or a name such as localhost; anyone who can reach\n"
+                 "  it can change everything, so keep it on loopback)\n"
                  "  from an in-memory store, or FILE with --db (kept across restarts).\n"
                  "  --kubeconfig FILE  write a kubeconfig for kubectl and clients there\n"
                  "  --load MANIFEST    apply a YAML/JSON manifest at start (repeatable)\n"
@@ -104,6 +108,15 @@ static int parse_args(int argc, char **argv, serve_args *a)
         return -1;
     }
     return 0;
+}
+
+/* 127.0.0.0/8 or localhost (what the server resolves localhost to). */
+static bool loopback_host(const char *host)
+{
+    struct in_addr a;
+    if (!host || !strcasecmp(host, "localhost"))
+        return true;
+    return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 /* key: base64(text) on one line, as kubeconfig's *-data fields hold PEM. */
@@ -215,6 +228,15 @@ static int serve(int argc, char **argv)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any server thread starts */
+    if (!loopback_host(a.opts.host))
+        fprintf(stderr,
+                "fakeapi: warning: --host %s is not a loopback address: whoever can reach it "
+                "can read and change every object and add fault rules%s\n",
+                a.opts.host,
+                a.opts.tls_require_client_cert
+                    ? " once they hold the client certificate"
+                    : " (there is no authentication; --tls --tls-require-client-cert "
+                      "asks for a certificate)");
     fakeapi_server *srv;
     int rc = fakeapi_start(&a.opts, &srv);
     if (rc < 0) {

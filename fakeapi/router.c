@@ -1,5 +1,9 @@
 #include "router.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_SEGS 9
@@ -161,4 +165,181 @@ int fakeapi__route_parse(const char *path, fakeapi__route *rt)
         return -1;
     }
     return 0;
+}
+
+/* ---- request targets: decoding the path and the query ---- */
+
+static int hexval(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode %XX (and '+' as a space when plus) from s[0..n) into out, which has
+ * room for n + 1 bytes. The decoded length, or -1 for a malformed escape. */
+static long pct_decode(const char *s, size_t n, bool plus, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '%') {
+            if (n - i < 3)
+                return -1;
+            int h = hexval((unsigned char)s[i + 1]), l = hexval((unsigned char)s[i + 2]);
+            if (h < 0 || l < 0)
+                return -1;
+            out[o++] = (char)(h * 16 + l);
+            i += 2;
+        } else {
+            out[o++] = plus && c == '+' ? ' ' : (char)c;
+        }
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
+/* No NUL, and strict UTF-8: no overlong forms, no surrogates, nothing past
+ * U+10FFFF (what jansson accepts, and what a Kubernetes name can hold). */
+static bool clean_text(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < n) {
+        unsigned char b = s[i];
+        size_t len;
+        uint32_t cp, min;
+        if (b == 0)
+            return false;
+        if (b < 0x80) {
+            i++;
+            continue;
+        }
+        if (b >= 0xc2 && b <= 0xdf)
+            len = 2, cp = b & 0x1fu, min = 0x80;
+        else if (b >= 0xe0 && b <= 0xef)
+            len = 3, cp = b & 0x0fu, min = 0x800;
+        else if (b >= 0xf0 && b <= 0xf4)
+            len = 4, cp = b & 0x07u, min = 0x10000;
+        else
+            return false;
+        if (n - i < len)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3fu);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+/* The raw text s[0..n) for a message: printable ASCII kept, the rest as %XX,
+ * cut to fit, so that the message is always valid UTF-8. */
+static void quote_raw(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 4 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '"')
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, cap - o, "%%%02X", c);
+    }
+    if (cap)
+        out[o < cap ? o : cap - 1] = '\0';
+}
+
+/* Parse "a=1&b=2" (len bytes) into q. Returns 0 or a FAKEAPI__URL_ code. */
+static int parse_query(const char *qs, size_t len, json_t *q, char *err, size_t errlen)
+{
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return FAKEAPI__URL_NOMEM;
+    int rc = 0;
+    const char *p = qs, *end = qs + len;
+    while (p < end && rc == 0) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *pe = amp ? amp : end;
+        const char *eq = memchr(p, '=', (size_t)(pe - p));
+        const char *ke = eq ? eq : pe;
+        if (pe == p) {
+            p = pe + 1;
+            continue; /* "a=1&&b=2" */
+        }
+        long kl = pct_decode(p, (size_t)(ke - p), true, buf);
+        bool ok = kl >= 0 && clean_text(buf, (size_t)kl);
+        char *key = ok ? strdup(buf) : NULL;
+        long vl = ok ? (eq ? pct_decode(eq + 1, (size_t)(pe - eq - 1), true, buf) : 0) : -1;
+        if (!eq)
+            buf[0] = '\0';
+        ok = ok && vl >= 0 && clean_text(buf, (size_t)vl);
+        if (!ok) {
+            char shown[160];
+            quote_raw(p, (size_t)(pe - p), shown, sizeof shown);
+            snprintf(err, errlen,
+                     "invalid query parameter \"%s\": a malformed escape, a NUL or invalid "
+                     "UTF-8",
+                     shown);
+            rc = FAKEAPI__URL_BAD_QUERY;
+        } else if (!key) {
+            rc = FAKEAPI__URL_NOMEM;
+        } else if (!json_object_get(q, key) &&
+                   json_object_set_new_nocheck(q, key, json_stringn(buf, (size_t)vl)) < 0) {
+            rc = FAKEAPI__URL_NOMEM;
+        }
+        free(key);
+        p = pe + 1;
+    }
+    free(buf);
+    return rc;
+}
+
+int fakeapi__url_split(const char *raw, char **path, json_t **query, char *err, size_t errlen)
+{
+    *path = NULL;
+    *query = NULL;
+    if (!raw)
+        raw = "";
+    size_t plen = strcspn(raw, "?#");
+    char *p = malloc(plen + 1);
+    json_t *q = json_object();
+    int rc = FAKEAPI__URL_NOMEM;
+    if (!p || !q)
+        goto fail;
+    long n = pct_decode(raw, plen, false, p);
+    if (n < 0) {
+        char shown[160];
+        quote_raw(raw, plen, shown, sizeof shown);
+        snprintf(err, errlen, "invalid URL escape in path \"%s\"", shown);
+        rc = FAKEAPI__URL_MALFORMED;
+        goto fail;
+    }
+    if (!clean_text(p, (size_t)n)) {
+        snprintf(err, errlen, "the server could not find the requested resource");
+        rc = FAKEAPI__URL_BAD_PATH;
+        goto fail;
+    }
+    if (raw[plen] == '?') {
+        const char *qs = raw + plen + 1;
+        rc = parse_query(qs, strcspn(qs, "#"), q, err, errlen);
+        if (rc < 0)
+            goto fail;
+    }
+    *path = p;
+    *query = q;
+    return 0;
+fail:
+    if (rc == FAKEAPI__URL_NOMEM)
+        snprintf(err, errlen, "out of memory");
+    free(p);
+    json_decref(q);
+    return rc;
 }

@@ -8,6 +8,9 @@
 #ifndef FAKEAPI_ROUTER_H
 #define FAKEAPI_ROUTER_H
 
+#include <stddef.h>
+#include <jansson.h>
+
 typedef enum fakeapi__route_kind {
     FAKEAPI__RT_UNKNOWN = 0,
     FAKEAPI__RT_VERSION,       /* /version */
@@ -44,5 +47,26 @@ typedef struct fakeapi__route {
  * over-long segment.
  */
 int fakeapi__route_parse(const char *path, fakeapi__route *rt);
+
+/* What fakeapi__url_split found wrong. */
+enum {
+    FAKEAPI__URL_BAD_PATH = -1,  /* a NUL or invalid UTF-8 in the decoded path: 404 */
+    FAKEAPI__URL_MALFORMED = -2, /* a '%' without two hex digits in the path: 400 */
+    FAKEAPI__URL_BAD_QUERY = -3, /* a parameter with a bad escape, a NUL or bad UTF-8: 400 */
+    FAKEAPI__URL_NOMEM = -4,
+};
+
+/*
+ * Split a request target as it came off the wire ("/api/v1/pods?watch=1")
+ * into its decoded path and its query parameters, refusing what cannot be
+ * named exactly: a decoded NUL (which C strings would cut the name at) or
+ * invalid UTF-8 anywhere, a malformed escape. The query decodes '+' as a
+ * space; a repeated parameter keeps its first value, as kube-apiserver's
+ * parameter codec does; a parameter without '=' has the value "".
+ * On success *path (malloc'ed) and *query (an object of strings, new
+ * reference) are the caller's; on error they are NULL and err (ASCII) says
+ * why. Reentrant.
+ */
+int fakeapi__url_split(const char *raw, char **path, json_t **query, char *err, size_t errlen);
 
 #endif

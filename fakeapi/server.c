@@ -10,17 +10,23 @@
  * delay fault suspends its connection until the waker (waker.h) resumes it
  * at its time on the server's clock; libmicrohttpd then calls on_request
  * again and the request goes on where it stopped. Request bodies are
- * collected up to max_body (413 past it). fakeapi_stop ends watches first
+ * collected up to max_body (413 past it). Before a request runs, its
+ * target is taken raw (on_target) and decoded by fakeapi__url_split, and
+ * its headers are checked (front_door: one Content-Length, a Host and an
+ * Origin that name this server); once its body is in, its media type
+ * (media_ok). fakeapi_stop ends watches first
  * (hub), then wakes every suspended connection (waker), then stops
  * libmicrohttpd (which joins its threads), then the collector, then closes
  * the store.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,8 +45,12 @@
 #define HTTP_THREADS_MIN 2
 #define HTTP_THREADS_MAX 8
 
-/* Per-request state between libmicrohttpd's calls. */
+/* Per-request state between libmicrohttpd's calls, made by on_target. */
 typedef struct conn_req {
+    char *target; /* the request target as it came: path and query, still escaped */
+    bool started; /* past the first call, where the headers were checked */
+    char *path;   /* decoded from target (fakeapi__url_split) */
+    json_t *query;
     char *body;
     size_t len, cap;
     bool too_large;
@@ -57,14 +67,6 @@ int64_t fakeapi__srv_now(fakeapi_server *srv)
 static int64_t srv_now_cb(void *srv)
 {
     return fakeapi__srv_now(srv);
-}
-
-static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
-{
-    (void)kind;
-    json_object_set_new(cls, key, json_string(value ? value : ""));
-    return MHD_YES;
 }
 
 static int body_append(conn_req *cr, const char *data, size_t n, size_t max)
@@ -263,16 +265,15 @@ static bool pre_faults(const fakeapi__fault_plan *plan, fakeapi__resp *resp)
     return plan->terminal != FAKEAPI_FAULT_DROP;
 }
 
-static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *url,
-                             const char *method, conn_req *cr)
+static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *method,
+                             conn_req *cr)
 {
     fakeapi__resp resp = {0};
-    json_t *query = json_object();
-    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, query);
+    const char *url = cr->path;
     fakeapi__req req = {
         .method = method,
         .path = url,
-        .query = query,
+        .query = cr->query,
         .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
         .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
         .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
@@ -295,10 +296,8 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
         else
             fakeapi__faults_eval(srv->faults, &ri, &plan);
         early_faults(srv, &plan, &ri);
-        if (plan.delay_ns > 0 && !atomic_load(&srv->stopping)) {
-            json_decref(query);
+        if (plan.delay_ns > 0 && !atomic_load(&srv->stopping))
             return delay(srv, conn, cr, &plan);
-        }
     }
     req.plan = &plan;
     bool answer = pre_faults(&plan, &resp);
@@ -320,7 +319,6 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
         ret = send_resp(conn, &resp, cr->plan != NULL);
     }
     fakeapi__resp_deinit(&resp);
-    json_decref(query);
     return ret;
 }
 
@@ -334,19 +332,233 @@ static bool tls_client_verified(struct MHD_Connection *conn)
     return ci && fakeapi__tls_peer_verified(ci->tls_session);
 }
 
+/* The request target, before libmicrohttpd unescapes it (and, at a
+ * decoded NUL, cuts it): the first thing known of a request. */
+static void *on_target(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls, (void)conn;
+    conn_req *cr = calloc(1, sizeof *cr);
+    if (cr && !(cr->target = strdup(uri ? uri : ""))) {
+        free(cr);
+        cr = NULL;
+    }
+    return cr;
+}
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind, (void)value;
+    if (key && !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+        (*(int *)cls)++;
+    return MHD_YES;
+}
+
+static bool is_ip_literal(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/*
+ * Does a Host header name this server? A web page can reach a server on
+ * loopback; DNS rebinding makes its own name point there, but the browser
+ * still sends that name as Host. So only the names of this server pass:
+ * the address it listens on, and on loopback localhost, 127.0.0.1 and
+ * [::1]; on a non-loopback address the machine's name too; on any address
+ * (0.0.0.0) every address literal as well; with this server's port, or
+ * none.
+ */
+static bool host_allowed(const fakeapi_server *srv, const char *hdr, unsigned our_port)
+{
+    char host[300];
+    const char *port = NULL; /* none: the name alone decides */
+    if (hdr[0] == '[') {
+        const char *close = strchr(hdr, ']');
+        if (!close || (close[1] && close[1] != ':') || (size_t)(close - hdr - 1) >= sizeof host)
+            return false;
+        snprintf(host, sizeof host, "%.*s", (int)(close - hdr - 1), hdr + 1);
+        port = close[1] ? close + 2 : NULL;
+    } else {
+        const char *colon = strrchr(hdr, ':');
+        size_t n = colon ? (size_t)(colon - hdr) : strlen(hdr);
+        if (n >= sizeof host)
+            return false;
+        snprintf(host, sizeof host, "%.*s", (int)n, hdr);
+        port = colon ? colon + 1 : NULL;
+    }
+    char want[8];
+    snprintf(want, sizeof want, "%u", our_port);
+    if (port && strcmp(port, want) != 0)
+        return false;
+    if (!strcasecmp(host, srv->listen_ip))
+        return true;
+    if (srv->listen_loopback || srv->listen_any) {
+        if (!strcasecmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, "::1"))
+            return true;
+    }
+    if (!srv->listen_loopback && srv->hostname[0] && !strcasecmp(host, srv->hostname))
+        return true;
+    return srv->listen_any && is_ip_literal(host);
+}
+
+/* The port this connection came in on (srv->port is written after the
+ * loop threads start). */
+static unsigned local_port(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    if (!ci || getsockname(ci->connect_fd, (struct sockaddr *)&a, &len) != 0 ||
+        a.sin_family != AF_INET)
+        return 0;
+    return ntohs(a.sin_port);
+}
+
+/* An Origin of this server's own (a page it served, were there any). */
+static bool origin_allowed(const fakeapi_server *srv, const char *origin, unsigned our_port)
+{
+    const char *host = !strncasecmp(origin, "http://", 7)    ? origin + 7
+                       : !strncasecmp(origin, "https://", 8) ? origin + 8
+                                                             : NULL;
+    return host && *host && !strchr(host, '/') && host_allowed(srv, host, our_port);
+}
+
+/*
+ * What is wrong with a request's headers and target, before its body is
+ * read: false with resp filled in (then the connection is closed), or true.
+ */
+static bool front_door(fakeapi_server *srv, struct MHD_Connection *conn, conn_req *cr,
+                       fakeapi__resp *resp)
+{
+    int lengths = 0;
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &lengths);
+    if (lengths > 1) {
+        /* Which one frames the body? Two readers could disagree (request
+         * smuggling): no answer but this one, and the connection ends. */
+        fakeapi__resp_error(resp, 400, "BadRequest", NULL,
+                            "the request has more than one Content-Length header");
+        return false;
+    }
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    unsigned port = local_port(conn);
+    if (host && !host_allowed(srv, host, port)) {
+        fakeapi__resp_error(resp, 403, "Forbidden", NULL,
+                            "the Host header does not name this server");
+        return false;
+    }
+    /* Browsers send Origin with every POST, PUT, PATCH and DELETE, and with
+     * every cross-origin request they check: a page of another site is
+     * refused before anything runs. Clients that are not browsers send none. */
+    const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+    if (origin && !origin_allowed(srv, origin, port)) {
+        fakeapi__resp_error(resp, 403, "Forbidden", NULL,
+                            "cross-origin requests are refused: the Origin header does not name "
+                            "this server");
+        return false;
+    }
+    char err[400];
+    int rc = fakeapi__url_split(cr->target, &cr->path, &cr->query, err, sizeof err);
+    if (rc == 0)
+        return true;
+    /* As kube-apiserver: a path no name can have is not found; a query
+     * that cannot be read exactly is refused rather than half-read. */
+    if (rc == FAKEAPI__URL_BAD_PATH)
+        fakeapi__resp_error(resp, 404, "NotFound", NULL, "%s", err);
+    else if (rc == FAKEAPI__URL_NOMEM)
+        fakeapi__resp_error(resp, 500, "InternalError", NULL, "%s", err);
+    else
+        fakeapi__resp_error(resp, 400, "BadRequest", NULL, "%s", err);
+    return false;
+}
+
+static bool media_in(const char *ct, const char *const *types)
+{
+    for (; *types; types++)
+        if (fakeapi__media_is(ct, *types))
+            return true;
+    return false;
+}
+
+/*
+ * Is the body in a media type the server reads? Without it, 415. This is
+ * also what keeps web pages out where the Origin check cannot (a browser
+ * too old to send Origin): a browser sends a cross-site request without
+ * asking first (CORS preflight, which this server never grants) only as
+ * GET, HEAD or POST with a form or text/plain body, so a POST to the control
+ * endpoint needs a JSON (or YAML) Content-Type even without a body, and a
+ * body to a verb that reads one needs a type it reads (a verb the path does
+ * not have is 405, later).
+ */
+static bool media_ok(const char *path, const char *method, const char *ct, bool browser,
+                     size_t body_len, fakeapi__resp *resp)
+{
+    static const char *const objects[] = {"application/json", "application/yaml",
+                                          "application/vnd.kubernetes.protobuf", NULL};
+    static const char *const patches[] = {
+        "application/json-patch+json", "application/merge-patch+json",
+        "application/strategic-merge-patch+json", "application/apply-patch+yaml", NULL};
+    static const char *const control[] = {"application/json", "application/yaml", NULL};
+    fakeapi__route rt;
+    fakeapi__route_parse(path, &rt);
+    const char *const *ok = NULL;
+    const char *list = NULL;
+    if (rt.kind == FAKEAPI__RT_CONTROL && !strcmp(method, "POST")) {
+        ok = control;
+        list = "application/json, application/yaml";
+    } else if (body_len > 0 && !strcmp(method, "POST") &&
+               (rt.kind == FAKEAPI__RT_COLLECTION || rt.kind == FAKEAPI__RT_SUBRESOURCE)) {
+        ok = objects;
+        list = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+    } else if (body_len > 0 && !strcmp(method, "PUT") &&
+               (rt.kind == FAKEAPI__RT_OBJECT || rt.kind == FAKEAPI__RT_SUBRESOURCE)) {
+        ok = objects;
+        list = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+    } else if (body_len > 0 && !strcmp(method, "PATCH") &&
+               (rt.kind == FAKEAPI__RT_OBJECT || rt.kind == FAKEAPI__RT_SUBRESOURCE)) {
+        ok = patches;
+        list = "application/json-patch+json, application/merge-patch+json, "
+               "application/strategic-merge-patch+json, application/apply-patch+yaml";
+    }
+    /* No Content-Type with a body is read as JSON, as kube-apiserver does
+     * (kubectl create --raw sends none), unless a browser sent it: a page
+     * can send a body without one (a Blob) without asking first. A bare
+     * POST to the control endpoint (compact) has no such excuse. */
+    if (!ok || media_in(ct, ok) || (!ct && !browser && body_len > 0))
+        return true;
+    fakeapi__resp_error(resp, 415, "UnsupportedMediaType", NULL,
+                        "the body of the request was in an unknown format - accepted media "
+                        "types include: %s",
+                        list);
+    return false;
+}
+
+/* Answer now and end the connection: what is left of the request (a body
+ * not yet read) is not read. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, fakeapi__resp *resp)
+{
+    enum MHD_Result ret = send_resp(conn, resp, true);
+    fakeapi__resp_deinit(resp);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls)
 {
-    (void)version;
+    (void)version, (void)url; /* url is unescaped and cut at a NUL: cr->path instead */
     fakeapi_server *srv = cls;
     conn_req *cr = *con_cls;
-    if (!cr) {
+    if (!cr)
+        return MHD_NO; /* on_target could not allocate */
+    if (!cr->started) {
         if (srv->opts.tls_require_client_cert && !tls_client_verified(conn))
             return MHD_NO; /* closes the connection: no answer to a stranger */
-        if (!(cr = calloc(1, sizeof *cr)))
-            return MHD_NO;
-        *con_cls = cr;
+        cr->started = true;
+        fakeapi__resp resp = {0};
+        if (!front_door(srv, conn, cr, &resp))
+            return refuse(conn, &resp);
         return MHD_YES;
     }
     if (*upload_size) {
@@ -364,7 +576,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         fakeapi__resp_deinit(&resp);
         return ret;
     }
-    return serve(srv, conn, url, method, cr);
+    if (!cr->plan) {
+        fakeapi__resp resp = {0};
+        const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+        bool browser = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin") != NULL;
+        if (!media_ok(cr->path, method, ct, browser, cr->len, &resp))
+            return refuse(conn, &resp);
+    }
+    return serve(srv, conn, method, cr);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -377,6 +596,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             fakeapi__sleeper_deinit(((fakeapi_server *)cls)->waker, &cr->sleeper);
         free(cr->plan);
         free(cr->body);
+        free(cr->target);
+        free(cr->path);
+        json_decref(cr->query);
         free(cr);
         *con_cls = NULL;
     }
@@ -398,12 +620,32 @@ static unsigned http_threads(void)
     return n > HTTP_THREADS_MAX ? HTTP_THREADS_MAX : (unsigned)n;
 }
 
+/* An IPv4 address literal, or a name (localhost) resolved to its first
+ * IPv4 address. */
+static int resolve_host(const char *host, struct in_addr *out)
+{
+    if (inet_pton(AF_INET, host, out) == 1)
+        return 0;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+        return -1;
+    *out = ((const struct sockaddr_in *)(const void *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    return 0;
+}
+
 static int listen_http(fakeapi_server *srv)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(srv->opts.port)};
-    const char *host = srv->opts.host ? srv->opts.host : "127.0.0.1";
-    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+    if (resolve_host(srv->opts.host ? srv->opts.host : "127.0.0.1", &addr.sin_addr) < 0)
         return -1;
+    inet_ntop(AF_INET, &addr.sin_addr, srv->listen_ip, sizeof srv->listen_ip);
+    const char *host = srv->listen_ip;
+    srv->listen_loopback = (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
+    srv->listen_any = addr.sin_addr.s_addr == htonl(INADDR_ANY);
+    if (gethostname(srv->hostname, sizeof srv->hostname) != 0)
+        srv->hostname[0] = '\0';
+    srv->hostname[sizeof srv->hostname - 1] = '\0';
     /* TLS options go through MHD_OPTION_ARRAY: empty (just END) without tls. */
     struct MHD_OptionItem tls_opts[4] = {{MHD_OPTION_END, 0, NULL}};
     unsigned tls_flag = 0;
@@ -421,10 +663,10 @@ static int listen_http(fakeapi_server *srv)
     srv->mhd = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | tls_flag, 0,
         NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger,
-        NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+        MHD_OPTION_URI_LOG_CALLBACK, on_target, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!srv->mhd)
         return -1;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);

@@ -44,6 +44,11 @@ struct fakeapi_server {
     char url[96];
     uint16_t port;
     struct MHD_Daemon *mhd;
+    /* Where it listens, for the Host check (server.c): the address, the
+     * machine's name, and whether the address is loopback or any. */
+    char listen_ip[48];
+    char hostname[256];
+    bool listen_loopback, listen_any;
     struct fakeapi__tls_material *tls; /* opts.tls: certificates (tlscert.h); else NULL */
     fakeapi__store *store;
     fakeapi__registry *reg;

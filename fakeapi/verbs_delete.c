@@ -219,7 +219,8 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c)
     if (parse_delete_opts(c, &o) < 0)
         goto out;
     if (fakeapi__labelsel_parse(fakeapi__q(c->req, "labelSelector"), &lsel, err, sizeof err) < 0 ||
-        fakeapi__fieldsel_parse(fakeapi__q(c->req, "fieldSelector"), &fsel, err, sizeof err) < 0) {
+        fakeapi__fieldsel_parse(fakeapi__q(c->req, "fieldSelector"), &fsel, err, sizeof err) < 0 ||
+        fakeapi__fieldsel_check_res(c->res, fsel, err, sizeof err) < 0) {
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s", err);
         goto out;
     }

@@ -186,6 +186,18 @@ static int list_visit(void *ud, const char *ns, const char *name, const char *la
     return ls->buf.failed ? -1 : 0;
 }
 
+int fakeapi__fieldsel_check_res(const fakeapi__resource *res, const fakeapi__fieldsel *sel,
+                                char *err, size_t errlen)
+{
+    /* metadata.name and metadata.namespace on every kind, plus the kind's own. */
+    const char *allowed[32] = {"metadata.name", "metadata.namespace"};
+    size_t n = 2;
+    for (const char *const *p = res->field_selectors; p && *p && n < 31; p++)
+        allowed[n++] = *p;
+    allowed[n] = NULL;
+    return fakeapi__fieldsel_check(sel, allowed, err, errlen);
+}
+
 /* Parse selectors and paging; answers 400 itself. */
 static int list_options(fakeapi__ctx *c, list_state *ls)
 {
@@ -200,13 +212,7 @@ static int list_options(fakeapi__ctx *c, list_state *ls)
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s", err);
         return -1;
     }
-    /* metadata.name and metadata.namespace on every kind, plus the kind's own. */
-    const char *allowed[32] = {"metadata.name", "metadata.namespace"};
-    size_t n = 2;
-    for (const char *const *p = c->res->field_selectors; p && *p && n < 31; p++)
-        allowed[n++] = *p;
-    allowed[n] = NULL;
-    if (fakeapi__fieldsel_check(ls->fsel, allowed, err, sizeof err) < 0) {
+    if (fakeapi__fieldsel_check_res(c->res, ls->fsel, err, sizeof err) < 0) {
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s", err);
         return -1;
     }

@@ -23,6 +23,7 @@
 #include "table.h"
 #include "timefmt.h"
 #include "trace.h"
+#include "verbs.h"
 #include "waker.h"
 
 #define WATCH_QUEUE_CAP 1024
@@ -483,7 +484,8 @@ static struct fakeapi__watch *watch_new(fakeapi_server *srv, const fakeapi__req 
         goto fail;
     }
     if (fakeapi__labelsel_parse(fakeapi__q(req, "labelSelector"), &w->lsel, err, sizeof err) < 0 ||
-        fakeapi__fieldsel_parse(fakeapi__q(req, "fieldSelector"), &w->fsel, err, sizeof err) < 0) {
+        fakeapi__fieldsel_parse(fakeapi__q(req, "fieldSelector"), &w->fsel, err, sizeof err) < 0 ||
+        fakeapi__fieldsel_check_res(res, w->fsel, err, sizeof err) < 0) {
         fakeapi__resp_error(resp, 400, "BadRequest", NULL, "%s", err);
         goto fail;
     }

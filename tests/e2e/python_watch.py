@@ -97,7 +97,8 @@ def main():
     # 3. After compaction, a stream from an old resourceVersion raises 410.
     for i in range(3):
         v1.patch_namespaced_config_map("b", NS, {"data": {"v": str(i + 2)}})
-    req = urllib.request.Request(url + "/fakeapi/v1/compact", data=b"", method="POST")
+    req = urllib.request.Request(url + "/fakeapi/v1/compact", data=b"", method="POST",
+                                 headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=10) as resp:
         compacted = json.loads(resp.read()).get("compacted")
     status, why = None, "no exception"

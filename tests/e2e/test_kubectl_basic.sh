@@ -266,4 +266,16 @@ check_pb "secret data is base64" expect_eq "$(printf s3cret | base64)" \
     kc -n basic get secret sec -o 'jsonpath={.data.password}'
 check_pb "create namespace, then delete it" expect_out 'namespace "e2e" deleted' kc delete namespace e2e
 
+# --- where it listens ------------------------------------------------------
+# 203.0.113.1 (TEST-NET-3) is no address of this machine: the warning comes
+# before the bind fails, and nothing is sent anywhere.
+check "serve --host that is not loopback warns on stderr" \
+    expect_fail 'warning: --host 203\.0\.113\.1 is not a loopback address' \
+    timeout 10 "$E2E_FAKEAPI" serve --host 203.0.113.1 --port 0
+bg_start lh 30 "$E2E_FAKEAPI" serve --host localhost --port 0
+check "serve --host localhost listens on 127.0.0.1" \
+    wait_for 5 grep -q 'serving the Kubernetes API at http://127\.0\.0\.1:' "$lh_out"
+check "serve --host localhost does not warn" expect_fail '' grep -q warning "$lh_out"
+bg_stop "$lh_pid"
+
 finish

@@ -1,7 +1,10 @@
 /*
  * fuzz_router.c - libFuzzer target: URL paths to routes.
  *
- * The input, cut at its first NUL, is a path. Invariants: success means a
+ * The input, cut at its first NUL, is a request target for
+ * fakeapi__url_split (success: a decoded path no longer than the target and
+ * valid UTF-8, a query object of strings; failure: both NULL and a message
+ * that is valid UTF-8), and a path. Invariants of the path: success means a
  * known route kind and failure an all-zero route; every field is
  * NUL-terminated within its array; a resource route (group/version,
  * collection, object, subresource) written back as its canonical path
@@ -70,6 +73,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size)
         memcpy(path, data, size);
     path[size] = '\0';
+    char *decoded = NULL;
+    json_t *query = NULL;
+    char err[256] = "";
+    int urc = fakeapi__url_split(path, &decoded, &query, err, sizeof err);
+    if (urc == 0) {
+        json_t *js = json_string(decoded);
+        if (!query || !json_is_object(query) || strlen(decoded) > strlen(path) || !js)
+            abort();
+        json_decref(js);
+        const char *k;
+        json_t *v;
+        json_object_foreach(query, k, v)
+        {
+            if (!json_is_string(v))
+                abort();
+        }
+    } else {
+        json_t *js = json_string(err);
+        if (decoded || query || !js || urc < FAKEAPI__URL_NOMEM)
+            abort();
+        json_decref(js);
+    }
+    free(decoded);
+    json_decref(query);
     fakeapi__route rt;
     memset(&rt, 0xa5, sizeof rt);
     int rc = fakeapi__route_parse(path, &rt);

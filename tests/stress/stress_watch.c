@@ -86,8 +86,9 @@ static int send_request(const char *path, const char *agent, bool close_after)
         return -1;
     }
     char req[1024];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: stress\r\nUser-Agent: %s\r\n%s\r\n",
-                     path, agent, close_after ? "Connection: close\r\n" : "");
+    int n =
+        snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: %s\r\n%s\r\n",
+                 path, agent, close_after ? "Connection: close\r\n" : "");
     if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
         close(fd);
         return -1;

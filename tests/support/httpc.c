@@ -53,8 +53,10 @@ int httpc_do(const char *method, const char *url, const char *ctype, const char 
         return -1;
     struct curl_slist *h = NULL;
     char ct[160];
-    if (ctype) {
-        snprintf(ct, sizeof ct, "Content-Type: %s", ctype);
+    /* A body is JSON unless said otherwise (curl's own default, a form,
+     * is refused by the server). */
+    if (ctype || body) {
+        snprintf(ct, sizeof ct, "Content-Type: %s", ctype ? ctype : "application/json");
         h = curl_slist_append(h, ct);
     }
     h = curl_slist_append(h, "Expect:");

@@ -17,7 +17,8 @@ typedef struct httpc_resp {
 } httpc_resp;
 
 /*
- * Send method to base+path with an optional body and content type.
+ * Send method to base+path with an optional body and content type (with a
+ * body, NULL means application/json).
  * Returns 0 (any HTTP status) or -1 on a transport error.
  */
 int httpc_do(const char *method, const char *url, const char *ctype, const char *body,

@@ -373,7 +373,7 @@ Test(list, continue_after_compaction_is_gone)
     json_decref(l);
     /* More writes, then compact up to now. */
     json_decref(mk_cm("default", "later", NULL));
-    json_t *c = req(200, "POST", "/fakeapi/v1/compact", NULL);
+    json_t *c = req_ct(200, "POST", "/fakeapi/v1/compact", "application/json", NULL);
     cr_assert_eq((unsigned long long)jint(c, "compacted"), fakeapi_revision(srv));
     json_decref(c);
     json_t *st = req_fail(410, "Expired", "GET",

@@ -543,7 +543,7 @@ Test(watch, watch_from_compacted_rv_gets_410_event)
     /* The same over POST /fakeapi/v1/compact. */
     unsigned long long mid = patch_cm("cmp", "a", "{'data':{'v':'4'}}");
     patch_cm("cmp", "a", "{'data':{'v':'5'}}");
-    json_decref(req(200, "POST", "/fakeapi/v1/compact", NULL));
+    json_decref(req_ct(200, "POST", "/fakeapi/v1/compact", "application/json", NULL));
     w = ws_ok(S("/api/v1/namespaces/cmp/configmaps?watch=true&resourceVersion=%llu", mid));
     json_decref(expect_ev(w, "ERROR", NULL));
     cr_assert(ws_wait_done(w, 2000));

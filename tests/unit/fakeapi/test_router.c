@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static fakeapi__route parse_ok(const char *path)
@@ -200,4 +201,66 @@ Test(router, segment_limits)
     cr_assert_eq(strlen(rt.sub), 63);
     /* Too many segments. */
     parse_bad("/a/b/c/d/e/f/g/h/i/j/k");
+}
+
+/* ---- request targets: fakeapi__url_split ---------------------------------- */
+
+static void split_ok(const char *raw, const char *want_path, json_t **q)
+{
+    char *path;
+    char err[256];
+    cr_assert_eq(fakeapi__url_split(raw, &path, q, err, sizeof err), 0, "%s: %s", raw, err);
+    cr_assert_str_eq(path, want_path, "%s", raw);
+    free(path);
+}
+
+static void split_bad(const char *raw, int want)
+{
+    char *path = (char *)"x";
+    json_t *q = json_object();
+    char err[256] = "";
+    cr_assert_eq(fakeapi__url_split(raw, &path, &q, err, sizeof err), want, "%s", raw);
+    cr_assert_null(path, "%s", raw);
+    cr_assert_null(q, "%s", raw);
+    cr_assert(err[0], "%s: no message", raw);
+    cr_assert_not_null(json_string(err), "%s: the message is not UTF-8", raw);
+}
+
+Test(url_split, decodes_path_and_query)
+{
+    json_t *q;
+    split_ok("/api/v1/namespaces/a%2Db/configmaps/caf%C3%A9?labelSelector=app%3Dx+y&watch&"
+             "limit=1&limit=2&&x=%2B",
+             "/api/v1/namespaces/a-b/configmaps/caf\xc3\xa9", &q);
+    cr_assert_str_eq(json_string_value(json_object_get(q, "labelSelector")), "app=x y");
+    cr_assert_str_eq(json_string_value(json_object_get(q, "watch")), "");
+    cr_assert_str_eq(json_string_value(json_object_get(q, "limit")), "1", "the first one wins");
+    cr_assert_str_eq(json_string_value(json_object_get(q, "x")), "+");
+    cr_assert_eq(json_object_size(q), 4);
+    json_decref(q);
+    /* '+' in a path is a plus; no query is an empty object. */
+    split_ok("/a+b", "/a+b", &q);
+    cr_assert_eq(json_object_size(q), 0);
+    json_decref(q);
+}
+
+Test(url_split, refuses_what_it_cannot_name_exactly)
+{
+    split_bad("/api/v1/namespaces/victim%00/configmaps/keep", FAKEAPI__URL_BAD_PATH);
+    split_bad("/api/v1/namespaces/default/configmaps/abc%00zzz", FAKEAPI__URL_BAD_PATH);
+    split_bad("/api/v1/namespaces/default/configmaps/abc%FF", FAKEAPI__URL_BAD_PATH);
+    split_bad("/api/v1/namespaces/default/configmaps/abc\xff", FAKEAPI__URL_BAD_PATH);
+    split_bad("/%C0%AF", FAKEAPI__URL_BAD_PATH);       /* overlong */
+    split_bad("/%ED%A0%80", FAKEAPI__URL_BAD_PATH);    /* a surrogate */
+    split_bad("/%F4%90%80%80", FAKEAPI__URL_BAD_PATH); /* past U+10FFFF */
+    split_bad("/%E2%82", FAKEAPI__URL_BAD_PATH);       /* cut short */
+    split_bad("/abc%zz", FAKEAPI__URL_MALFORMED);
+    split_bad("/abc%4", FAKEAPI__URL_MALFORMED);
+    split_bad("/abc%", FAKEAPI__URL_MALFORMED);
+    split_bad("/x?labelSelector=app%3Dfoo%FF", FAKEAPI__URL_BAD_QUERY);
+    split_bad("/x?labelSelector=%FF", FAKEAPI__URL_BAD_QUERY);
+    split_bad("/x?fieldSelector=metadata.name%3Dcm-b%00x", FAKEAPI__URL_BAD_QUERY);
+    split_bad("/x?a=1&%FF=1", FAKEAPI__URL_BAD_QUERY);
+    split_bad("/x?a=%zz", FAKEAPI__URL_BAD_QUERY);
+    split_bad("/x?a=\xff\xfe", FAKEAPI__URL_BAD_QUERY);
 }
