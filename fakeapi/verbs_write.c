@@ -404,6 +404,12 @@ static int check_crd(fakeapi__ctx *c, json_t *obj)
 static int admit(fakeapi__ctx *c, json_t *obj)
 {
     char field[64], msg[512];
+    const char *gen = fakeapi__meta_str(obj, "generateName");
+    if (gen && *gen && fakeapi__generate_name_check(c->res->name_rule, gen, msg, sizeof msg) < 0) {
+        invalid(c, fakeapi__meta_str(obj, "name"), "metadata.generateName", "FieldValueInvalid",
+                "Invalid value: \"%s\": %s", gen, msg);
+        return -1;
+    }
     if (fakeapi__labels_check(obj, field, sizeof field, msg, sizeof msg) < 0) {
         invalid(c, fakeapi__meta_str(obj, "name"), field,
                 strncmp(msg, "Too long", 8) ? "FieldValueInvalid" : "FieldValueTooLong", "%s", msg);

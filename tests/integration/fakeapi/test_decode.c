@@ -1,6 +1,7 @@
 /*
  * test_decode.c - bodies and patch results the kind's Go type could not
- * decode are refused with the API server's wording and nothing is stored.
+ * decode are refused with the API server's wording and nothing is stored;
+ * generateName is validated.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -268,4 +269,46 @@ Test(decode, patch_type_errors)
     json_decref(req_fail_ct(422, "Invalid", "PATCH", SECRETS "/s", JSONP,
                             "[{'op':'replace','path':'/data/k','value':'***'}]"));
     cr_assert_eq(rev(), before);
+}
+
+Test(decode, generate_name)
+{
+    json_t *st = req_fail(422, "Invalid", "POST", CMS, "{'metadata':{'generateName':'a/b'}}");
+    cr_assert_str_eq(jstr(st, "message"),
+                     "ConfigMap \"\" is invalid: metadata.generateName: Invalid value: \"a/b\": a "
+                     "lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                     "characters, '-' or '.', and must start and end with an alphanumeric "
+                     "character (e.g. 'example.com', regex used for validation is "
+                     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "metadata.generateName");
+    cr_assert_str_eq(jstr(st, "details.causes.0.reason"), "FieldValueInvalid");
+    json_decref(st);
+    const char *bad[] = {"Web-", "-", "a.", "x_"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        json_decref(
+            req_fail(422, "Invalid", "POST", CMS, S("{'metadata':{'generateName':'%s'}}", bad[i])));
+    /* Even with a name: both are validated. */
+    json_decref(
+        req_fail(422, "Invalid", "POST", CMS, "{'metadata':{'name':'n','generateName':'A'}}"));
+    cr_assert(listed_empty(CMS));
+
+    /* The trailing part may be what a name could not end with. */
+    json_t *o = req(201, "POST", CMS, "{'metadata':{'generateName':'web-'}}");
+    cr_assert(!strncmp(jstr(o, "metadata.name"), "web-", 4));
+    json_decref(o);
+    json_decref(req(201, "POST", CMS, "{'metadata':{'generateName':'a.b'}}"));
+
+    /* Namespaces are labels; RBAC names are path segments. */
+    st = req_fail(422, "Invalid", "POST", "/api/v1/namespaces",
+                  "{'metadata':{'generateName':'a.b-'}}");
+    cr_assert(strstr(jstr(st, "message"), "metadata.generateName: Invalid value: \"a.b-\": a "
+                                          "lowercase RFC 1123 label"),
+              "%s", jstr(st, "message"));
+    json_decref(st);
+    const char *roles = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
+    st = req_fail(422, "Invalid", "POST", roles, "{'metadata':{'generateName':'a%b'}}");
+    cr_assert(strstr(jstr(st, "message"), "Invalid value: \"a%b\": may not contain '%'"), "%s",
+              jstr(st, "message"));
+    json_decref(st);
+    json_decref(req(201, "POST", roles, "{'metadata':{'generateName':'system:'}}"));
 }
