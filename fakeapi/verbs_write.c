@@ -900,13 +900,29 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     return out;
 }
 
+/*
+ * A patch may not move the object: another name (or none) is 400, as the
+ * API server's checkName words it; another namespace is check_namespace's.
+ */
+static int check_patched_identity(fakeapi__ctx *c, json_t *next)
+{
+    const char *name = fakeapi__meta_str(next, "name");
+    if (!name || strcmp(name, c->rt->name)) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the name of the object (%s) does not match the name on the URL (%s)",
+                            name ? name : "", c->rt->name);
+        return -1;
+    }
+    return check_namespace(c, next);
+}
+
 /* Server-side apply of an object that does not exist yet creates it. */
 static void apply_create(fakeapi__ctx *c, fakeapi__txn *t)
 {
     json_t *empty = json_object();
     json_t *obj = apply_patch(c, empty);
     json_decref(empty);
-    if (!obj || prepare_create(c, obj) < 0) {
+    if (!obj || check_patched_identity(c, obj) < 0 || prepare_create(c, obj) < 0) {
         fakeapi__txn_abort(t);
         json_decref(obj);
         return;
@@ -944,7 +960,7 @@ void fakeapi__do_patch(fakeapi__ctx *c)
         return;
     }
     json_t *next = apply_patch(c, cur);
-    if (!next || check_rv(c, cur, next, false) < 0) {
+    if (!next || check_patched_identity(c, next) < 0 || check_rv(c, cur, next, false) < 0) {
         fakeapi__txn_abort(&t);
         json_decref(cur);
         json_decref(next);

@@ -1,7 +1,7 @@
 /*
  * test_decode.c - bodies and patch results the kind's Go type could not
  * decode are refused with the API server's wording and nothing is stored;
- * generateName is validated.
+ * generateName is validated; a patch may not rename.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -311,4 +311,54 @@ Test(decode, generate_name)
               jstr(st, "message"));
     json_decref(st);
     json_decref(req(201, "POST", roles, "{'metadata':{'generateName':'system:'}}"));
+}
+
+Test(decode, patch_cannot_rename)
+{
+    json_t *cur = mk_cm("default", "x", NULL);
+    mk_ns("other");
+    const char *want = "the name of the object (y) does not match the name on the URL (x)";
+    struct {
+        const char *ctype, *body;
+    } renames[] = {
+        {MERGE, "{'metadata':{'name':'y'}}"},
+        {JSONP, "[{'op':'replace','path':'/metadata/name','value':'y'}]"},
+        {SMP, "{'metadata':{'name':'y'}}"},
+        {APPLY, "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'y'}}"},
+    };
+    for (size_t i = 0; i < sizeof renames / sizeof renames[0]; i++) {
+        const char *path = !strcmp(renames[i].ctype, APPLY) ? CMX "?fieldManager=t" : CMX;
+        json_t *st =
+            req_fail_ct(400, "BadRequest", "PATCH", path, renames[i].ctype, renames[i].body);
+        cr_assert_str_eq(jstr(st, "message"), want, "case %zu", i);
+        json_decref(st);
+    }
+    json_t *st = req_fail_ct(400, "BadRequest", "PATCH", CMX, MERGE, "{'metadata':{'name':null}}");
+    cr_assert_str_eq(jstr(st, "message"),
+                     "the name of the object () does not match the name on the URL (x)");
+    json_decref(st);
+    st = req_fail_ct(400, "BadRequest", "PATCH", CMX, MERGE, "{'metadata':{'namespace':'other'}}");
+    cr_assert_str_eq(jstr(st, "message"),
+                     "the namespace of the provided object does not match the namespace sent on "
+                     "the request");
+    json_decref(st);
+    st = req_fail(400, "BadRequest", "PUT", CMX, "{'metadata':{'name':'y'}}");
+    cr_assert_str_eq(jstr(st, "message"), want);
+    json_decref(st);
+
+    /* The status subresource too. */
+    json_decref(req(201, "POST", DEPLOYS, deploy_body("d")));
+    unsigned long long after_deploy = rev();
+    json_decref(req_fail_ct(400, "BadRequest", "PATCH", DEPLOYS "/d/status", MERGE,
+                            "{'metadata':{'name':'e'},'status':{'replicas':1}}"));
+    json_decref(req_fail_ct(400, "BadRequest", "PATCH", DEPLOYS "/d/status", MERGE,
+                            "{'metadata':{'namespace':'other'},'status':{'replicas':1}}"));
+    cr_assert_eq(rev(), after_deploy);
+
+    cr_assert(gone(CMS "/y"));
+    cr_assert(gone("/api/v1/namespaces/other/configmaps/x"));
+    json_t *g = req(200, "GET", CMX, NULL);
+    cr_assert(json_equal(g, cur));
+    json_decref(g);
+    json_decref(cur);
 }
