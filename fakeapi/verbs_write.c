@@ -18,6 +18,8 @@
 #include "verbs.h"
 
 #define GENERATE_NAME_TRIES 8
+/* kube-apiserver's maxJSONPatchOperations. */
+#define MAX_JSON_PATCH_OPS 10000
 
 json_t *fakeapi__details(const fakeapi__resource *res, const char *name)
 {
@@ -865,6 +867,14 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     int rc;
     bool smp = !c->res->custom &&
                (apply || fakeapi__media_is(ct, "application/strategic-merge-patch+json"));
+    if (fakeapi__media_is(ct, "application/json-patch+json") &&
+        json_array_size(patch) > MAX_JSON_PATCH_OPS) {
+        fakeapi__resp_error(c->resp, 413, "RequestEntityTooLarge", NULL,
+                            "The allowed maximum operations in a JSON patch is %d, got %zu",
+                            MAX_JSON_PATCH_OPS, json_array_size(patch));
+        json_decref(patch);
+        return NULL;
+    }
     if (fakeapi__media_is(ct, "application/json-patch+json"))
         rc = fakeapi__json_patch(doc, patch, &out, err, sizeof err);
     else if (fakeapi__media_is(ct, "application/merge-patch+json"))

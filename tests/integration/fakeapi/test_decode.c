@@ -1,7 +1,8 @@
 /*
  * test_decode.c - bodies and patch results the kind's Go type could not
  * decode are refused with the API server's wording and nothing is stored;
- * generateName is validated; a patch may not rename.
+ * generateName is validated; a patch may not rename; JSON patches are
+ * limited to 10,000 operations.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -361,4 +362,39 @@ Test(decode, patch_cannot_rename)
     cr_assert(json_equal(g, cur));
     json_decref(g);
     json_decref(cur);
+}
+
+/* A JSON patch of n "test" operations, as a malloc'ed string. */
+static char *many_ops(size_t n)
+{
+    const char *op = "{\"op\":\"test\",\"path\":\"/data/a\",\"value\":\"1\"}";
+    size_t len = strlen(op) + 1;
+    char *b = malloc(n * len + 3), *p = b;
+    cr_assert_not_null(b);
+    *p++ = '[';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *p++ = ',';
+        memcpy(p, op, len - 1);
+        p += len - 1;
+    }
+    *p++ = ']';
+    *p = '\0';
+    return b;
+}
+
+Test(decode, json_patch_operation_limit)
+{
+    json_decref(req(201, "POST", CMS, "{'metadata':{'name':'x'},'data':{'a':'1'}}"));
+    unsigned long long before = rev();
+    char *over = many_ops(10001), *limit = many_ops(10000);
+    json_t *st = req_fail_ct(413, "RequestEntityTooLarge", "PATCH", CMX, JSONP, over);
+    cr_assert_str_eq(jstr(st, "message"),
+                     "The allowed maximum operations in a JSON patch is 10000, got 10001");
+    json_decref(st);
+    /* 10,000 passing tests are a no-op patch. */
+    json_decref(req_ct(200, "PATCH", CMX, JSONP, limit));
+    cr_assert_eq(rev(), before);
+    free(over);
+    free(limit);
 }
