@@ -91,7 +91,7 @@ typedef struct fakeapi__decode_error {
     char full_path[512]; /* with map keys and positions: ".metadata.labels.a", ".subsets[0]" */
     char go_type[128];   /* the Go type decoded into: "map[string]string", "string" */
     char target[16];     /* its reflect kind: map, slice, struct, string, bool, int32, ... */
-    char number[48];     /* FAKEAPI__DECODE_NUMBER: the number as written */
+    char number[48];     /* FAKEAPI__DECODE_NUMBER: the number (reprinted: 1e3 shows as 1000) */
     size_t offset;       /* FAKEAPI__DECODE_BASE64: the first bad input byte */
     const json_t *value; /* the offending value (borrowed from the checked object) */
 } fakeapi__decode_error;
