@@ -108,6 +108,32 @@ int fakeapi__name_check(fakeapi__namerule rule, const char *name, char *msg, siz
     }
 }
 
+int fakeapi__generate_name_check(fakeapi__namerule rule, const char *prefix, char *msg, size_t len)
+{
+    if (rule == FAKEAPI__NAME_PATHSEGMENT) {
+        const char *bad = strchr(prefix, '/') ? "/" : strchr(prefix, '%') ? "%" : NULL;
+        if (!bad)
+            return 0;
+        snprintf(msg, len, "may not contain '%s'", bad);
+        return -1;
+    }
+    /* Upstream drops the last two characters and appends an 'a' ("ab-" is
+     * checked as "aa"): kept as it is, quirk and all. */
+    size_t n = strlen(prefix);
+    char *masked = strdup(prefix);
+    if (!masked) {
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    if (n > 1 && prefix[n - 1] == '-') {
+        masked[n - 2] = 'a';
+        masked[n - 1] = '\0';
+    }
+    int rc = fakeapi__name_check(rule, masked, msg, len);
+    free(masked);
+    return rc;
+}
+
 static json_t *finalizers(const json_t *obj)
 {
     return json_object_get(json_object_get(obj, "metadata"), "finalizers");

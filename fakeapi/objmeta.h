@@ -31,6 +31,14 @@ long long fakeapi__meta_rv(const json_t *obj);
 int fakeapi__name_check(fakeapi__namerule rule, const char *name, char *msg, size_t len);
 
 /*
+ * Check a generateName prefix as the API server's ValidateObjectMeta does:
+ * the name rule with the trailing part allowed (a trailing '-' is masked,
+ * as upstream's maskTrailingDash does; path segments are only checked for
+ * '/' and '%'). Returns 0, or -1 with the message in msg.
+ */
+int fakeapi__generate_name_check(fakeapi__namerule rule, const char *prefix, char *msg, size_t len);
+
+/*
  * Check metadata.labels and metadata.annotations as the API server does:
  * label keys and annotation keys are [prefix/]name (prefix a DNS subdomain,
  * name <= 63 of [A-Za-z0-9._-] starting and ending alphanumeric); label

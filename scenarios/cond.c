@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_SHOWN 160 /* a value in a message is cut after this many bytes */
 
@@ -153,6 +154,97 @@ static void put_value(out *o, const json_t *v)
     free(text);
 }
 
+/* ---- Secret values ---- */
+
+/*
+ * A failure message quotes values, and scenario reports end up in CI logs:
+ * a Secret's data and stringData values are never shown, nor an expected
+ * value written for one. Keys are kept, so a message still says what was
+ * there.
+ */
+#define REDACTED "(redacted)"
+
+typedef enum secret_part {
+    NOT_SECRET = 0,
+    SECRET_OBJECT, /* the whole Secret (path ".") */
+    SECRET_MAP,    /* .data or .stringData */
+    SECRET_VALUE,  /* inside one of them */
+} secret_part;
+
+static bool is_secret_kind(const char *api_version, const char *kind)
+{
+    return kind && (!api_version || !strcmp(api_version, "v1")) &&
+           (!strcasecmp(kind, "Secret") || !strcasecmp(kind, "secrets"));
+}
+
+/* Which part of an object of this kind path names, as far as secrets go. */
+static secret_part secret_part_of(const char *api_version, const char *kind, const char *path)
+{
+    seg s;
+
+    if (!is_secret_kind(api_version, kind) || !path)
+        return NOT_SECRET;
+    if (!strcmp(path, "."))
+        return SECRET_OBJECT;
+    if (path_next(&path, &s, NULL, 0) != 1 || !s.key)
+        return NOT_SECRET;
+    if (!((s.klen == 4 && !strncmp(s.key, "data", 4)) ||
+          (s.klen == 10 && !strncmp(s.key, "stringData", 10))))
+        return NOT_SECRET;
+    return *path ? SECRET_VALUE : SECRET_MAP;
+}
+
+/* Every value of a data map replaced (in place); anything else as a whole. */
+static void redact_map(json_t *parent, const char *key)
+{
+    json_t *m = json_object_get(parent, key);
+    const char *k;
+    json_t *v;
+
+    if (!m)
+        return;
+    if (!json_is_object(m)) {
+        json_object_set_new(parent, key, json_string(REDACTED));
+        return;
+    }
+    json_object_foreach(m, k, v)
+    {
+        json_object_set_new(m, k, json_string(REDACTED));
+    }
+}
+
+/* A value read at path from an object of this kind, shown redacted. */
+static void put_value_of(out *o, const char *api_version, const char *kind, const char *path,
+                         const json_t *v)
+{
+    secret_part part = secret_part_of(api_version, kind, path);
+    json_t *copy, *holder;
+
+    if (part == NOT_SECRET || (part == SECRET_OBJECT && !json_is_object(v))) {
+        put_value(o, v);
+        return;
+    }
+    if (part == SECRET_VALUE || (part == SECRET_MAP && !json_is_object(v))) {
+        put(o, REDACTED);
+        return;
+    }
+    holder = json_object();
+    copy = json_deep_copy(v);
+    if (!holder || !copy || json_object_set_new(holder, "v", copy) < 0) {
+        json_decref(holder);
+        put(o, REDACTED);
+        return;
+    }
+    if (part == SECRET_MAP) {
+        redact_map(holder, "v");
+    } else {
+        redact_map(copy, "data");
+        redact_map(copy, "stringData");
+    }
+    put_value(o, json_object_get(holder, "v"));
+    json_decref(holder);
+}
+
 /* "ReplicaSet default/web", or "Namespace web" for cluster-scoped ones. */
 static void put_object(out *o, const scn_cond *c)
 {
@@ -264,13 +356,16 @@ static bool target_value(const scn_cond *c, const scn_lookup *lk, const json_t *
 
 static void put_target(out *o, const scn_cond *c, const json_t *target)
 {
-    if (c->value_from) {
-        put_field_of(o, c->value_from);
+    const scn_cond *f = c->value_from;
+
+    if (f) {
+        put_field_of(o, f);
         put(o, " (");
-        put_value(o, target);
+        put_value_of(o, f->api_version, f->kind_name, f->path, target);
         put(o, ")");
     } else {
-        put_value(o, target);
+        /* An expected value written for a Secret's data is as secret. */
+        put_value_of(o, c->api_version, c->kind_name, c->path, target);
     }
 }
 
@@ -340,7 +435,7 @@ static bool eval_field(const scn_cond *c, const scn_lookup *lk, out *o)
     ok = compare(c, val, target ? target : c->value, &bad);
     put(o, ", found ");
     if (val)
-        put_value(o, val);
+        put_value_of(o, c->api_version, c->kind_name, c->path, val);
     else
         put(o, "no such field");
     if (val && !ok && (c->cmp == SCN_CMP_AT_LEAST || c->cmp == SCN_CMP_AT_MOST)) {

@@ -326,3 +326,49 @@ Test(cond, failures_of_the_lookup_and_small_buffers)
     cr_assert(eval_with(&lookup, "{exists: {" RS "}}", NULL, 0));
     cr_assert_not(scn_cond_eval(NULL, &lookup, msg, sizeof msg));
 }
+
+#define SECRET "apiVersion: v1, kind: Secret, namespace: default, name: creds"
+
+/* Fails, and the message shows none of the secret values (nor expected ones). */
+static void fails_unrevealed(const char *cond, const char *want_msg)
+{
+    char msg[512];
+    const char *secrets[] = {"aHVudGVyMg", "s3cr3t", "d3Jvbmc", "guess"};
+
+    cr_assert_not(eval_with(&lookup, cond, msg, sizeof msg), "should fail: %s\n  %s", cond, msg);
+    for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++)
+        cr_assert_null(strstr(msg, secrets[i]), "%s shows %s", msg, secrets[i]);
+    if (want_msg)
+        cr_assert_str_eq(msg, want_msg);
+}
+
+Test(cond, secret_values_are_redacted)
+{
+    json_array_append_new(store, json_loads("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+                                            "\"metadata\":{\"name\":\"creds\",\"namespace\":"
+                                            "\"default\"},\"data\":{\"password\":\"aHVudGVyMg==\"},"
+                                            "\"stringData\":{\"token\":\"s3cr3t\"},"
+                                            "\"type\":\"Opaque\"}",
+                                            0, NULL));
+    fails_unrevealed("{field: {" SECRET ", path: .data.password, equals: d3Jvbmc=}}",
+                     "expected .data.password of Secret default/creds to equal (redacted), found "
+                     "(redacted)");
+    fails_unrevealed("{field: {" SECRET ", path: '.stringData[\"token\"]', matches: '^guess'}}",
+                     "expected .stringData[\"token\"] of Secret default/creds to match "
+                     "(redacted), found (redacted)");
+    /* A whole map keeps its keys. */
+    fails_unrevealed("{field: {" SECRET ", path: .data, equals: {password: guess}}}",
+                     "expected .data of Secret default/creds to equal {\"password\":"
+                     "\"(redacted)\"}, found {\"password\":\"(redacted)\"}");
+    fails_unrevealed("{field: {" SECRET ", path: ., equals: 1}}", NULL);
+    /* Compared with a Secret's value from elsewhere. */
+    fails_unrevealed("{field: {" POD ", path: .status.phase, equalsField: {" SECRET
+                     ", path: .data.password}}}",
+                     "expected .status.phase of Pod default/web-1 to equal .data.password of "
+                     "Secret default/creds ((redacted)), found \"Running\"");
+    /* What is not secret is shown: other fields, and data of other kinds. */
+    fails("{field: {" SECRET ", path: .type, equals: x}}",
+          "expected .type of Secret default/creds to equal \"x\", found \"Opaque\"");
+    fails("{field: {" SECRET ", path: .metadata.name, equals: x}}",
+          "expected .metadata.name of Secret default/creds to equal \"x\", found \"creds\"");
+}
