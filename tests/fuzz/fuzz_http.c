@@ -316,8 +316,49 @@ static void body_retype(req *r)
     r->body_len = r->body_len - (end - at) + xl;
 }
 
+/* Set one well-known field of a JSON body to a value of the wrong type. */
+static void body_wrong_field(req *r)
+{
+    static const char *const top[] = {"data", "binaryData", "immutable", "kind",      "apiVersion",
+                                      "metadata", "stringData", "type",   "spec"};
+    static const char *const meta[] = {"name", "labels", "annotations", "finalizers",
+                                       "generateName", "ownerReferences", "resourceVersion"};
+    static const char *const values[] = {"\"x\"", "7", "true", "{}", "[1]", "{\"k\":7}",
+                                         "\"not base64!\"", "{\"k\":\"%%%\"}", "\"a/b\""};
+    json_t *o = json_loadb(r->body, r->body_len, 0, NULL);
+    json_t *v = json_loads(values[pick(sizeof values / sizeof values[0])], JSON_DECODE_ANY, NULL);
+    if (json_is_object(o) && v) {
+        json_t *m = json_object_get(o, "metadata");
+        if (pick(2) && json_is_object(m))
+            json_object_set(m, meta[pick(sizeof meta / sizeof meta[0])], v);
+        else
+            json_object_set(o, top[pick(sizeof top / sizeof top[0])], v);
+        char *text = json_dumps(o, JSON_COMPACT);
+        if (text && strlen(text) < sizeof r->body) {
+            r->body_len = strlen(text);
+            memcpy(r->body, text, r->body_len);
+        }
+        free(text);
+    } else if (json_is_array(o) && v && json_array_size(o)) {
+        /* a JSON patch: the value of one operation */
+        json_object_set(json_array_get(o, pick(json_array_size(o))), "value", v);
+        char *text = json_dumps(o, JSON_COMPACT);
+        if (text && strlen(text) < sizeof r->body) {
+            r->body_len = strlen(text);
+            memcpy(r->body, text, r->body_len);
+        }
+        free(text);
+    }
+    json_decref(v);
+    json_decref(o);
+}
+
 static void mutate(req *r)
 {
+    if (pick(4) == 0) {
+        body_wrong_field(r); /* alone: a well-formed request with a badly typed body */
+        return;
+    }
     int rounds = 1 + (int)pick(3);
     for (int i = 0; i < rounds; i++) {
         switch (pick(12)) {
@@ -741,9 +782,33 @@ static int check_sentinels(const bool *may, char *msg, size_t len)
     return 0;
 }
 
+/* What requests created in fz goes, so that the next creates do not
+ * collide with it. */
+static void sweep(void)
+{
+    static const char *const kinds[] = {"ConfigMap", "Secret"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *list = NULL;
+        if (fakeapi_list(srv, "v1", kinds[k], "fz", NULL, &list, NULL) < 0)
+            continue;
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(list, "items"), i, o)
+        {
+            const char *name =
+                json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+            if (name && strcmp(name, "t1") && strcmp(name, "t2") && strcmp(name, "s1"))
+                fakeapi_delete(srv, "v1", kinds[k], "fz", name, NULL);
+        }
+        json_decref(list);
+    }
+    fakeapi_delete(srv, "v1", "Namespace", "", "fz2", NULL);
+}
+
 /* Put every sentinel and target back as it was. */
 static int restore(void)
 {
+    sweep();
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < NSENT; i++) {
             /* A namespace being deleted must go before it can come back. */
