@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "leadership.h"
 #include "scheduler.h"
 #include "scn/run.h"
 #include "scn_int.h"
@@ -72,6 +73,7 @@ typedef struct run {
     bool verbose;
     zombie *zombies;
     int next_group;
+    scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -383,11 +385,15 @@ static bool holds(run *r, const scn_cond *c, char *msg, size_t len)
     return scn_cond_eval(c, &lk, msg, len);
 }
 
+static bool single_leader_holds(run *r, size_t i, char *msg, size_t len);
+
 static int check_invariants(run *r, int step)
 {
     for (size_t i = 0; i < r->sc->n_invariants; i++) {
         char msg[1024];
-        if (!holds(r, r->sc->invariants[i], msg, sizeof msg))
+        bool trace = r->sc->invariants[i]->kind == SCN_COND_SINGLE_LEADER;
+        if (!(trace ? single_leader_holds(r, i, msg, sizeof msg)
+                    : holds(r, r->sc->invariants[i], msg, sizeof msg)))
             return fail(r, step, "invariant %zu (line %d) broken at %s: %s", i,
                         r->sc->invariants[i]->line, step < 0 ? "setup" : "a quiescent point", msg);
     }
@@ -755,8 +761,11 @@ static void stop_all(run *r)
     }
 }
 
+static void free_leadership(run *r);
+
 static void teardown(run *r)
 {
+    free_leadership(r);
     /* The trace ends with the verdict: teardown runs without turns, so what
      * it does is not part of the run. */
     if (r->srv)
@@ -813,4 +822,52 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     result->real_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
     scn__sched_free(r.sched);
     return rc;
+}
+
+/* ---- leadership: the singleLeader invariant ---- */
+
+/* The replica a client belongs to: its User-Agent is the replica's
+ * ("scenario/<controller>-<k>", ".r<n>" after a restart), alone or followed
+ * by "/<component>". Exact, so replica 1 is never replica 10. */
+static int replica_of_client(void *ud, const char *client, char *identity, size_t len)
+{
+    run *r = ud;
+    for (size_t i = 0; i < r->nreps; i++) {
+        size_t n = strlen(r->reps[i].base_ua);
+        if (strncmp(client, r->reps[i].base_ua, n) != 0)
+            continue;
+        const char *end = client + n;
+        if (end[0] == '.' && end[1] == 'r' && end[2] >= '0' && end[2] <= '9') {
+            end += 2;
+            while (*end >= '0' && *end <= '9')
+                end++;
+        }
+        if (*end != '\0' && *end != '/')
+            continue;
+        snprintf(identity, len, "%.*s", (int)(end - client), client);
+        return (int)i;
+    }
+    return -1;
+}
+
+static bool single_leader_holds(run *r, size_t i, char *msg, size_t len)
+{
+    if (!r->leaders && !(r->leaders = calloc(r->sc->n_invariants, sizeof *r->leaders))) {
+        snprintf(msg, len, "out of memory");
+        return false;
+    }
+    if (!r->leaders[i] &&
+        scn__leadership_new(r->sc->invariants[i], r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
+        snprintf(msg, len, "cannot read the trace %s", r->trace_path);
+        return false;
+    }
+    return scn__leadership_check(r->leaders[i], replica_of_client, r, msg, len);
+}
+
+static void free_leadership(run *r)
+{
+    for (size_t i = 0; r->leaders && i < r->sc->n_invariants; i++)
+        scn__leadership_free(r->leaders[i]);
+    free(r->leaders);
+    r->leaders = NULL;
 }

@@ -517,7 +517,10 @@ static int parse_invariants(scn__parser *p, json_t *v)
     {
         char f[FIELD_LEN];
         scn__sub(f, sizeof f, "invariants[%zu]", i);
-        if ((rc = scn__parse_cond(p, item, f, &p->s->invariants[i])) != 0)
+        p->history_ok = true;
+        rc = scn__parse_cond(p, item, f, &p->s->invariants[i]);
+        p->history_ok = false;
+        if (rc != 0)
             return rc;
         p->s->n_invariants++;
     }

@@ -56,6 +56,11 @@ typedef enum scn_cond_kind {
     SCN_COND_FIELD,      /* a field of an object compares */
     SCN_COND_COUNT,      /* the number of objects of a kind (selector) compares */
     SCN_COND_ALL,        /* every sub-condition */
+
+    /* Invariants only: no replica writes unless it holds a Lease. Checked by
+     * the runner over the run's trace (scenarios/leadership.h), not by
+     * scn_cond_eval, which says it cannot. */
+    SCN_COND_SINGLE_LEADER,
 } scn_cond_kind;
 
 typedef enum scn_cmp {
@@ -91,6 +96,10 @@ struct scn_cond {
     size_t n_all;
     int line;
     const char *text; /* the condition as written, for messages */
+
+    /* SINGLE_LEADER: the Lease is coordination.k8s.io/v1 Lease ns/name; a
+     * replica holds it for lease_ns (default 15 s) from its last write of it */
+    int64_t lease_ns;
 };
 
 typedef enum scn_step_kind {

@@ -517,3 +517,50 @@ Test(scenario, other_errors)
               "0 is out of range [1, 16]");
     parse_err("name: x\nseed: -1\n", 2, "seed", "expected an integer >= 0");
 }
+
+static int no_get(void *ud, const char *api_version, const char *kind, const char *ns,
+                  const char *name, json_t **out)
+{
+    (void)ud, (void)api_version, (void)kind, (void)ns, (void)name, (void)out;
+    return -1;
+}
+
+Test(scenario, single_leader)
+{
+    scn_scenario *s = parse_ok("name: x\n"
+                               "invariants:\n"
+                               "  - singleLeader: {namespace: kube-system, name: rs}\n"
+                               "  - singleLeader: {namespace: ns, name: l, leaseDuration: 40s}\n");
+    cr_assert_eq(s->n_invariants, 2);
+    const scn_cond *c = s->invariants[0];
+    cr_assert_eq(c->kind, SCN_COND_SINGLE_LEADER);
+    cr_assert_str_eq(c->api_version, "coordination.k8s.io/v1");
+    cr_assert_str_eq(c->kind_name, "Lease");
+    cr_assert_str_eq(c->ns, "kube-system");
+    cr_assert_str_eq(c->name, "rs");
+    cr_assert_eq(c->lease_ns, 15 * 1000000000LL, "the default is controller-runtime's 15s");
+    cr_assert_eq(s->invariants[1]->lease_ns, 40 * 1000000000LL);
+    /* it needs the run's history: scn_cond_eval says it cannot */
+    char msg[256];
+    scn_lookup lk = {.get = no_get};
+    cr_assert_not(scn_cond_eval(c, &lk, msg, sizeof msg));
+    cr_assert_str_eq(msg, "singleLeader is checked over a run's trace, by the runner");
+    scn_scenario_free(s);
+}
+
+Test(scenario, single_leader_errors)
+{
+    /* singleLeader reads the run's history: only a top-level invariant */
+    parse_err("name: x\nsteps:\n  - expect: {singleLeader: {namespace: a, name: b}}\n", 3,
+              "steps[0].expect.singleLeader", "singleLeader is checked over the run's history");
+    parse_err("name: x\ninvariants:\n  - all:\n    - singleLeader: {namespace: a, name: b}\n", 4,
+              "invariants[0].all[0].singleLeader", "singleLeader is checked over");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {name: b}\n", 3,
+              "invariants[0].singleLeader.namespace", "required field is missing");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {namespace: a, name: b, lease: c}\n", 3,
+              "invariants[0].singleLeader.lease", "unknown field");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {namespace: a, name: b, leaseDuration: 0}\n",
+              3, "invariants[0].singleLeader.leaseDuration", "must be above 0");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {namespace: a, name: b, leaseDuration: x}\n",
+              3, "invariants[0].singleLeader.leaseDuration", "not a duration");
+}
