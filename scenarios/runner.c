@@ -73,6 +73,7 @@ typedef struct run {
     bool verbose;
     zombie *zombies;
     int next_group;
+    json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
 } run;
 
@@ -494,9 +495,11 @@ static replica *replica_at(run *r, int n, int index)
     return &r->reps[index];
 }
 
+static replica *addressed_replica(run *r, int n, const scn_step *st);
+
 static int step_crash(run *r, int n, const scn_step *st)
 {
-    replica *rep = replica_at(r, n, st->replica);
+    replica *rep = addressed_replica(r, n, st);
     if (!rep)
         return -1;
     if (st->crash_at_write <= 0 && !st->crash_after) {
@@ -532,7 +535,7 @@ static int step_crash(run *r, int n, const scn_step *st)
 
 static int step_replica(run *r, int n, const scn_step *st)
 {
-    replica *rep = replica_at(r, n, st->replica);
+    replica *rep = addressed_replica(r, n, st);
     if (!rep)
         return -1;
     switch (st->kind) {
@@ -824,7 +827,7 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     return rc;
 }
 
-/* ---- leadership: the singleLeader invariant ---- */
+/* ---- leadership: the singleLeader invariant, and steps addressed to the leader ---- */
 
 /* The replica a client belongs to: its User-Agent is the replica's
  * ("scenario/<controller>-<k>", ".r<n>" after a restart), alone or followed
@@ -870,4 +873,63 @@ static void free_leadership(run *r)
         scn__leadership_free(r->leaders[i]);
     free(r->leaders);
     r->leaders = NULL;
+    json_decref(r->replica_names);
+    r->replica_names = NULL;
+}
+
+/* The running replica that holds the Lease of the one leader-elected
+ * controller (the parser checked there is one). */
+static replica *leader_replica(run *r, int n)
+{
+    const scn_controller_ref *ref = NULL;
+    for (size_t i = 0; i < r->sc->n_controllers && !ref; i++)
+        if (r->sc->controllers[i].replicas > 1)
+            ref = &r->sc->controllers[i];
+    if (!ref) {
+        fail(r, n, "replica: leader: no controller is leader-elected");
+        return NULL;
+    }
+    json_t *lease = NULL;
+    if (fakeapi_get(r->srv, "coordination.k8s.io/v1", "Lease", "kube-system", ref->name, &lease,
+                    NULL) < 0) {
+        fail(r, n, "replica: leader: no Lease kube-system/%s yet", ref->name);
+        return NULL;
+    }
+    const char *holder =
+        json_string_value(json_object_get(json_object_get(lease, "spec"), "holderIdentity"));
+    replica *found = NULL;
+    for (size_t i = 0; i < r->nreps && holder && !found; i++)
+        if (r->reps[i].ref == ref && r->reps[i].thread_started && !r->reps[i].crashed &&
+            strcmp(r->reps[i].ua, holder) == 0)
+            found = &r->reps[i];
+    if (!found)
+        fail(r, n, "replica: leader: Lease kube-system/%s is held by %s, no running replica",
+             ref->name, holder && *holder ? holder : "nobody");
+    json_decref(lease);
+    return found;
+}
+
+/* The replica a crash, restart, partition or heal step addresses: an index,
+ * the leader now, or a name an earlier step gave; named "as" if asked. */
+static replica *addressed_replica(run *r, int n, const scn_step *st)
+{
+    replica *rep;
+    json_t *named = NULL;
+    if (!r->replica_names && !(r->replica_names = json_object())) {
+        fail(r, n, "out of memory");
+        return NULL;
+    }
+    if (!st->replica_ref)
+        rep = replica_at(r, n, st->replica);
+    else if (strcmp(st->replica_ref, "leader") == 0)
+        rep = leader_replica(r, n);
+    else if ((named = json_object_get(r->replica_names, st->replica_ref)))
+        rep = replica_at(r, n, (int)json_integer_value(named));
+    else
+        rep = NULL, fail(r, n, "no replica is named %s", st->replica_ref);
+    if (rep && st->replica_as)
+        json_object_set_new(r->replica_names, st->replica_as, json_integer(rep->index));
+    if (rep && r->verbose)
+        fprintf(stderr, "scenario: step %d addresses replica %d (%s)\n", n, rep->index, rep->ua);
+    return rep;
 }

@@ -139,6 +139,14 @@ typedef struct scn_step {
     long crash_at_write; /* CRASH: the replica's nth write from now (0 = now) */
     json_t *crash_after; /* CRASH: after a request matching {verb, subresource, group,
                           * resource, namespace, name} (strings); NULL otherwise */
+
+    /* CRASH, RESTART, PARTITION, HEAL: when not NULL, the replica instead of
+     * `replica`: "leader" (the replica holding the Lease of the one
+     * leader-elected controller when the step runs) or a name that an
+     * earlier step's replica_as gave. replica_as (may be NULL) names the
+     * replica this step addresses, for later steps. */
+    const char *replica_ref;
+    const char *replica_as;
 } scn_step;
 
 /* There are as many manager replicas as the most any controller asks for;

@@ -564,3 +564,48 @@ Test(scenario, single_leader_errors)
     parse_err("name: x\ninvariants:\n  - singleLeader: {namespace: a, name: b, leaseDuration: x}\n",
               3, "invariants[0].singleLeader.leaseDuration", "not a duration");
 }
+
+Test(scenario, steps_addressed_to_the_leader_or_a_name)
+{
+    scn_scenario *s = parse_ok("name: x\n"
+                               "controllers: [{name: rs, replicas: 3}, cronjob]\n"
+                               "steps:\n"
+                               "  - crash: {replica: leader, as: first}\n"
+                               "  - restart: {replica: first}\n"
+                               "  - partition: {replica: leader, as: second}\n"
+                               "  - heal: {replica: second}\n"
+                               "  - crash: {replica: 2, as: first, atWrite: 2}\n");
+    const scn_step *st = s->steps;
+    cr_assert_str_eq(st[0].replica_ref, "leader");
+    cr_assert_str_eq(st[0].replica_as, "first");
+    cr_assert_eq(st[1].kind, SCN_STEP_RESTART);
+    cr_assert_str_eq(st[1].replica_ref, "first");
+    cr_assert_null(st[1].replica_as);
+    cr_assert_str_eq(st[2].replica_ref, "leader");
+    cr_assert_str_eq(st[3].replica_ref, "second");
+    cr_assert_null(st[4].replica_ref);
+    cr_assert_eq(st[4].replica, 2);
+    cr_assert_str_eq(st[4].replica_as, "first");
+    cr_assert_eq(st[4].crash_at_write, 2);
+    scn_scenario_free(s);
+}
+
+Test(scenario, steps_addressed_to_the_leader_or_a_name_errors)
+{
+    /* leader needs exactly one leader-elected controller */
+    parse_err("name: x\ncontrollers: [rs]\nsteps:\n  - crash: {replica: leader}\n", 4,
+              "steps[0].crash.replica", "replica: leader needs exactly one leader-elected");
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}, {name: b, replicas: 2}]\n"
+              "steps:\n  - partition: {replica: leader}\n",
+              4, "steps[0].partition.replica", "replica: leader needs exactly one");
+    /* a name must be given before it is used */
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}]\nsteps:\n"
+              "  - heal: {replica: old}\n  - partition: {replica: leader, as: old}\n",
+              4, "steps[0].heal.replica", "no replica is named \"old\"");
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}]\nsteps:\n"
+              "  - crash: {replica: 1, as: leader}\n",
+              4, "steps[0].crash.as", "a replica's name cannot be empty or \"leader\"");
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}]\nsteps:\n"
+              "  - restart: {replica: 0, as: 3}\n",
+              4, "steps[0].restart.as", "expected a string");
+}
