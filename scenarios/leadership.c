@@ -61,6 +61,23 @@ unsigned long scn__leadership_changes(const scn__leadership *lt)
     return lt ? lt->changes : 0;
 }
 
+bool scn__client_is(const char *base, const char *client, char *identity, size_t len)
+{
+    size_t n = strlen(base);
+    if (strncmp(client, base, n) != 0)
+        return false;
+    const char *end = client + n;
+    if (end[0] == '.' && end[1] == 'r' && end[2] >= '0' && end[2] <= '9') {
+        end += 2;
+        while (*end >= '0' && *end <= '9')
+            end++;
+    }
+    if (*end != '\0' && *end != '/')
+        return false;
+    snprintf(identity, len, "%.*s", (int)(end - client), client);
+    return true;
+}
+
 static bool is_write(const char *verb)
 {
     static const char *const writes[] = {"create", "update",           "patch",

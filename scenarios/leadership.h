@@ -35,6 +35,14 @@ typedef struct scn__leadership scn__leadership;
  * a client that is no replica. */
 typedef int (*scn__replica_of_fn)(void *ud, const char *client, char *identity, size_t len);
 
+/* Whether client (a User-Agent) is the replica whose first incarnation's
+ * User-Agent is base ("scenario/<controller>-<k>"): base itself, or base
+ * ".r<n>" (a restarted incarnation), alone or followed by "/<component>".
+ * Exact: "scenario/rs-10/podset" is not "scenario/rs-1". If so, its
+ * identity (the incarnation's User-Agent, the holderIdentity it writes)
+ * goes to identity (len bytes). */
+bool scn__client_is(const char *base, const char *client, char *identity, size_t len);
+
 /* A checker of c (SCN_COND_SINGLE_LEADER; borrowed, must outlive it) over
  * the trace at trace_path, from its start; times in messages count from
  * epoch_ns. 0 and *out, or SCN_ERR_NOMEM / SCN_ERR_IO. */

@@ -829,27 +829,13 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
 
 /* ---- leadership: the singleLeader invariant, and steps addressed to the leader ---- */
 
-/* The replica a client belongs to: its User-Agent is the replica's
- * ("scenario/<controller>-<k>", ".r<n>" after a restart), alone or followed
- * by "/<component>". Exact, so replica 1 is never replica 10. */
+/* The replica a client belongs to, exactly (scn__client_is). */
 static int replica_of_client(void *ud, const char *client, char *identity, size_t len)
 {
     run *r = ud;
-    for (size_t i = 0; i < r->nreps; i++) {
-        size_t n = strlen(r->reps[i].base_ua);
-        if (strncmp(client, r->reps[i].base_ua, n) != 0)
-            continue;
-        const char *end = client + n;
-        if (end[0] == '.' && end[1] == 'r' && end[2] >= '0' && end[2] <= '9') {
-            end += 2;
-            while (*end >= '0' && *end <= '9')
-                end++;
-        }
-        if (*end != '\0' && *end != '/')
-            continue;
-        snprintf(identity, len, "%.*s", (int)(end - client), client);
-        return (int)i;
-    }
+    for (size_t i = 0; i < r->nreps; i++)
+        if (scn__client_is(r->reps[i].base_ua, client, identity, len))
+            return (int)i;
     return -1;
 }
 

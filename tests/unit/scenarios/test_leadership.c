@@ -204,3 +204,22 @@ Test(leadership, lines_are_read_as_they_come)
     cr_assert_not(check(msg, sizeof msg));
     cr_assert(strstr(msg, "create POST " PODS " -> 201 at 3.000s") != NULL, "%s", msg);
 }
+
+Test(leadership, clients_are_replicas_exactly)
+{
+    char id[64];
+    cr_assert(scn__client_is("scenario/rs-1", "scenario/rs-1", id, sizeof id));
+    cr_assert_str_eq(id, "scenario/rs-1");
+    cr_assert(scn__client_is("scenario/rs-1", "scenario/rs-1/podset", id, sizeof id));
+    cr_assert_str_eq(id, "scenario/rs-1");
+    cr_assert(scn__client_is("scenario/rs-1", "scenario/rs-1.r12/leader-election", id, sizeof id));
+    cr_assert_str_eq(id, "scenario/rs-1.r12");
+    /* replica 1 is not replica 10 or 11, and not another name that starts the same */
+    cr_assert_not(scn__client_is("scenario/rs-1", "scenario/rs-10", id, sizeof id));
+    cr_assert_not(scn__client_is("scenario/rs-1", "scenario/rs-11/podset", id, sizeof id));
+    cr_assert_not(scn__client_is("scenario/rs-1", "scenario/rs-1x/podset", id, sizeof id));
+    cr_assert_not(scn__client_is("scenario/rs-1", "scenario/rs-1.rx", id, sizeof id));
+    cr_assert_not(scn__client_is("scenario/rs-1", "scenario/rs-1.r2x", id, sizeof id));
+    cr_assert_not(scn__client_is("scenario/rs-1", "scenario/rs-", id, sizeof id));
+    cr_assert_not(scn__client_is("scenario/rs-1", "kubectl/v1.31", id, sizeof id));
+}
