@@ -864,7 +864,8 @@ static void free_leadership(run *r)
 }
 
 /* The running replica that holds the Lease of the one leader-elected
- * controller (the parser checked there is one). */
+ * controller (the parser checked there is one): not crashed, and its
+ * manager has not exited (as it does when it loses the Lease). */
 static replica *leader_replica(run *r, int n)
 {
     const scn_controller_ref *ref = NULL;
@@ -886,7 +887,7 @@ static replica *leader_replica(run *r, int n)
     replica *found = NULL;
     for (size_t i = 0; i < r->nreps && holder && !found; i++)
         if (r->reps[i].ref == ref && r->reps[i].thread_started && !r->reps[i].crashed &&
-            strcmp(r->reps[i].ua, holder) == 0)
+            !atomic_load(&r->reps[i].exited) && strcmp(r->reps[i].ua, holder) == 0)
             found = &r->reps[i];
     if (!found)
         fail(r, n, "replica: leader: Lease kube-system/%s is held by %s, no running replica",
