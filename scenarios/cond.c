@@ -522,6 +522,9 @@ static bool eval(const scn_cond *c, const scn_lookup *lk, out *o)
         return eval_count(c, lk, o);
     case SCN_COND_ALL:
         return eval_all(c, lk, o);
+    case SCN_COND_SINGLE_LEADER:
+        put(o, "singleLeader is checked over a run's trace, by the runner");
+        return false;
     }
     put(o, "unknown condition kind %d", (int)c->kind);
     return false;

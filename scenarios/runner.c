@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "leadership.h"
 #include "scheduler.h"
 #include "scn/run.h"
 #include "scn_int.h"
@@ -80,6 +81,8 @@ typedef struct run {
     int next_group;
     ready_watch *ready; /* outside_count's snapshot */
     size_t n_ready, ready_cap;
+    json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
+    scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -410,11 +413,15 @@ static bool holds(run *r, const scn_cond *c, char *msg, size_t len)
     return scn_cond_eval(c, &lk, msg, len);
 }
 
+static bool single_leader_holds(run *r, size_t i, char *msg, size_t len);
+
 static int check_invariants(run *r, int step)
 {
     for (size_t i = 0; i < r->sc->n_invariants; i++) {
         char msg[1024];
-        if (!holds(r, r->sc->invariants[i], msg, sizeof msg))
+        bool trace = r->sc->invariants[i]->kind == SCN_COND_SINGLE_LEADER;
+        if (!(trace ? single_leader_holds(r, i, msg, sizeof msg)
+                    : holds(r, r->sc->invariants[i], msg, sizeof msg)))
             return fail(r, step, "invariant %zu (line %d) broken at %s: %s", i,
                         r->sc->invariants[i]->line, step < 0 ? "setup" : "a quiescent point", msg);
     }
@@ -515,9 +522,11 @@ static replica *replica_at(run *r, int n, int index)
     return &r->reps[index];
 }
 
+static replica *addressed_replica(run *r, int n, const scn_step *st);
+
 static int step_crash(run *r, int n, const scn_step *st)
 {
-    replica *rep = replica_at(r, n, st->replica);
+    replica *rep = addressed_replica(r, n, st);
     if (!rep)
         return -1;
     if (st->crash_at_write <= 0 && !st->crash_after) {
@@ -553,7 +562,7 @@ static int step_crash(run *r, int n, const scn_step *st)
 
 static int step_replica(run *r, int n, const scn_step *st)
 {
-    replica *rep = replica_at(r, n, st->replica);
+    replica *rep = addressed_replica(r, n, st);
     if (!rep)
         return -1;
     switch (st->kind) {
@@ -791,8 +800,11 @@ static void stop_all(run *r)
     }
 }
 
+static void free_leadership(run *r);
+
 static void teardown(run *r)
 {
+    free_leadership(r);
     /* The trace ends with the verdict: teardown runs without turns, so what
      * it does is not part of the run. */
     if (r->srv)
@@ -850,4 +862,98 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     result->real_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
     scn__sched_free(r.sched);
     return rc;
+}
+
+/* ---- leadership: the singleLeader invariant, and steps addressed to the leader ---- */
+
+/* The replica a client belongs to, exactly (scn__client_is). */
+static int replica_of_client(void *ud, const char *client, char *identity, size_t len)
+{
+    run *r = ud;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (scn__client_is(r->reps[i].base_ua, client, identity, len))
+            return (int)i;
+    return -1;
+}
+
+static bool single_leader_holds(run *r, size_t i, char *msg, size_t len)
+{
+    if (!r->leaders && !(r->leaders = calloc(r->sc->n_invariants, sizeof *r->leaders))) {
+        snprintf(msg, len, "out of memory");
+        return false;
+    }
+    if (!r->leaders[i] &&
+        scn__leadership_new(r->sc->invariants[i], r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
+        snprintf(msg, len, "cannot read the trace %s", r->trace_path);
+        return false;
+    }
+    return scn__leadership_check(r->leaders[i], replica_of_client, r, msg, len);
+}
+
+static void free_leadership(run *r)
+{
+    for (size_t i = 0; r->leaders && i < r->sc->n_invariants; i++)
+        scn__leadership_free(r->leaders[i]);
+    free(r->leaders);
+    r->leaders = NULL;
+    json_decref(r->replica_names);
+    r->replica_names = NULL;
+}
+
+/* The running replica that holds the Lease of the one leader-elected
+ * controller (the parser checked there is one): not crashed, and its
+ * manager has not exited (as it does when it loses the Lease). */
+static replica *leader_replica(run *r, int n)
+{
+    const scn_controller_ref *ref = NULL;
+    for (size_t i = 0; i < r->sc->n_controllers && !ref; i++)
+        if (r->sc->controllers[i].replicas > 1)
+            ref = &r->sc->controllers[i];
+    if (!ref) {
+        fail(r, n, "replica: leader: no controller is leader-elected");
+        return NULL;
+    }
+    json_t *lease = NULL;
+    if (fakeapi_get(r->srv, "coordination.k8s.io/v1", "Lease", "kube-system", ref->name, &lease,
+                    NULL) < 0) {
+        fail(r, n, "replica: leader: no Lease kube-system/%s yet", ref->name);
+        return NULL;
+    }
+    const char *holder =
+        json_string_value(json_object_get(json_object_get(lease, "spec"), "holderIdentity"));
+    replica *found = NULL;
+    for (size_t i = 0; i < r->nreps && holder && !found; i++)
+        if (r->reps[i].ref == ref && r->reps[i].thread_started && !r->reps[i].crashed &&
+            !atomic_load(&r->reps[i].exited) && strcmp(r->reps[i].ua, holder) == 0)
+            found = &r->reps[i];
+    if (!found)
+        fail(r, n, "replica: leader: Lease kube-system/%s is held by %s, no running replica",
+             ref->name, holder && *holder ? holder : "nobody");
+    json_decref(lease);
+    return found;
+}
+
+/* The replica a crash, restart, partition or heal step addresses: an index,
+ * the leader now, or a name an earlier step gave; named "as" if asked. */
+static replica *addressed_replica(run *r, int n, const scn_step *st)
+{
+    replica *rep;
+    json_t *named = NULL;
+    if (!r->replica_names && !(r->replica_names = json_object())) {
+        fail(r, n, "out of memory");
+        return NULL;
+    }
+    if (!st->replica_ref)
+        rep = replica_at(r, n, st->replica);
+    else if (strcmp(st->replica_ref, "leader") == 0)
+        rep = leader_replica(r, n);
+    else if ((named = json_object_get(r->replica_names, st->replica_ref)))
+        rep = replica_at(r, n, (int)json_integer_value(named));
+    else
+        rep = NULL, fail(r, n, "no replica is named %s", st->replica_ref);
+    if (rep && st->replica_as)
+        json_object_set_new(r->replica_names, st->replica_as, json_integer(rep->index));
+    if (rep && r->verbose)
+        fprintf(stderr, "scenario: step %d addresses replica %d (%s)\n", n, rep->index, rep->ua);
+    return rep;
 }

@@ -75,21 +75,56 @@ static const char *const step_kinds[] = {"apply",   "patch",     "delete", "scal
                                          "compact", "advance",   "wait",   "expect", "crash",
                                          "restart", "partition", "heal",   NULL};
 
-static int parse_replica(scn__parser *p, const json_t *body, const char *field, int *out)
+/* How many controllers run leader-elected (more than one replica). */
+static size_t n_elected(const scn__parser *p)
 {
+    size_t n = 0;
+
+    for (size_t i = 0; i < p->s->n_controllers; i++)
+        n += p->s->controllers[i].replicas > 1;
+    return n;
+}
+
+/* replica: N, leader, or a name bound by an earlier step's "as"; then "as". */
+static int parse_replica(scn__parser *p, const json_t *body, scn_step *st, const char *field)
+{
+    json_t *v = json_object_get(body, "replica");
     long r = 0;
-    int rc = scn__get_int(p, body, "replica", field, 0, MAX_REPLICAS - 1, &r);
+    int rc;
     char f[FIELD_LEN];
 
-    if (rc != 0)
-        return rc;
-    if (r >= p->n_replicas) {
-        scn__sub(f, sizeof f, "%s.replica", field);
-        return scn__fail(p, json_object_get(body, "replica"), f,
-                         "replica %ld does not exist: the controllers run %d replica%s (0..%d)", r,
-                         p->n_replicas, p->n_replicas == 1 ? "" : "s", p->n_replicas - 1);
+    scn__sub(f, sizeof f, "%s.replica", field);
+    if (json_is_string(v) && strcmp(json_string_value(v), "leader") == 0) {
+        if (n_elected(p) != 1)
+            return scn__fail(p, v, f,
+                             "replica: leader needs exactly one leader-elected controller (one "
+                             "with replicas above 1); the scenario has %zu",
+                             n_elected(p));
+        st->replica_ref = json_string_value(v);
+    } else if (json_is_string(v)) {
+        if (!json_object_get(p->replica_names, json_string_value(v)))
+            return scn__fail(p, v, f,
+                             "no replica is named \"%s\" (expected N, leader, or a name given "
+                             "by an earlier step's as)",
+                             json_string_value(v));
+        st->replica_ref = json_string_value(v);
+    } else {
+        if ((rc = scn__get_int(p, body, "replica", field, 0, MAX_REPLICAS - 1, &r)) != 0)
+            return rc;
+        if (r >= p->n_replicas)
+            return scn__fail(p, v, f,
+                             "replica %ld does not exist: the controllers run %d replica%s (0..%d)",
+                             r, p->n_replicas, p->n_replicas == 1 ? "" : "s", p->n_replicas - 1);
+        st->replica = (int)r;
     }
-    *out = (int)r;
+    if ((rc = scn__get_string(p, body, "as", field, false, &st->replica_as)) != 0)
+        return rc;
+    v = json_object_get(body, "as");
+    scn__sub(f, sizeof f, "%s.as", field);
+    if (st->replica_as && (!st->replica_as[0] || strcmp(st->replica_as, "leader") == 0))
+        return scn__fail(p, v, f, "a replica's name cannot be empty or \"leader\"");
+    if (st->replica_as && json_object_set(p->replica_names, st->replica_as, json_true()) != 0)
+        return scn__oom(p);
     return 0;
 }
 
@@ -246,7 +281,7 @@ static int step_fault(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"replica", "atWrite", "after", NULL};
+    static const char *const keys[] = {"replica", "as", "atWrite", "after", NULL};
     static const char *const match_keys[] = {"verb",      "subresource", "group", "resource",
                                              "namespace", "name",        NULL};
     json_t *after, *v;
@@ -259,9 +294,10 @@ static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step 
     if (!json_is_object(body))
         return scn__fail(p, body, field,
                          "expected now, {replica: N}, {replica: N, atWrite: N} or "
-                         "{replica: N, after: {verb, resource, ...}}");
+                         "{replica: N, after: {verb, resource, ...}} (N: an index, leader or "
+                         "a name; as: NAME names it for later steps)");
     if ((rc = scn__check_keys(p, body, field, keys)) != 0 ||
-        (rc = parse_replica(p, body, field, &st->replica)) != 0 ||
+        (rc = parse_replica(p, body, st, field)) != 0 ||
         (rc = scn__get_int(p, body, "atWrite", field, 1, 1000000000, &st->crash_at_write)) != 0)
         return rc;
     after = json_object_get(body, "after");
@@ -290,15 +326,15 @@ static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_replica_only(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"replica", NULL};
+    static const char *const keys[] = {"replica", "as", NULL};
     int rc;
 
     if (json_is_null(body))
         return 0;
-    if ((rc = scn__need_type(p, body, field, JSON_OBJECT, "{replica: N}")) != 0 ||
+    if ((rc = scn__need_type(p, body, field, JSON_OBJECT, "{replica: N, as: NAME}")) != 0 ||
         (rc = scn__check_keys(p, body, field, keys)) != 0)
         return rc;
-    return parse_replica(p, body, field, &st->replica);
+    return parse_replica(p, body, st, field);
 }
 
 static int step_wait(scn__parser *p, json_t *body, const char *field, scn_step *st)
@@ -517,7 +553,10 @@ static int parse_invariants(scn__parser *p, json_t *v)
     {
         char f[FIELD_LEN];
         scn__sub(f, sizeof f, "invariants[%zu]", i);
-        if ((rc = scn__parse_cond(p, item, f, &p->s->invariants[i])) != 0)
+        p->history_ok = true;
+        rc = scn__parse_cond(p, item, f, &p->s->invariants[i]);
+        p->history_ok = false;
+        if (rc != 0)
             return rc;
         p->s->n_invariants++;
     }
@@ -601,9 +640,10 @@ int scn_scenario_parse(const char *file, const char *text, size_t len, scn_scena
     p.pv = calloc(1, sizeof *p.pv);
     p.dir = dir_of(file);
     p.faults = json_object();
+    p.replica_names = json_object();
     if (p.s)
         p.s->priv_ = p.pv;
-    if (!p.s || !p.pv || !p.dir || !p.faults || !(p.pv->pool = json_array())) {
+    if (!p.s || !p.pv || !p.dir || !p.faults || !p.replica_names || !(p.pv->pool = json_array())) {
         if (!p.s)
             free(p.pv);
         rc = scn__oom(&p);
@@ -628,6 +668,7 @@ out:
     tidy_field(err);
     json_decref(docs);
     json_decref(p.faults);
+    json_decref(p.replica_names);
     kh_yaml_marks_free(p.marks);
     free(p.dir);
     if (rc != 0) {

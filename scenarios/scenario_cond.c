@@ -30,7 +30,9 @@ void scn__cond_free(scn_cond *c)
 
 int scn__parse_cond(scn__parser *p, json_t *v, const char *field, scn_cond **out);
 
-static const char *const cond_kinds[] = {"exists", "absent", "field", "count", "all", NULL};
+static const char *const cond_kinds[] = {"exists", "absent",       "field", "count",
+                                         "all",    "singleLeader", NULL};
+static const char *const leader_keys[] = {"namespace", "name", "leaseDuration", NULL};
 static const char *const presence_keys[] = {"apiVersion", "kind", "namespace", "name", NULL};
 static const char *const field_keys[] = {
     "apiVersion", "kind",    "namespace", "name",        "path",         "equals",      "atLeast",
@@ -204,15 +206,49 @@ static int parse_selector(scn__parser *p, json_t *body, const char *field, scn_c
     return c->selector ? 0 : scn__oom(p);
 }
 
+/* singleLeader: {namespace, name, leaseDuration}: the Lease, and how long
+ * a write of it counts as holding it. */
+static int parse_single_leader(scn__parser *p, json_t *body, const char *field, scn_cond *c)
+{
+    json_t *v;
+    char f[FIELD_LEN];
+    int rc;
+
+    if (!p->history_ok)
+        return scn__fail(p, body, field,
+                         "singleLeader is checked over the run's history: it can only be one of "
+                         "the invariants (not in wait, expect or all)");
+    if ((rc = scn__need_type(p, body, field, JSON_OBJECT,
+                             "a mapping {namespace, name, leaseDuration}")) != 0 ||
+        (rc = scn__check_keys(p, body, field, leader_keys)) != 0 ||
+        (rc = scn__get_string(p, body, "namespace", field, true, &c->ns)) != 0 ||
+        (rc = scn__get_string(p, body, "name", field, true, &c->name)) != 0)
+        return rc;
+    c->kind = SCN_COND_SINGLE_LEADER;
+    c->api_version = "coordination.k8s.io/v1";
+    c->kind_name = "Lease";
+    c->lease_ns = 15 * INT64_C(1000000000); /* controller-runtime's LeaseDuration */
+    v = json_object_get(body, "leaseDuration");
+    scn__sub(f, sizeof f, "%s.leaseDuration", field);
+    if (v && (rc = scn__get_duration(p, v, f, &c->lease_ns)) != 0)
+        return rc;
+    if (c->lease_ns <= 0)
+        return scn__fail(p, v, f, "must be above 0");
+    return 0;
+}
+
 static int parse_cond_body(scn__parser *p, const char *kind, json_t *body, const char *field,
                            scn_cond *c)
 {
     scn__ref r = {0};
     int rc;
 
+    if (strcmp(kind, "singleLeader") == 0)
+        return parse_single_leader(p, body, field, c);
     if (strcmp(kind, "all") == 0) {
         json_t *item;
         size_t i;
+        bool saved = p->history_ok;
         if ((rc = scn__need_type(p, body, field, JSON_ARRAY, "a list of conditions")) != 0)
             return rc;
         if (json_array_size(body) == 0)
@@ -221,15 +257,18 @@ static int parse_cond_body(scn__parser *p, const char *kind, json_t *body, const
         c->all = calloc(json_array_size(body), sizeof *c->all);
         if (!c->all)
             return scn__oom(p);
+        p->history_ok = false;
+        rc = 0;
         json_array_foreach(body, i, item)
         {
             char f[FIELD_LEN];
             scn__sub(f, sizeof f, "%s[%zu]", field, i);
             if ((rc = scn__parse_cond(p, item, f, &c->all[i])) != 0)
-                return rc;
+                break;
             c->n_all++;
         }
-        return 0;
+        p->history_ok = saved;
+        return rc;
     }
     if ((rc = scn__need_type(p, body, field, JSON_OBJECT, "a mapping")) != 0)
         return rc;

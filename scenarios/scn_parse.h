@@ -35,6 +35,9 @@ typedef struct scn__parser {
     int hint;       /* line of the innermost mapping being read */
     json_t *faults; /* names of the fault rules in force at this step */
     int n_replicas; /* manager replicas: the most any controller asks for */
+
+    json_t *replica_names; /* the names earlier steps gave replicas ("as") */
+    bool history_ok;       /* parsing a top-level invariant: singleLeader is allowed */
 } scn__parser;
 
 typedef struct scn__ref {

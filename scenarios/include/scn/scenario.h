@@ -56,6 +56,11 @@ typedef enum scn_cond_kind {
     SCN_COND_FIELD,      /* a field of an object compares */
     SCN_COND_COUNT,      /* the number of objects of a kind (selector) compares */
     SCN_COND_ALL,        /* every sub-condition */
+
+    /* Invariants only: no replica writes unless it holds a Lease. Checked by
+     * the runner over the run's trace (scenarios/leadership.h), not by
+     * scn_cond_eval, which says it cannot. */
+    SCN_COND_SINGLE_LEADER,
 } scn_cond_kind;
 
 typedef enum scn_cmp {
@@ -91,6 +96,10 @@ struct scn_cond {
     size_t n_all;
     int line;
     const char *text; /* the condition as written, for messages */
+
+    /* SINGLE_LEADER: the Lease is coordination.k8s.io/v1 Lease ns/name; a
+     * replica holds it for lease_ns (default 15 s) from its last write of it */
+    int64_t lease_ns;
 };
 
 typedef enum scn_step_kind {
@@ -130,6 +139,14 @@ typedef struct scn_step {
     long crash_at_write; /* CRASH: the replica's nth write from now (0 = now) */
     json_t *crash_after; /* CRASH: after a request matching {verb, subresource, group,
                           * resource, namespace, name} (strings); NULL otherwise */
+
+    /* CRASH, RESTART, PARTITION, HEAL: when not NULL, the replica instead of
+     * `replica`: "leader" (the replica holding the Lease of the one
+     * leader-elected controller when the step runs) or a name that an
+     * earlier step's replica_as gave. replica_as (may be NULL) names the
+     * replica this step addresses, for later steps. */
+    const char *replica_ref;
+    const char *replica_as;
 } scn_step;
 
 /* There are as many manager replicas as the most any controller asks for;

@@ -517,3 +517,95 @@ Test(scenario, other_errors)
               "0 is out of range [1, 16]");
     parse_err("name: x\nseed: -1\n", 2, "seed", "expected an integer >= 0");
 }
+
+static int no_get(void *ud, const char *api_version, const char *kind, const char *ns,
+                  const char *name, json_t **out)
+{
+    (void)ud, (void)api_version, (void)kind, (void)ns, (void)name, (void)out;
+    return -1;
+}
+
+Test(scenario, single_leader)
+{
+    scn_scenario *s = parse_ok("name: x\n"
+                               "invariants:\n"
+                               "  - singleLeader: {namespace: kube-system, name: rs}\n"
+                               "  - singleLeader: {namespace: ns, name: l, leaseDuration: 40s}\n");
+    cr_assert_eq(s->n_invariants, 2);
+    const scn_cond *c = s->invariants[0];
+    cr_assert_eq(c->kind, SCN_COND_SINGLE_LEADER);
+    cr_assert_str_eq(c->api_version, "coordination.k8s.io/v1");
+    cr_assert_str_eq(c->kind_name, "Lease");
+    cr_assert_str_eq(c->ns, "kube-system");
+    cr_assert_str_eq(c->name, "rs");
+    cr_assert_eq(c->lease_ns, 15 * 1000000000LL, "the default is controller-runtime's 15s");
+    cr_assert_eq(s->invariants[1]->lease_ns, 40 * 1000000000LL);
+    /* it needs the run's history: scn_cond_eval says it cannot */
+    char msg[256];
+    scn_lookup lk = {.get = no_get};
+    cr_assert_not(scn_cond_eval(c, &lk, msg, sizeof msg));
+    cr_assert_str_eq(msg, "singleLeader is checked over a run's trace, by the runner");
+    scn_scenario_free(s);
+}
+
+Test(scenario, single_leader_errors)
+{
+    /* singleLeader reads the run's history: only a top-level invariant */
+    parse_err("name: x\nsteps:\n  - expect: {singleLeader: {namespace: a, name: b}}\n", 3,
+              "steps[0].expect.singleLeader", "singleLeader is checked over the run's history");
+    parse_err("name: x\ninvariants:\n  - all:\n    - singleLeader: {namespace: a, name: b}\n", 4,
+              "invariants[0].all[0].singleLeader", "singleLeader is checked over");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {name: b}\n", 3,
+              "invariants[0].singleLeader.namespace", "required field is missing");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {namespace: a, name: b, lease: c}\n", 3,
+              "invariants[0].singleLeader.lease", "unknown field");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {namespace: a, name: b, leaseDuration: 0}\n",
+              3, "invariants[0].singleLeader.leaseDuration", "must be above 0");
+    parse_err("name: x\ninvariants:\n  - singleLeader: {namespace: a, name: b, leaseDuration: x}\n",
+              3, "invariants[0].singleLeader.leaseDuration", "not a duration");
+}
+
+Test(scenario, steps_addressed_to_the_leader_or_a_name)
+{
+    scn_scenario *s = parse_ok("name: x\n"
+                               "controllers: [{name: rs, replicas: 3}, cronjob]\n"
+                               "steps:\n"
+                               "  - crash: {replica: leader, as: first}\n"
+                               "  - restart: {replica: first}\n"
+                               "  - partition: {replica: leader, as: second}\n"
+                               "  - heal: {replica: second}\n"
+                               "  - crash: {replica: 2, as: first, atWrite: 2}\n");
+    const scn_step *st = s->steps;
+    cr_assert_str_eq(st[0].replica_ref, "leader");
+    cr_assert_str_eq(st[0].replica_as, "first");
+    cr_assert_eq(st[1].kind, SCN_STEP_RESTART);
+    cr_assert_str_eq(st[1].replica_ref, "first");
+    cr_assert_null(st[1].replica_as);
+    cr_assert_str_eq(st[2].replica_ref, "leader");
+    cr_assert_str_eq(st[3].replica_ref, "second");
+    cr_assert_null(st[4].replica_ref);
+    cr_assert_eq(st[4].replica, 2);
+    cr_assert_str_eq(st[4].replica_as, "first");
+    cr_assert_eq(st[4].crash_at_write, 2);
+    scn_scenario_free(s);
+}
+
+Test(scenario, steps_addressed_to_the_leader_or_a_name_errors)
+{
+    /* leader needs exactly one leader-elected controller */
+    parse_err("name: x\ncontrollers: [rs]\nsteps:\n  - crash: {replica: leader}\n", 4,
+              "steps[0].crash.replica", "replica: leader needs exactly one leader-elected");
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}, {name: b, replicas: 2}]\n"
+              "steps:\n  - partition: {replica: leader}\n",
+              4, "steps[0].partition.replica", "replica: leader needs exactly one");
+    /* a name must be given before it is used */
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}]\nsteps:\n"
+              "  - heal: {replica: old}\n  - partition: {replica: leader, as: old}\n",
+              4, "steps[0].heal.replica", "no replica is named \"old\"");
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}]\nsteps:\n"
+              "  - crash: {replica: 1, as: leader}\n",
+              4, "steps[0].crash.as", "a replica's name cannot be empty or \"leader\"");
+    parse_err("name: x\ncontrollers: [{name: a, replicas: 2}]\nsteps:\n"
+              "  - restart: {replica: 0, as: 3}\n",
+              4, "steps[0].restart.as", "expected a string");
+}
