@@ -175,26 +175,57 @@ static void parse_seed(const seed_req *s, req *r)
 }
 
 static const char *const nasty_fragments[] = {
-    "%00",  "%00zzz", "%FF",      "%C0%AF",   "%ED%A0%80", "%E2%82", "%",    "%G1",
-    "%2F",  "%2e%2e", "..",       "%20",      "+",         "%0d%0a", "\x7f", "%F4%90%80%80",
-    "%C3%A9",
+    "%00", "%00zzz", "%FF", "%C0%AF", "%ED%A0%80", "%E2%82",       "%",      "%G1", "%2F", "%2e%2e",
+    "..",  "%20",    "+",   "%0d%0a", "\x7f",      "%F4%90%80%80", "%C3%A9",
 };
 
 static const char *const sentinel_names[] = {"victim", "keep", "abc", "cm-b", "guard"};
 
 static const char *const param_names[] = {
-    "labelSelector",   "fieldSelector",  "resourceVersion",      "resourceVersionMatch",
-    "limit",           "continue",       "watch",                "timeoutSeconds",
-    "allowWatchBookmarks", "propagationPolicy", "dryRun",        "gracePeriodSeconds",
-    "fieldManager",    "force",          "sendInitialEvents",    "orphanDependents",
+    "labelSelector",
+    "fieldSelector",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "limit",
+    "continue",
+    "watch",
+    "timeoutSeconds",
+    "allowWatchBookmarks",
+    "propagationPolicy",
+    "dryRun",
+    "gracePeriodSeconds",
+    "fieldManager",
+    "force",
+    "sendInitialEvents",
+    "orphanDependents",
 };
 
 static const char *const param_values[] = {
-    "",          "abc",          "%FF",         "app%3Dfoo%FF", "metadata.name%3Dcm-b%00x",
-    "-1",        "+1",           "%201",        "Bogus",        "maybe",
-    "true",      "1",            "0",           "99999999999999999999", "app%3Dfoo",
-    "metadata.name%3Dabc", "spec.bogus%21%3Dx", "Foreground", "All", "%00",
-    "app+in+(a,b)", "!app",      "a%3D%3Db",    "NotOlderThan", "Exact",
+    "",
+    "abc",
+    "%FF",
+    "app%3Dfoo%FF",
+    "metadata.name%3Dcm-b%00x",
+    "-1",
+    "+1",
+    "%201",
+    "Bogus",
+    "maybe",
+    "true",
+    "1",
+    "0",
+    "99999999999999999999",
+    "app%3Dfoo",
+    "metadata.name%3Dabc",
+    "spec.bogus%21%3Dx",
+    "Foreground",
+    "All",
+    "%00",
+    "app+in+(a,b)",
+    "!app",
+    "a%3D%3Db",
+    "NotOlderThan",
+    "Exact",
 };
 
 static const char *const content_types[] = {
@@ -280,8 +311,8 @@ static void body_retype(req *r)
     static const char *const repl[] = {"7", "\"x\"", "{}", "[]", "true", "null", "\"%%%\""};
     size_t hits[64], n = 0;
     for (size_t i = 0; i + 1 < r->body_len && n < 64; i++)
-        if (r->body[i] == ':' && (r->body[i + 1] == '"' || r->body[i + 1] == '{' ||
-                                  r->body[i + 1] == ' '))
+        if (r->body[i] == ':' &&
+            (r->body[i + 1] == '"' || r->body[i + 1] == '{' || r->body[i + 1] == ' '))
             hits[n++] = i + 1;
     if (!n)
         return;
@@ -319,12 +350,14 @@ static void body_retype(req *r)
 /* Set one well-known field of a JSON body to a value of the wrong type. */
 static void body_wrong_field(req *r)
 {
-    static const char *const top[] = {"data", "binaryData", "immutable", "kind",      "apiVersion",
-                                      "metadata", "stringData", "type",   "spec"};
-    static const char *const meta[] = {"name", "labels", "annotations", "finalizers",
-                                       "generateName", "ownerReferences", "resourceVersion"};
-    static const char *const values[] = {"\"x\"", "7", "true", "{}", "[1]", "{\"k\":7}",
-                                         "\"not base64!\"", "{\"k\":\"%%%\"}", "\"a/b\""};
+    static const char *const top[] = {"data",     "binaryData", "immutable", "kind", "apiVersion",
+                                      "metadata", "stringData", "type",      "spec"};
+    static const char *const meta[] = {"name",           "labels",       "annotations",
+                                       "finalizers",     "generateName", "ownerReferences",
+                                       "resourceVersion"};
+    static const char *const values[] = {
+        "\"x\"",           "7",      "true", "{}", "[1]", "{\"k\":7}", "\"not base64!\"",
+        "{\"k\":\"%%%\"}", "\"a/b\""};
     json_t *o = json_loadb(r->body, r->body_len, 0, NULL);
     json_t *v = json_loads(values[pick(sizeof values / sizeof values[0])], JSON_DECODE_ANY, NULL);
     if (json_is_object(o) && v) {
@@ -367,7 +400,8 @@ static void mutate(req *r)
             path_sentinel(r);
             break;
         case 2:
-            path_insert(r, nasty_fragments[pick(sizeof nasty_fragments / sizeof nasty_fragments[0])]);
+            path_insert(r,
+                        nasty_fragments[pick(sizeof nasty_fragments / sizeof nasty_fragments[0])]);
             break;
         case 3:
         case 4:
@@ -418,7 +452,8 @@ static size_t serialise(const req *r, char *out, size_t max, uint16_t port)
         n += (size_t)snprintf(out + n, max - n, "Content-Length: %zu\r\nContent-Length: %zu\r\n",
                               r->body_len, r->body_len + 3);
     if (n < max)
-        n += (size_t)snprintf(out + n, max - n, "User-Agent: fuzz-http/1\r\nConnection: close\r\n\r\n");
+        n += (size_t)snprintf(out + n, max - n,
+                              "User-Agent: fuzz-http/1\r\nConnection: close\r\n\r\n");
     if (n + r->body_len < max) {
         memcpy(out + n, r->body, r->body_len);
         n += r->body_len;
@@ -442,10 +477,13 @@ static int dial(uint16_t port)
     return fd;
 }
 
+static char last_answer[4096]; /* the last answer read, for reports */
+
 /* Read until the server closes or the timeout; the status, 0 if none. */
 static int read_status(int fd, int timeout_ms)
 {
-    char buf[4096];
+    char *buf = last_answer;
+    const size_t cap = sizeof last_answer;
     size_t len = 0;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -462,7 +500,7 @@ static int read_status(int fd, int timeout_ms)
         ssize_t r = recv(fd, chunk, sizeof chunk, 0);
         if (r <= 0)
             break;
-        size_t take = (size_t)r < sizeof buf - 1 - len ? (size_t)r : sizeof buf - 1 - len;
+        size_t take = (size_t)r < cap - 1 - len ? (size_t)r : cap - 1 - len;
         memcpy(buf + len, chunk, take);
         len += take;
     }
@@ -521,28 +559,33 @@ typedef struct sentinel {
     char rv[32]; /* resourceVersion when last checked */
 } sentinel;
 
-#define SENTINEL(k, n, nm, m) {.av = "v1", .kind = k, .ns = n, .name = nm, .manifest = m}
+#define SENTINEL(k, n, nm, m)                                                                      \
+    {                                                                                              \
+        .av = "v1", .kind = k, .ns = n, .name = nm, .manifest = m                                  \
+    }
 
 static sentinel sentinels[] = {
-    SENTINEL("Namespace", "", "victim", "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
-                                      "\"metadata\":{\"name\":\"victim\"}}"),
-    SENTINEL("Namespace", "", "keep", "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
-                                    "\"metadata\":{\"name\":\"keep\"}}"),
+    SENTINEL("Namespace", "", "victim",
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+             "\"metadata\":{\"name\":\"victim\"}}"),
+    SENTINEL("Namespace", "", "keep",
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+             "\"metadata\":{\"name\":\"keep\"}}"),
     SENTINEL("ConfigMap", "victim", "keep",
-     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"keep\","
-     "\"namespace\":\"victim\",\"labels\":{\"app\":\"foo\"}},\"data\":{\"k\":\"v\"}}"),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"keep\","
+             "\"namespace\":\"victim\",\"labels\":{\"app\":\"foo\"}},\"data\":{\"k\":\"v\"}}"),
     SENTINEL("ConfigMap", "victim", "abc",
-     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"abc\","
-     "\"namespace\":\"victim\"},\"data\":{\"k\":\"v\"}}"),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"abc\","
+             "\"namespace\":\"victim\"},\"data\":{\"k\":\"v\"}}"),
     SENTINEL("ConfigMap", "victim", "cm-b",
-     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-b\","
-     "\"namespace\":\"victim\",\"labels\":{\"app\":\"bar\"}},\"data\":{\"k\":\"v\"}}"),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-b\","
+             "\"namespace\":\"victim\",\"labels\":{\"app\":\"bar\"}},\"data\":{\"k\":\"v\"}}"),
     SENTINEL("ConfigMap", "keep", "guard",
-     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"guard\","
-     "\"namespace\":\"keep\"},\"data\":{\"k\":\"v\"}}"),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"guard\","
+             "\"namespace\":\"keep\"},\"data\":{\"k\":\"v\"}}"),
     SENTINEL("Secret", "keep", "guard",
-     "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"guard\","
-     "\"namespace\":\"keep\"},\"data\":{\"k\":\"c2VjcmV0\"}}"),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"guard\","
+             "\"namespace\":\"keep\"},\"data\":{\"k\":\"c2VjcmV0\"}}"),
 };
 #define NSENT (sizeof sentinels / sizeof sentinels[0])
 
@@ -641,8 +684,9 @@ static void mark_named(const req *r, bool *may)
     for (size_t i = 0; i < NSENT; i++) {
         const sentinel *s = &sentinels[i];
         bool is_ns = !strcmp(s->kind, "Namespace");
-        const char *plural = is_ns ? "namespaces" : !strcmp(s->kind, "Secret") ? "secrets"
-                                                                               : "configmaps";
+        const char *plural = is_ns                        ? "namespaces"
+                             : !strcmp(s->kind, "Secret") ? "secrets"
+                                                          : "configmaps";
         if (is_ns) {
             /* /api/v1/namespaces/NAME, or what is in it */
             if (ns && !strcmp(ns, s->name) && (!res || n >= 5))
@@ -688,14 +732,16 @@ static bool base64ish(const char *s)
 
 static bool string_map(const json_t *m, bool b64)
 {
-    if (!m)
-        return true;
+    if (!m || json_is_null(m))
+        return true; /* absent, as a strict client reads null */
     if (!json_is_object(m))
         return false;
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)m, k, v)
     {
+        if (json_is_null(v))
+            continue; /* Go decodes it as "" */
         if (!json_is_string(v) || (b64 && !base64ish(json_string_value(v))))
             return false;
     }
@@ -721,17 +767,32 @@ static bool well_typed(const json_t *o, const char *kind, char *why, size_t len)
         snprintf(why, len, "labels or annotations not a map of strings");
         return false;
     }
+    /* The fields each kind has (unknown ones a strict client ignores). */
     const json_t *imm = json_object_get(o, "immutable");
-    if (imm && !json_is_boolean(imm)) {
+    if (strcmp(kind, "Namespace") && imm && !json_is_boolean(imm) && !json_is_null(imm)) {
         snprintf(why, len, "immutable not a boolean");
         return false;
     }
-    bool secret = !strcmp(kind, "Secret");
-    if (!string_map(json_object_get(o, "data"), secret) ||
-        !string_map(json_object_get(o, "binaryData"), true) ||
-        (secret && !string_map(json_object_get(o, "stringData"), false))) {
+    if (!strcmp(kind, "ConfigMap") && (!string_map(json_object_get(o, "data"), false) ||
+                                       !string_map(json_object_get(o, "binaryData"), true))) {
         snprintf(why, len, "data or binaryData not a map of (base64) strings");
         return false;
+    }
+    if (!strcmp(kind, "Secret") &&
+        (!string_map(json_object_get(o, "data"), true) ||
+         !string_map(json_object_get(o, "stringData"), false) ||
+         (json_object_get(o, "type") && !json_is_string(json_object_get(o, "type")) &&
+          !json_is_null(json_object_get(o, "type"))))) {
+        snprintf(why, len, "data, stringData or type of the wrong type");
+        return false;
+    }
+    if (!strcmp(kind, "Namespace")) {
+        const json_t *spec = json_object_get(o, "spec"), *st = json_object_get(o, "status");
+        if ((spec && !json_is_object(spec) && !json_is_null(spec)) ||
+            (st && !json_is_object(st) && !json_is_null(st))) {
+            snprintf(why, len, "spec or status not an object");
+            return false;
+        }
     }
     return true;
 }
@@ -741,13 +802,13 @@ static int check_store(char *msg, size_t len)
     static const char *const kinds[] = {"Namespace", "ConfigMap", "Secret"};
     for (size_t k = 0; k < 3; k++) {
         json_t *list = NULL;
-        if (fakeapi_list(srv, "v1", kinds[k], "", NULL, &list, NULL) < 0) {
+        if (fakeapi_list(srv, "v1", kinds[k], NULL, NULL, &list, NULL) < 0) {
             snprintf(msg, len, "cannot list %s", kinds[k]);
             return -1;
         }
         size_t i;
         json_t *o;
-        json_array_foreach(json_object_get(list, "items"), i, o)
+        json_array_foreach(list, i, o)
         {
             char why[128];
             if (!well_typed(o, kinds[k], why, sizeof why)) {
@@ -793,7 +854,7 @@ static void sweep(void)
             continue;
         size_t i;
         json_t *o;
-        json_array_foreach(json_object_get(list, "items"), i, o)
+        json_array_foreach(list, i, o)
         {
             const char *name =
                 json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
@@ -808,6 +869,7 @@ static void sweep(void)
 /* Put every sentinel and target back as it was. */
 static int restore(void)
 {
+    fakeapi_fault_clear(srv); /* rules the control endpoint took */
     sweep();
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < NSENT; i++) {
@@ -890,8 +952,10 @@ int main(int argc, char **argv)
             by_class[st <= 0 ? 0 : st < 300 ? 1 : st < 400 ? 2 : st < 500 ? 3 : st < 600 ? 4 : 5]++;
             if (verbose)
                 fprintf(stderr, "%d %s %s (%s)\n", st, r->method, r->path, r->origin);
-            if (st >= 500 && st != 503 && st != 504) {
-                snprintf(msg, sizeof msg, "answered %d to %.15s %.900s", st, r->method, r->path);
+            if (st >= 500 && st != 503 && st != 504 && !strstr(last_answer, "injected fault")) {
+                const char *b = strstr(last_answer, "\r\n\r\n");
+                snprintf(msg, sizeof msg, "answered %d to %.15s %.400s: %.400s", st, r->method,
+                         r->path, b ? b + 4 : last_answer);
                 rc = 1;
                 n = i + 1;
                 break;
@@ -899,6 +963,7 @@ int main(int argc, char **argv)
         }
         done += n;
         batches++;
+        fakeapi_fault_clear(srv); /* rules the batch added through the control endpoint */
         if (rc == 0 && !server_answers(port)) {
             snprintf(msg, sizeof msg, "the server no longer answers a new client");
             rc = 1;
@@ -908,8 +973,8 @@ int main(int argc, char **argv)
         if (rc == 0 && check_store(msg, sizeof msg) < 0)
             rc = 1;
         if (rc) {
-            fprintf(stderr, "fuzz_http: batch %ld (seed %" PRIu64 "): %s\nits requests:\n",
-                    batches, seed, msg);
+            fprintf(stderr, "fuzz_http: batch %ld (seed %" PRIu64 "): %s\nits requests:\n", batches,
+                    seed, msg);
             for (long i = 0; i < n; i++) {
                 char wire[MAX_REQ + 16384];
                 size_t len = serialise(&sent[i], wire, sizeof wire, port);
