@@ -587,3 +587,29 @@ long fakeapi__base64_error(const char *s, size_t n)
         }
     }
 }
+
+char *fakeapi__base64_encode(const void *p, size_t n, size_t *len)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *b = p;
+    size_t o = 0;
+    char *s = malloc((n + 2) / 3 * 4 + 1);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t w = (uint32_t)b[i] << 16;
+        if (i + 1 < n)
+            w |= (uint32_t)b[i + 1] << 8;
+        if (i + 2 < n)
+            w |= b[i + 2];
+        s[o++] = alphabet[(w >> 18) & 63];
+        s[o++] = alphabet[(w >> 12) & 63];
+        s[o++] = i + 1 < n ? alphabet[(w >> 6) & 63] : '=';
+        s[o++] = i + 2 < n ? alphabet[w & 63] : '=';
+    }
+    s[o] = '\0';
+    if (len)
+        *len = o;
+    return s;
+}

@@ -138,4 +138,8 @@ void fakeapi__go_quote(fakeapi__strbuf *b, const char *s);
  */
 long fakeapi__base64_error(const char *s, size_t n);
 
+/* n bytes as standard base64 with padding: a new NUL-terminated string
+ * (free()), its length in *len if non-NULL; NULL on ENOMEM. */
+char *fakeapi__base64_encode(const void *p, size_t n, size_t *len);
+
 #endif

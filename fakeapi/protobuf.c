@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
+
 /* Our deepest schema path is Unknown > Event > series > lastObservedTime
  * (depth 3); the cap is a guard should a recursive schema ever be added. */
 #define PB_MAX_DEPTH 16
@@ -408,24 +410,10 @@ static int make_string(pb_ctx *c, const pb_buf *v, json_t **out, const char *msg
 
 static int make_base64(pb_ctx *c, const pb_buf *v, json_t **out)
 {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t n = left(v), o = 0;
-    char *s = malloc((n + 2) / 3 * 4 + 1);
+    size_t o = 0;
+    char *s = fakeapi__base64_encode(v->p, left(v), &o);
     if (!s)
         return fail(c, "protobuf: out of memory");
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t w = (uint32_t)v->p[i] << 16;
-        if (i + 1 < n)
-            w |= (uint32_t)v->p[i + 1] << 8;
-        if (i + 2 < n)
-            w |= v->p[i + 2];
-        s[o++] = alphabet[(w >> 18) & 63];
-        s[o++] = alphabet[(w >> 12) & 63];
-        s[o++] = i + 1 < n ? alphabet[(w >> 6) & 63] : '=';
-        s[o++] = i + 2 < n ? alphabet[w & 63] : '=';
-    }
-    s[o] = '\0';
     *out = json_stringn(s, o);
     free(s);
     if (!*out)

@@ -403,9 +403,43 @@ static int check_crd(fakeapi__ctx *c, json_t *obj)
 }
 
 /* Checks every new state passes, on create and on update. */
+/* A Secret's stringData is write-only: merged into data (base64), as the
+ * API server does, and never stored. -1 on ENOMEM. */
+static int fold_string_data(const fakeapi__resource *res, json_t *obj)
+{
+    json_t *sd = json_object_get(obj, "stringData");
+    if (!sd || strcmp(res->kind, "Secret") || res->group[0])
+        return 0;
+    json_t *data = json_object_get(obj, "data");
+    if (json_is_object(sd) && json_object_size(sd) && !json_is_object(data)) {
+        data = json_object();
+        if (!data || json_object_set_new(obj, "data", data) < 0)
+            return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(sd, k, v)
+    {
+        const char *text = json_string_value(v);
+        size_t n = 0;
+        char *b64 = fakeapi__base64_encode(text ? text : "", text ? json_string_length(v) : 0, &n);
+        if (!b64 || json_object_set_new(data, k, json_stringn(b64, n)) < 0) {
+            free(b64);
+            return -1;
+        }
+        free(b64);
+    }
+    json_object_del(obj, "stringData");
+    return 0;
+}
+
 static int admit(fakeapi__ctx *c, json_t *obj)
 {
     char field[64], msg[512];
+    if (fold_string_data(c->res, obj) < 0) {
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
     const char *gen = fakeapi__meta_str(obj, "generateName");
     if (gen && *gen && fakeapi__generate_name_check(c->res->name_rule, gen, msg, sizeof msg) < 0) {
         invalid(c, fakeapi__meta_str(obj, "name"), "metadata.generateName", "FieldValueInvalid",
@@ -701,6 +735,29 @@ static bool new_finalizers_added(const json_t *cur, const json_t *next)
     return false;
 }
 
+/* An immutable ConfigMap or Secret keeps its data, and stays immutable:
+ * the first field changed, or NULL (upstream's ValidateConfigMapUpdate and
+ * ValidateSecretUpdate). */
+static const char *immutable_changed(const fakeapi__resource *res, const json_t *cur,
+                                     const json_t *next)
+{
+    bool cm = !strcmp(res->kind, "ConfigMap") && !res->group[0];
+    bool secret = !strcmp(res->kind, "Secret") && !res->group[0];
+    if ((!cm && !secret) || !json_is_true(json_object_get(cur, "immutable")))
+        return NULL;
+    if (!json_is_true(json_object_get(next, "immutable")))
+        return "immutable";
+    static const char *const fields[] = {"data", "binaryData"};
+    for (size_t i = 0; i < (cm ? 2u : 1u); i++) {
+        const json_t *a = json_object_get(cur, fields[i]), *b = json_object_get(next, fields[i]);
+        bool empty_a = !a || (json_is_object(a) && json_object_size(a) == 0);
+        bool empty_b = !b || (json_is_object(b) && json_object_size(b) == 0);
+        if (!(empty_a && empty_b) && !json_equal(a, b))
+            return fields[i];
+    }
+    return NULL;
+}
+
 void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_t *next,
                             const char *sub)
 {
@@ -712,6 +769,12 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
     fakeapi__meta_set_str(next, "name", name);
     if (admit(c, next) < 0)
         goto fail;
+    const char *frozen = immutable_changed(c->res, cur, next);
+    if (frozen) {
+        invalid(c, name, frozen, "FieldValueForbidden",
+                "Forbidden: field is immutable when `immutable` is set");
+        goto fail;
+    }
     bool deleting = fakeapi__meta_str(cur, "deletionTimestamp") != NULL;
     if (deleting && new_finalizers_added(cur, next)) {
         invalid(c, name, "metadata.finalizers", "FieldValueForbidden",

@@ -398,3 +398,65 @@ Test(decode, json_patch_operation_limit)
     free(over);
     free(limit);
 }
+
+/* An immutable ConfigMap or Secret keeps its data and stays immutable, on
+ * every write path (found by fuzz_http: a patch changed it). */
+Test(decode, immutable_configmaps_and_secrets_keep_their_data)
+{
+    const char *cm = "/api/v1/namespaces/default/configmaps";
+    json_decref(req(201, "POST", cm,
+                    "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'frozen'},"
+                    "'data':{'a':'1'},'immutable':true}"));
+    unsigned long long before = rev();
+    json_t *st = req_fail_ct(422, "Invalid", "PATCH", S("%s/frozen", cm),
+                             "application/merge-patch+json", "{'data':{'a':'2'}}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "data");
+    cr_assert(strstr(jstr(st, "message"), "field is immutable when `immutable` is set"));
+    json_decref(st);
+    json_decref(req_fail_ct(422, "Invalid", "PATCH", S("%s/frozen?fieldManager=t", cm),
+                            "application/apply-patch+yaml",
+                            "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'frozen'},"
+                            "'binaryData':{'b':'AAE='}}"));
+    st = req_fail(422, "Invalid", "PUT", S("%s/frozen", cm),
+                  "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'frozen'},"
+                  "'data':{'a':'1'},'immutable':false}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "immutable");
+    json_decref(st);
+    cr_assert_eq(rev(), before, "a refused write was stored");
+    /* Its metadata may still change. */
+    json_decref(req_ct(200, "PATCH", S("%s/frozen", cm), "application/merge-patch+json",
+                       "{'metadata':{'labels':{'x':'y'}}}"));
+
+    const char *sec = "/api/v1/namespaces/default/secrets";
+    json_decref(req(201, "POST", sec,
+                    "{'apiVersion':'v1','kind':'Secret','metadata':{'name':'frozen'},"
+                    "'data':{'a':'MQ=='},'immutable':true}"));
+    json_decref(req_fail_ct(422, "Invalid", "PATCH", S("%s/frozen", sec),
+                            "application/strategic-merge-patch+json", "{'stringData':{'a':'2'}}"));
+    json_decref(req_fail_ct(422, "Invalid", "PATCH", S("%s/frozen", sec),
+                            "application/json-patch+json",
+                            "[{'op':'replace','path':'/immutable','value':false}]"));
+}
+
+/* stringData is write-only: merged into data as base64, never stored. */
+Test(decode, secret_string_data_goes_into_data)
+{
+    const char *sec = "/api/v1/namespaces/default/secrets";
+    json_t *s = req(201, "POST", sec,
+                    "{'apiVersion':'v1','kind':'Secret','metadata':{'name':'sd'},"
+                    "'data':{'a':'MQ==','b':'Mg=='},'stringData':{'b':'two','c':''}}");
+    cr_assert_null(jget(s, "stringData"));
+    cr_assert_str_eq(jstr(s, "data.a"), "MQ==");
+    cr_assert_str_eq(jstr(s, "data.b"), "dHdv", "stringData wins over data");
+    cr_assert_str_eq(jstr(s, "data.c"), "");
+    json_decref(s);
+    s = req_ct(200, "PATCH", S("%s/sd", sec), "application/merge-patch+json",
+               "{'stringData':{'d':'four'}}");
+    cr_assert_str_eq(jstr(s, "data.d"), "Zm91cg==");
+    cr_assert_null(jget(s, "stringData"));
+    json_decref(s);
+    s = req(200, "GET", S("%s/sd", sec), NULL);
+    cr_assert_null(jget(s, "stringData"));
+    cr_assert_str_eq(jstr(s, "data.a"), "MQ==");
+    json_decref(s);
+}
