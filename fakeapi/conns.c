@@ -36,6 +36,7 @@ struct fakeapi__conn {
     enum phase phase;
     bool hung_up; /* the client hung up or half-closed */
     bool closed;  /* the connection has ended: free at the next sweep */
+    bool crowded; /* accepted past the soft limit with nothing to shed */
     int fd;       /* our duplicate of the socket, -1 if none */
     int64_t deadline;
     struct fakeapi__conn *prev, *next; /* its list, or the closed list */
@@ -261,6 +262,8 @@ fakeapi__conn *fakeapi__conns_open(fakeapi__conns *cs, int fd)
         let_go_locked(cs, cs->hung.head, &cs->shed);
     else if (cs->open > cs->soft_limit && cs->waiting.head != c)
         let_go_locked(cs, cs->waiting.head, &cs->shed);
+    else if (cs->open > cs->soft_limit)
+        c->crowded = true;
     pthread_mutex_unlock(&cs->mu);
     return c;
 }
@@ -317,4 +320,10 @@ void fakeapi__conns_release(fakeapi__conns *cs, fakeapi__conn *c)
         c->phase = PH_RELEASED;
     drop_fd(cs, c);
     pthread_mutex_unlock(&cs->mu);
+}
+
+bool fakeapi__conns_crowded(fakeapi__conns *cs, const fakeapi__conn *c)
+{
+    (void)cs; /* set once at open, before the connection's first request */
+    return c && c->crowded;
 }

@@ -38,6 +38,7 @@
 #ifndef FAKEAPI_CONNS_H
 #define FAKEAPI_CONNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,11 @@ void fakeapi__conns_busy(fakeapi__conns *cs, fakeapi__conn *c);
 /* Its answer is out: it waits for the next request (let go at once if its
  * client hung up meanwhile). NULL: nothing. */
 void fakeapi__conns_idle(fakeapi__conns *cs, fakeapi__conn *c);
+/* Was it accepted past the soft limit with no waiting connection to shed
+ * (every other one a watch or being answered)? Its requests are then
+ * answered 429 at once: the room left up to the hard limit serves quick
+ * refusals (and the control endpoint), not more clients. NULL: false. */
+bool fakeapi__conns_crowded(fakeapi__conns *cs, const fakeapi__conn *c);
 /* It serves a watch until it closes: never timed or shed here, and its
  * descriptor duplicate is given back (the watch watches the socket). */
 void fakeapi__conns_release(fakeapi__conns *cs, fakeapi__conn *c);

@@ -306,6 +306,20 @@ static bool pre_faults(const fakeapi__fault_plan *plan, fakeapi__resp *resp)
     return plan->terminal != FAKEAPI_FAULT_DROP;
 }
 
+/* Too many connections, none of them idle: a quick 429, then the close. */
+static enum MHD_Result crowded(fakeapi_server *srv, struct MHD_Connection *conn,
+                               const fakeapi__reqinfo *ri)
+{
+    fakeapi__resp resp = {0};
+    fakeapi__resp_error(&resp, 429, "TooManyRequests", NULL,
+                        "too many open connections, please try again later");
+    resp.retry_after = 1;
+    fakeapi__metrics_request(srv->metrics, ri, 429);
+    enum MHD_Result ret = send_resp(conn, &resp, true);
+    fakeapi__resp_deinit(&resp);
+    return ret;
+}
+
 static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *url,
                              const char *method, conn_req *cr)
 {
@@ -328,6 +342,11 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     fakeapi__reqinfo ri;
     fakeapi__classify(&req, &rt, &ri);
     fakeapi__fault_plan plan;
+    if (!cr->plan && rt.kind != FAKEAPI__RT_CONTROL && rt.kind != FAKEAPI__RT_METRICS &&
+        fakeapi__conns_crowded(srv->conns, conn_track(conn))) {
+        json_decref(query);
+        return crowded(srv, conn, &ri);
+    }
     if (cr->plan) {
         plan = *cr->plan; /* back from a delay: the faults were chosen then */
         /* The answer may stall like any other (a new timer starts). */

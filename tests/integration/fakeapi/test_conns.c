@@ -292,9 +292,9 @@ Test(conns, watches_hung_up_mid_stream_free_their_descriptors, .init = setup, .f
 
 /* ---- the connection limit -------------------------------------------------------- */
 
-/* A child process (its own descriptor table) holds n idle connections that
- * sent half a request; returns its pid once they are all connected. */
-static pid_t hold_idle(uint16_t port, int n)
+/* A child process (its own descriptor table) holds n connections that sent
+ * rq; returns its pid once they are all connected. */
+static pid_t hold_conns(uint16_t port, int n, const char *rq)
 {
     int pfd[2];
     cr_assert_eq(pipe(pfd), 0);
@@ -313,7 +313,7 @@ static pid_t hold_idle(uint16_t port, int n)
             inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
             if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
                 _exit(1);
-            (void)!send(fd, "GET / HTTP/1.1\r\n", 16, MSG_NOSIGNAL);
+            (void)!send(fd, rq, strlen(rq), MSG_NOSIGNAL);
         }
         (void)!write(pfd[1], "k", 1);
         pause();
@@ -326,28 +326,72 @@ static pid_t hold_idle(uint16_t port, int n)
     return pid;
 }
 
-Test(conns_opts, idle_connections_do_not_lock_new_clients_out, .fini = teardown)
+/* A GET on a new connection: the status line if answered within ms, else "". */
+static const char *quick_get(int ms)
 {
-    /* A small descriptor budget: the server derives its limit from it. */
+    static char got[64];
+    int fd = raw_connect();
+    send_all(fd, "GET " CMS " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    got[0] = '\0';
+    if (!wait_closed(fd, ms, got, sizeof got))
+        got[0] = '\0';
+    close(fd);
+    char *eol = strstr(got, "\r\n");
+    if (eol)
+        *eol = '\0';
+    got[12] = '\0'; /* "HTTP/1.1 NNN" */
+    return got;
+}
+
+static void lower_fd_limit(rlim_t n)
+{
     struct rlimit rl;
     cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
-    rl.rlim_cur = 256;
+    rl.rlim_cur = n;
     cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+Test(conns_opts, idle_connections_do_not_lock_new_clients_out, .fini = teardown)
+{
+    /* A small descriptor budget: the server derives its limit from it (64). */
+    lower_fd_limit(256);
     start(NULL);
-    pid_t child = hold_idle(fakeapi_port(srv), 400);
+    pid_t child = hold_conns(fakeapi_port(srv), 400, "GET / HTTP/1.1\r\n");
     sleep_ms(300);
     int answered = 0;
-    for (int i = 0; i < 20; i++) {
-        int fd = raw_connect();
-        send_all(fd, "GET " CMS " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-        char got[64] = "";
-        if (wait_closed(fd, 2000, got, sizeof got) && !strncmp(got, "HTTP/1.1 200", 12))
-            answered++;
-        close(fd);
-    }
+    for (int i = 0; i < 20; i++)
+        answered += !strcmp(quick_get(2000), "HTTP/1.1 200");
     int fds = fd_count();
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     cr_assert_eq(answered, 20, "%d of 20 new clients answered past 400 idle connections", answered);
     cr_assert_lt(fds, 256, "the server holds %d descriptors", fds);
+}
+
+Test(conns_opts, past_the_limit_with_only_watches_new_clients_get_429, .fini = teardown)
+{
+    lower_fd_limit(256); /* a limit of 64 connections, shedding past 56 */
+    start(NULL);
+    pid_t child = hold_conns(fakeapi_port(srv), 56,
+                             "GET " CMS "?watch=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    size_t open = 0;
+    for (int i = 0; i < 200 && open < 56; i++) {
+        fakeapi_watch_info *info = NULL;
+        cr_assert_eq(fakeapi_watches(srv, &info, &open), 0);
+        free(info);
+        sleep_ms(10);
+    }
+    const char *crowded = quick_get(1000);
+    char first[16];
+    snprintf(first, sizeof first, "%s", crowded);
+    json_t *stats = req(200, "GET", "/fakeapi/v1/stats", NULL); /* the way in stays open */
+    json_decref(stats);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    cr_assert_eq(open, 56, "%zu of 56 watches open", open);
+    cr_assert_str_eq(first, "HTTP/1.1 429", "a new client past 56 watches got \"%s\"", first);
+    int64_t t0 = now_ms();
+    while (strcmp(quick_get(1000), "HTTP/1.1 200") && now_ms() - t0 < 3000)
+        sleep_ms(50);
+    cr_assert_lt(now_ms() - t0, 3000, "no 200 once the watches had gone");
 }
