@@ -8,9 +8,13 @@
  *                           load so far (requests, watch hang-ups, abandoned,
  *                           half-closed and slowloris connections)
  *   {"soak":"summary",...}  the first- and second-half averages of RSS and
- *                           descriptors, and whether the second half is flat:
- *                           its maximum within 10% (plus 32 descriptors or
- *                           8 MiB) of its first sample
+ *                           descriptors, whether the second half is flat (its
+ *                           maximum within 10%, plus 32 descriptors or 8 MiB,
+ *                           of its first sample), and whether the server kept
+ *                           serving (a server that stopped accepting is flat
+ *                           too): the raw clients (watch hang-ups, abandoned
+ *                           requests) of the second half at least half those
+ *                           of the first
  *
  * Usage: soak_fakeapi [--seconds N] [--interval S] [--conn-timeout S]
  * (default 300 s, samples every 10 s, the server's connection timeout 10 s
@@ -278,6 +282,7 @@ static void *abuser_main(void *ud)
 typedef struct sample {
     long rss;
     int fds;
+    unsigned long hangups, abandoned; /* the load so far */
 } sample;
 
 static size_t open_watches(void)
@@ -349,7 +354,7 @@ int main(int argc, char **argv)
         int64_t next = t0 + (int64_t)(n + 1) * interval * 1000;
         while (now_ms() < next)
             usleep(50000);
-        s[n] = (sample){rss_kib(), fd_count()};
+        s[n] = (sample){rss_kib(), fd_count(), atomic_load(&n_hangups), atomic_load(&n_abandoned)};
         printf("{\"soak\":\"sample\",\"t_s\":%lld,\"rss_kib\":%ld,\"fds\":%d,\"watches\":%zu,"
                "\"requests\":%lu,\"watch_hangups\":%lu,\"abandoned\":%lu,\"half_closed\":%lu,"
                "\"slowloris\":%lu}\n",
@@ -365,17 +370,24 @@ int main(int argc, char **argv)
     size_t half = n / 2;
     if (n >= 2) {
         bool fds_flat = flat(s, half, n, false, 32), rss_flat = flat(s, half, n, true, 8192);
+        /* A server that stopped accepting is flat too: the raw clients must
+         * have got through in the second half about as often as in the first. */
+        unsigned long first_load = s[half - 1].hangups + s[half - 1].abandoned;
+        unsigned long second_load = s[n - 1].hangups + s[n - 1].abandoned - first_load;
+        bool kept_serving = second_load * 2 >= first_load;
         printf("{\"soak\":\"summary\",\"seconds\":%ld,\"samples\":%zu,"
                "\"first_half_avg_rss_kib\":%.0f,\"second_half_avg_rss_kib\":%.0f,"
                "\"first_half_avg_fds\":%.1f,\"second_half_avg_fds\":%.1f,"
                "\"second_half_first_fds\":%d,\"second_half_first_rss_kib\":%ld,"
-               "\"rss_flat\":%s,\"fds_flat\":%s,\"flat\":%s,\"requests\":%lu,"
+               "\"rss_flat\":%s,\"fds_flat\":%s,\"flat\":%s,\"first_half_raw_clients\":%lu,"
+               "\"second_half_raw_clients\":%lu,\"kept_serving\":%s,\"requests\":%lu,"
                "\"watch_hangups\":%lu,\"abandoned\":%lu,\"half_closed\":%lu,\"slowloris\":%lu}\n",
                seconds, n, avg(s, 0, half, true), avg(s, half, n, true), avg(s, 0, half, false),
                avg(s, half, n, false), s[half].fds, s[half].rss, rss_flat ? "true" : "false",
-               fds_flat ? "true" : "false", rss_flat && fds_flat ? "true" : "false",
-               atomic_load(&n_requests), atomic_load(&n_hangups), atomic_load(&n_abandoned),
-               atomic_load(&n_halfclosed), atomic_load(&n_slowloris));
+               fds_flat ? "true" : "false", rss_flat && fds_flat ? "true" : "false", first_load,
+               second_load, kept_serving ? "true" : "false", atomic_load(&n_requests),
+               atomic_load(&n_hangups), atomic_load(&n_abandoned), atomic_load(&n_halfclosed),
+               atomic_load(&n_slowloris));
     }
     fakeapi_stop(srv);
     curl_global_cleanup();
