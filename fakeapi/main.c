@@ -34,6 +34,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: fakeapi serve [--host H] [--port N] [--db FILE] [--kubeconfig FILE]\n"
                  "                     [--seed N] [--load MANIFEST]... [--faults FILE]\n"
                  "                     [--trace FILE] [--tls [--tls-require-client-cert]]\n"
+                 "                     [--conn-timeout SECONDS]\n"
                  "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port;\n"
                  "  H is an IPv4 address or a name such as localhost; anyone who can reach\n"
                  "  it can change everything, so keep it on loopback)\n"
@@ -45,7 +46,10 @@ static void usage(FILE *out)
                  "  --tls              serve https with a CA and certificates made at start;\n"
                  "                     the kubeconfig trusts the CA and holds a client\n"
                  "                     certificate (CN fakeapi-admin, O system:masters)\n"
-                 "  --tls-require-client-cert  close connections without that certificate\n");
+                 "  --tls-require-client-cert  close connections without that certificate\n"
+                 "  --conn-timeout SECONDS  close a connection whose request has not arrived\n"
+                 "                     whole in that time, or that sits idle (default 60,\n"
+                 "                     0 = never; watches are not affected)\n");
 }
 
 static int parse_u64(const char *s, unsigned long long max, unsigned long long *out)
@@ -96,6 +100,8 @@ static int parse_args(int argc, char **argv, serve_args *a)
             a->trace = val;
         else if (!strcmp(opt, "--seed") && parse_u64(val, UINT64_MAX, &n) == 0)
             a->opts.seed = n;
+        else if (!strcmp(opt, "--conn-timeout") && parse_u64(val, INT32_MAX, &n) == 0)
+            a->opts.conn_timeout_s = n ? (int)n : -1;
         else if (!strcmp(opt, "--load") && a->nloads < MAX_LOADS)
             a->loads[a->nloads++] = val;
         else {

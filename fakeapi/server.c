@@ -14,10 +14,15 @@
  * target is taken raw (on_target) and decoded by fakeapi__url_split, and
  * its headers are checked (front_door: one Content-Length, a Host and an
  * Origin that name this server); once its body is in, its media type
- * (media_ok). fakeapi_stop ends watches first
- * (hub), then wakes every suspended connection (waker), then stops
- * libmicrohttpd (which joins its threads), then the collector, then closes
- * the store.
+ * (media_ok). A connection waiting for a
+ * request (its first, or the next on keep-alive) is bounded by the tracker
+ * (conns.h): its request must arrive within conn_timeout_s, a client that
+ * hangs up is let go at once, and near the connection limit the oldest
+ * waiting connections make room; libmicrohttpd's inactivity timeout (the
+ * same length) covers answers that stall, and is off for watches and
+ * delayed requests. fakeapi_stop ends watches first (hub), then wakes every
+ * suspended connection (waker), then stops libmicrohttpd (which joins its
+ * threads), then the tracker, then the collector, then closes the store.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -27,9 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "conns.h"
 #include "fault.h"
 #include "gc.h"
 #include "metrics.h"
@@ -44,6 +51,10 @@
 #define WATCH_BLOCK 16384
 #define HTTP_THREADS_MIN 2
 #define HTTP_THREADS_MAX 8
+#define DEFAULT_CONN_TIMEOUT_S 60
+#define CONN_LIMIT_MAX 4000
+#define CONN_LIMIT_MIN 16
+#define FD_RESERVE 128 /* descriptors left for the store, threads and embedder */
 
 /* Per-request state between libmicrohttpd's calls, made by on_target. */
 typedef struct conn_req {
@@ -67,6 +78,42 @@ int64_t fakeapi__srv_now(fakeapi_server *srv)
 static int64_t srv_now_cb(void *srv)
 {
     return fakeapi__srv_now(srv);
+}
+
+/* The connection's entry in the tracker (conns.h), NULL if untracked. */
+static fakeapi__conn *conn_track(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static unsigned conn_timeout_s(const fakeapi_server *srv)
+{
+    int s = srv->opts.conn_timeout_s;
+    return s < 0 ? 0 : s == 0 ? DEFAULT_CONN_TIMEOUT_S : (unsigned)s;
+}
+
+/* A watch or a delayed request has its own timers and hang-up detection: a
+ * quiet one is not idle, and libmicrohttpd must not time it out (its timer
+ * also runs on while the connection is suspended). */
+static void conn_untimed(struct MHD_Connection *conn)
+{
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    fakeapi_server *srv = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? fakeapi__conns_open(srv->conns, ci->connect_fd) : NULL;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        fakeapi__conns_close(srv->conns, *socket_context);
+        *socket_context = NULL;
+    }
 }
 
 static int body_append(conn_req *cr, const char *data, size_t n, size_t max)
@@ -245,6 +292,7 @@ static enum MHD_Result delay(fakeapi_server *srv, struct MHD_Connection *conn, c
     cr->sleeper.until = due;
     cr->sleeper.reported = true;
     cr->sleeper.holdable = srv->opts.on_held != NULL;
+    conn_untimed(conn);
     MHD_suspend_connection(conn);
     /* Held (deterministic runs): the embedder answers it, told now, once
      * it is armed so that a release finds it. */
@@ -263,6 +311,20 @@ static bool pre_faults(const fakeapi__fault_plan *plan, fakeapi__resp *resp)
         return true;
     }
     return plan->terminal != FAKEAPI_FAULT_DROP;
+}
+
+/* Too many connections, none of them idle: a quick 429, then the close. */
+static enum MHD_Result crowded(fakeapi_server *srv, struct MHD_Connection *conn,
+                               const fakeapi__reqinfo *ri)
+{
+    fakeapi__resp resp = {0};
+    fakeapi__resp_error(&resp, 429, "TooManyRequests", NULL,
+                        "too many open connections, please try again later");
+    resp.retry_after = 1;
+    fakeapi__metrics_request(srv->metrics, ri, 429);
+    enum MHD_Result ret = send_resp(conn, &resp, true);
+    fakeapi__resp_deinit(&resp);
+    return ret;
 }
 
 static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *method,
@@ -286,8 +348,14 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     fakeapi__reqinfo ri;
     fakeapi__classify(&req, &rt, &ri);
     fakeapi__fault_plan plan;
+    if (!cr->plan && rt.kind != FAKEAPI__RT_CONTROL && rt.kind != FAKEAPI__RT_METRICS &&
+        fakeapi__conns_crowded(srv->conns, conn_track(conn))) {
+        return crowded(srv, conn, &ri);
+    }
     if (cr->plan) {
         plan = *cr->plan; /* back from a delay: the faults were chosen then */
+        /* The answer may stall like any other (a new timer starts). */
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s(srv));
     } else {
         /* The control endpoint and /metrics are never faulted: a catch-all
          * rule must not lock out the way to remove it. */
@@ -316,6 +384,10 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     } else if (plan.terminal == FAKEAPI_FAULT_TRUNCATE && !resp.watch) {
         ret = send_truncated(conn, &resp);
     } else {
+        if (resp.watch) {
+            conn_untimed(conn);
+            fakeapi__conns_release(srv->conns, conn_track(conn));
+        }
         ret = send_resp(conn, &resp, cr->plan != NULL);
     }
     fakeapi__resp_deinit(&resp);
@@ -567,6 +639,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
+    fakeapi__conns_busy(srv->conns, conn_track(conn)); /* the whole request is in */
     if (cr->too_large) {
         fakeapi__resp resp = {0};
         fakeapi__resp_error(&resp, 413, "RequestEntityTooLarge", NULL,
@@ -589,7 +662,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn, (void)toe;
+    (void)toe;
+    /* Its answer is out: it now waits for the next request. */
+    fakeapi__conns_idle(((fakeapi_server *)cls)->conns, conn_track(conn));
     conn_req *cr = *con_cls;
     if (cr) {
         if (cr->sleeper_ready)
@@ -634,6 +709,22 @@ static int resolve_host(const char *host, struct in_addr *out)
     return 0;
 }
 
+/* Every connection costs two descriptors (its socket and the tracker's or
+ * the watch's duplicate): as many as the descriptor limit allows, past the
+ * store's and the threads', up to CONN_LIMIT_MAX (each also holds a 32 KiB
+ * buffer). Accepting past the descriptor limit fails with EMFILE, and
+ * libmicrohttpd then stops accepting altogether. */
+static unsigned conn_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return CONN_LIMIT_MAX;
+    rlim_t n = rl.rlim_cur > FD_RESERVE ? (rl.rlim_cur - FD_RESERVE) / 2 : 0;
+    if (n < CONN_LIMIT_MIN)
+        n = CONN_LIMIT_MIN;
+    return n > CONN_LIMIT_MAX ? CONN_LIMIT_MAX : (unsigned)n;
+}
+
 static int listen_http(fakeapi_server *srv)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(srv->opts.port)};
@@ -660,13 +751,22 @@ static int listen_http(fakeapi_server *srv)
                           : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
         tls_opts[3] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     }
+    /* Shed idle connections a little before the limit: a flood of them
+     * (or of half-sent requests) leaves room for new clients. */
+    unsigned limit = conn_limit();
+    int64_t timeout_s = conn_timeout_s(srv);
+    srv->conns =
+        fakeapi__conns_new(timeout_s ? timeout_s * 1000000000 : INT64_MAX, limit - limit / 8);
+    if (!srv->conns)
+        return -1;
     srv->mhd = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | tls_flag, 0,
         NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_URI_LOG_CALLBACK, on_target, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT, limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, srv, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     if (!srv->mhd)
         return -1;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -758,6 +858,7 @@ void fakeapi_stop(fakeapi_server *srv)
     fakeapi__waker_stop(srv->waker);
     if (srv->mhd)
         MHD_stop_daemon(srv->mhd);
+    fakeapi__conns_free(srv->conns); /* every connection has closed */
     fakeapi__waker_free(srv->waker);
     fakeapi__gc_stop(srv);
     fakeapi__store_close(srv->store);

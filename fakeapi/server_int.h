@@ -8,6 +8,8 @@
  *    connection, and a writer or the waker's thread (waker.h) resumes it.
  *  - One background thread (gc.c) runs garbage collection and namespace
  *    deletion when woken after a delete.
+ *  - One thread (conns.c) shuts down connections that wait too long for a
+ *    request or whose client hung up; its lock is a leaf.
  *  - Locks, in the order they are taken: the store lock (store.h), which
  *    also guards srv->rng; then the hub lock (watch.c); then each watch's own
  *    lock. The registry lock is a leaf, taken alone.
@@ -71,6 +73,7 @@ struct fakeapi_server {
     pthread_mutex_t trace_mu; /* guards trace (trace.c) */
     FILE *trace;
     struct fakeapi__waker *waker; /* resumes suspended connections (waker.h) */
+    struct fakeapi__conns *conns; /* bounds connections waiting for a request (conns.h) */
 
     atomic_bool stopping;
     atomic_ulong requests;

@@ -81,6 +81,11 @@ typedef struct fakeapi_options {
     uint64_t seed;              /* seeds uids and generated names; 0 = random */
     size_t max_body_bytes;      /* request body limit; 0 = 3 MiB */
     bool no_http;               /* in-process only: do not listen at all */
+    /* Real seconds a connection may take to deliver a request (headers and
+     * body), counted from its accept or its previous answer, so also how long
+     * an idle keep-alive connection stays; and how long an answer may stall
+     * unread. Watches and delayed requests are exempt. 0 = 60; < 0 = never. */
+    int conn_timeout_s;
 
     /* Watch history (the events a watch can resume from). Older events are
      * compacted away automatically; a resume from before them gets 410. */
