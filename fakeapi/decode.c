@@ -12,6 +12,7 @@
  */
 #include "decode.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -118,9 +119,16 @@ static int fail(walk *w, fakeapi__decode_code code, const char *holder, const ch
     return -1;
 }
 
-/* Go's %v of a float64: shortest digits, exponent form below 1e-4 or from 1e+06. */
-static void go_float(char *buf, size_t len, double d)
+void fakeapi__go_float(char *buf, size_t len, double d)
 {
+    if (isnan(d)) {
+        snprintf(buf, len, "NaN");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(buf, len, "%cInf", d < 0 ? '-' : '+');
+        return;
+    }
     char e[40];
     int prec = 1;
     for (; prec < 17; prec++) {
@@ -160,7 +168,7 @@ static int check_one(walk *w, const char *holder, const fakeapi__dfield *f, cons
         }
         if (json_is_real(v)) {
             fail(w, FAKEAPI__DECODE_NUMBER, holder, go, kind, v);
-            go_float(w->err->number, sizeof w->err->number, json_real_value(v));
+            fakeapi__go_float(w->err->number, sizeof w->err->number, json_real_value(v));
             return -1;
         }
         return fail(w, FAKEAPI__DECODE_TYPE, holder, go, kind, v);
@@ -487,7 +495,7 @@ static void gofmt(const json_t *v, fakeapi__strbuf *b, int depth)
         break;
     case JSON_REAL: {
         char num[48];
-        go_float(num, sizeof num, json_real_value(v));
+        fakeapi__go_float(num, sizeof num, json_real_value(v));
         fakeapi__strbuf_adds(b, num);
         break;
     }

@@ -138,6 +138,11 @@ void fakeapi__go_quote(fakeapi__strbuf *b, const char *s);
  */
 long fakeapi__base64_error(const char *s, size_t n);
 
+/* Go's %v of a float64 into buf: the shortest digits that read back the
+ * same, in exponent form when the exponent is below -4 or at least 6
+ * (1e+06); NaN, +Inf, -Inf. */
+void fakeapi__go_float(char *buf, size_t len, double d);
+
 /* n bytes as standard base64 with padding: a new NUL-terminated string
  * (free()), its length in *len if non-NULL; NULL on ENOMEM. */
 char *fakeapi__base64_encode(const void *p, size_t n, size_t *len);

@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
+
 /* Paths and messages are cut at this size: only a hostile body gets there. */
 #define SB_MAX (64 * 1024)
 
@@ -201,33 +203,12 @@ static void sb_quote_str(sbuf *sb, const char *s)
     sb_quote(sb, s, strlen(s));
 }
 
-/*
- * Go's %v of a float64: the shortest digits that read back the same, in
- * exponent form when the exponent is below -4 or at least 6 (1e+06).
- */
+/* Go's %v of a float64 (fakeapi__go_float). */
 static void sb_gofloat(sbuf *sb, double d)
 {
-    if (isnan(d)) {
-        sb_adds(sb, "NaN");
-        return;
-    }
-    if (isinf(d)) {
-        sb_printf(sb, "%cInf", d < 0 ? '-' : '+');
-        return;
-    }
-    char e[40];
-    int prec = 1;
-    for (; prec < 17; prec++) {
-        snprintf(e, sizeof e, "%.*e", prec - 1, d);
-        if (strtod(e, NULL) == d)
-            break;
-    }
-    snprintf(e, sizeof e, "%.*e", prec - 1, d);
-    int exp = atoi(strchr(e, 'e') + 1);
-    if (exp < -4 || exp >= 6)
-        sb_adds(sb, e);
-    else
-        sb_printf(sb, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
+    char buf[64];
+    fakeapi__go_float(buf, sizeof buf, d);
+    sb_adds(sb, buf);
 }
 
 /* A bad value as field.Error prints it: %v for numbers, %q for strings, JSON otherwise. */

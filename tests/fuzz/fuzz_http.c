@@ -347,6 +347,17 @@ static void body_retype(req *r)
     r->body_len = r->body_len - (end - at) + xl;
 }
 
+/* The body becomes o, compact, if it fits. */
+static void set_body_json(req *r, const json_t *o)
+{
+    char *text = json_dumps(o, JSON_COMPACT);
+    if (text && strlen(text) < sizeof r->body) {
+        r->body_len = strlen(text);
+        memcpy(r->body, text, r->body_len);
+    }
+    free(text);
+}
+
 /* Set one well-known field of a JSON body to a value of the wrong type. */
 static void body_wrong_field(req *r)
 {
@@ -366,21 +377,11 @@ static void body_wrong_field(req *r)
             json_object_set(m, meta[pick(sizeof meta / sizeof meta[0])], v);
         else
             json_object_set(o, top[pick(sizeof top / sizeof top[0])], v);
-        char *text = json_dumps(o, JSON_COMPACT);
-        if (text && strlen(text) < sizeof r->body) {
-            r->body_len = strlen(text);
-            memcpy(r->body, text, r->body_len);
-        }
-        free(text);
+        set_body_json(r, o);
     } else if (json_is_array(o) && v && json_array_size(o)) {
         /* a JSON patch: the value of one operation */
         json_object_set(json_array_get(o, pick(json_array_size(o))), "value", v);
-        char *text = json_dumps(o, JSON_COMPACT);
-        if (text && strlen(text) < sizeof r->body) {
-            r->body_len = strlen(text);
-            memcpy(r->body, text, r->body_len);
-        }
-        free(text);
+        set_body_json(r, o);
     }
     json_decref(v);
     json_decref(o);
