@@ -1,7 +1,7 @@
 /*
  * http.h - one API request and its answer, independent of the HTTP library.
  *
- * server.c fills a fakeapi__req from libmicrohttpd and sends the
+ * front.c fills a fakeapi__req from libmicrohttpd and sends the
  * fakeapi__resp back; fakeapi_apply() and the other in-process calls build a
  * fakeapi__req by hand and read the fakeapi__resp, so both paths run the same
  * handlers.

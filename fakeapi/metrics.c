@@ -92,7 +92,7 @@ void fakeapi__metrics_serve(fakeapi_server *srv, fakeapi__resp *resp)
     fakeapi__strbuf_addf(&b,
                          "# HELP fakeapi_revision The store's current revision.\n"
                          "# TYPE fakeapi_revision gauge\nfakeapi_revision %llu\n",
-                         (unsigned long long)fakeapi_revision(srv));
+                         (unsigned long long)fakeapi__store_rev_locking(srv->store));
     size_t len;
     char *text = fakeapi__strbuf_take(&b, &len);
     resp->content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "registry.h"
+
 #define SEL_MAX_LEN (64 * 1024)
 /* Longest token quoted back in an error message. */
 #define SEL_ERR_TOKEN 64
@@ -747,4 +749,16 @@ void fakeapi__fieldsel_free(fakeapi__fieldsel *sel)
     }
     free(sel->terms);
     free(sel);
+}
+
+int fakeapi__fieldsel_check_res(const struct fakeapi__resource *res, const fakeapi__fieldsel *sel,
+                                char *err, size_t errlen)
+{
+    /* metadata.name and metadata.namespace on every kind, plus the kind's own. */
+    const char *allowed[32] = {"metadata.name", "metadata.namespace"};
+    size_t n = 2;
+    for (const char *const *p = res->field_selectors; p && *p && n < 31; p++)
+        allowed[n++] = *p;
+    allowed[n] = NULL;
+    return fakeapi__fieldsel_check(sel, allowed, err, errlen);
 }

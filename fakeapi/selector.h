@@ -77,4 +77,10 @@ const char *fakeapi__fieldsel_name(const fakeapi__fieldsel *sel);
 
 void fakeapi__fieldsel_free(fakeapi__fieldsel *sel);
 
+struct fakeapi__resource;
+/* Does a field selector name only fields the kind can select on
+ * (metadata.name, metadata.namespace, its own)? 0, or -1 with err set. */
+int fakeapi__fieldsel_check_res(const struct fakeapi__resource *res, const fakeapi__fieldsel *sel,
+                                char *err, size_t errlen);
+
 #endif

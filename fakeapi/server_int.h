@@ -2,7 +2,7 @@
  * server_int.h - the server object shared by the fakeapi modules.
  *
  * DESIGN (threads and locks):
- *  - libmicrohttpd runs a few event-loop threads (server.c); each runs its
+ *  - libmicrohttpd runs a few event-loop threads (front.c); each runs its
  *    connections' requests through fakeapi__handle() to completion. Watches
  *    and delayed requests never block a loop thread: they suspend their
  *    connection, and a writer or the waker's thread (waker.h) resumes it.
@@ -31,6 +31,7 @@
 #include "rng.h"
 #include "router.h"
 #include "store.h"
+#include "timefmt.h"
 
 struct MHD_Daemon;
 typedef struct fakeapi__hub fakeapi__hub;
@@ -46,7 +47,7 @@ struct fakeapi_server {
     char url[96];
     uint16_t port;
     struct MHD_Daemon *mhd;
-    /* Where it listens, for the Host check (server.c): the address, the
+    /* Where it listens, for the Host check (front.c): the address, the
      * machine's name, and whether the address is loopback or any. */
     char listen_ip[48];
     char hostname[256];
@@ -61,6 +62,10 @@ struct fakeapi_server {
     /* gc.c: the background thread */
     pthread_t gc_thread;
     bool gc_started;
+    /* Called after a commit that deleted or finalised something (txn.c):
+     * fakeapi__gc_wake, set by fakeapi_start, so that the store layer does
+     * not call up into the collector. NULL = nothing to wake. */
+    void (*gc_wake)(fakeapi_server *srv);
     pthread_mutex_t gc_mu;
     pthread_cond_t gc_cond;
     bool gc_stop;
@@ -94,10 +99,10 @@ void fakeapi__control(fakeapi_server *srv, const fakeapi__req *req, const fakeap
 void fakeapi__classify(const fakeapi__req *req, const fakeapi__route *rt,
                        struct fakeapi__reqinfo *ri);
 
-/* Suspend a libmicrohttpd connection (from its own callbacks only). */
-void fakeapi__conn_suspend(void *conn);
-
-/* Nanoseconds from the server's clock. */
-int64_t fakeapi__srv_now(fakeapi_server *srv);
+/* Nanoseconds from the server's clock. Any thread. */
+static inline int64_t fakeapi__srv_now(fakeapi_server *srv)
+{
+    return fakeapi__now_ns(srv->has_clock ? &srv->clock : NULL);
+}
 
 #endif

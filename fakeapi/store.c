@@ -573,3 +573,19 @@ const char *fakeapi__store_errmsg(fakeapi__store *s)
 {
     return sqlite3_errmsg(s->db);
 }
+
+int fakeapi__store_compact_locking(fakeapi__store *s, uint64_t upto)
+{
+    fakeapi__store_lock(s);
+    int rc = fakeapi__store_compact(s, upto ? upto : fakeapi__store_rev(s));
+    fakeapi__store_unlock(s);
+    return rc;
+}
+
+uint64_t fakeapi__store_rev_locking(fakeapi__store *s)
+{
+    fakeapi__store_lock(s);
+    uint64_t rv = fakeapi__store_rev(s);
+    fakeapi__store_unlock(s);
+    return rv;
+}

@@ -102,6 +102,10 @@ uint64_t fakeapi__store_rev_before(fakeapi__store *s, int64_t ts);
 
 /* Drop history events with rv <= upto; later lookups below it are 410. */
 int fakeapi__store_compact(fakeapi__store *s, uint64_t upto);
+/* The same taking the store lock, upto 0 = the latest revision. */
+int fakeapi__store_compact_locking(fakeapi__store *s, uint64_t upto);
+/* fakeapi__store_rev taking the store lock. */
+uint64_t fakeapi__store_rev_locking(fakeapi__store *s);
 /* Number of history events kept. */
 long fakeapi__store_history_len(fakeapi__store *s);
 

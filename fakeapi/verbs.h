@@ -70,10 +70,5 @@ int fakeapi__delete_in_txn(fakeapi__txn *t, const fakeapi__resource *res, json_t
 /* True when ?dryRun=All. */
 bool fakeapi__dry_run(const fakeapi__ctx *c);
 
-struct fakeapi__fieldsel;
-/* Does a field selector name only fields the kind can select on
- * (metadata.name, metadata.namespace, its own)? 0, or -1 with err set. */
-int fakeapi__fieldsel_check_res(const fakeapi__resource *res, const struct fakeapi__fieldsel *sel,
-                                char *err, size_t errlen);
 
 #endif

@@ -255,7 +255,7 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c)
         goto out;
     }
     char rv[24];
-    snprintf(rv, sizeof rv, "%llu", (unsigned long long)fakeapi_revision(c->srv));
+    snprintf(rv, sizeof rv, "%llu", (unsigned long long)fakeapi__store_rev_locking(c->srv->store));
     fakeapi__resp_json(c->resp, 200,
                        json_pack("{s:s, s:s, s:{s:s}, s:O}", "kind", c->res->list_kind,
                                  "apiVersion", c->res->group_version, "metadata", "resourceVersion",

@@ -186,18 +186,6 @@ static int list_visit(void *ud, const char *ns, const char *name, const char *la
     return ls->buf.failed ? -1 : 0;
 }
 
-int fakeapi__fieldsel_check_res(const fakeapi__resource *res, const fakeapi__fieldsel *sel,
-                                char *err, size_t errlen)
-{
-    /* metadata.name and metadata.namespace on every kind, plus the kind's own. */
-    const char *allowed[32] = {"metadata.name", "metadata.namespace"};
-    size_t n = 2;
-    for (const char *const *p = res->field_selectors; p && *p && n < 31; p++)
-        allowed[n++] = *p;
-    allowed[n] = NULL;
-    return fakeapi__fieldsel_check(sel, allowed, err, errlen);
-}
-
 /* Parse selectors and paging; answers 400 itself. */
 static int list_options(fakeapi__ctx *c, list_state *ls)
 {

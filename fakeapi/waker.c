@@ -33,6 +33,7 @@ struct fakeapi__waker {
     bool started;
     int64_t (*now)(void *);
     void *now_ud;
+    void (*suspend)(void *conn);
     void (*resume)(void *conn);
 };
 
@@ -179,7 +180,8 @@ static void *waker_main(void *ud)
     return NULL;
 }
 
-fakeapi__waker *fakeapi__waker_new(int64_t (*now)(void *), void *now_ud, void (*resume)(void *conn))
+fakeapi__waker *fakeapi__waker_new(int64_t (*now)(void *), void *now_ud,
+                                   void (*suspend)(void *conn), void (*resume)(void *conn))
 {
     fakeapi__waker *wk = calloc(1, sizeof *wk);
     if (!wk)
@@ -187,6 +189,7 @@ fakeapi__waker *fakeapi__waker_new(int64_t (*now)(void *), void *now_ud, void (*
     pthread_mutex_init(&wk->mu, NULL);
     wk->now = now;
     wk->now_ud = now_ud;
+    wk->suspend = suspend;
     wk->resume = resume;
     wk->planned = INT64_MAX;
     wk->next_id = KICK_ID;
@@ -272,6 +275,7 @@ void fakeapi__sleeper_deinit(fakeapi__waker *wk, fakeapi__sleeper *s)
 
 int fakeapi__waker_arm(fakeapi__waker *wk, fakeapi__sleeper *s)
 {
+    wk->suspend(s->conn);
     pthread_mutex_lock(&wk->mu);
     if (wk->stopping || atomic_load(&s->hung_up)) {
         pthread_mutex_unlock(&wk->mu);

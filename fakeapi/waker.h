@@ -3,7 +3,7 @@
  * clock, or when their client hangs up.
  *
  * libmicrohttpd serves every connection from a few event-loop threads
- * (server.c), so nothing may block in a request: a watch with nothing to send
+ * (front.c), so nothing may block in a request: a watch with nothing to send
  * and a request held back by a delay fault suspend their connection instead,
  * and arm a sleeper here. Whoever has something for a sleeping connection
  * (a writer publishing an event, a release, a close) disarms it and resumes
@@ -48,10 +48,13 @@ typedef struct fakeapi__sleeper {
     struct fakeapi__sleeper *prev, *next;
 } fakeapi__sleeper;
 
-/* The clock to read and the function that resumes a connection (called on
- * the waker's thread or by fakeapi__waker_arm after stop). NULL on failure. */
+/* The clock to read and the functions that suspend a connection (called
+ * by fakeapi__waker_arm, on the connection's own thread) and resume it
+ * (on the waker's thread, by whoever wakes it, or by fakeapi__waker_arm
+ * after stop). The waker is how the layers below the front end reach a
+ * connection without knowing what serves it. NULL on failure. */
 fakeapi__waker *fakeapi__waker_new(int64_t (*now)(void *), void *now_ud,
-                                   void (*resume)(void *conn));
+                                   void (*suspend)(void *conn), void (*resume)(void *conn));
 /* Stop first (fakeapi__waker_stop); free(NULL) does nothing. */
 void fakeapi__waker_free(fakeapi__waker *wk);
 
@@ -62,7 +65,8 @@ void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn, 
  * last read of a stream), and at the latest before the sleeper's memory goes. */
 void fakeapi__sleeper_deinit(fakeapi__waker *wk, fakeapi__sleeper *s);
 
-/* The owner has just suspended s->conn: resume it at s->until or on a
+/* Suspend s->conn (the owner calls this from the connection's own
+ * callback, with nothing to send) and resume it at s->until or on a
  * hang-up; or, when s is holdable and the waker holds, only when released
  * (fakeapi__waker_release by s->id). Returns FAKEAPI__ARMED or
  * FAKEAPI__HELD; after stop, resumes it at once instead and returns

@@ -55,7 +55,7 @@ struct fakeapi__watch {
     struct fakeapi__watch *prev, *next; /* hub list, under hub->mu */
     bool registered;
     uint64_t id;
-    void *conn;          /* the HTTP connection (server.c), NULL until attached */
+    void *conn;          /* the HTTP connection (front.c), NULL until attached */
     fakeapi__sleeper sl; /* armed while the connection is suspended (waker.h) */
     char *client;
     char *key;
@@ -762,8 +762,7 @@ ssize_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max)
          * a close, a timer or a hang-up resumes it. */
         w->sl.until = wake_time(w);
         w->sleeping = true;
-        fakeapi__conn_suspend(w->conn);
-        fakeapi__waker_arm(w->srv->waker, &w->sl);
+        fakeapi__waker_arm(w->srv->waker, &w->sl); /* suspends the connection */
         break;
     }
 out:

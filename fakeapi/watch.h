@@ -90,7 +90,7 @@ enum { FAKEAPI__WATCH_END = -1, FAKEAPI__WATCH_GONE = -2 };
 ssize_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max);
 
 /* Give the watch its connection (suspended and resumed through
- * fakeapi__conn_suspend and the waker) and its client's socket, watched so
+ * the waker) and its client's socket, watched so
  * that a hang-up ends it at once (fd -1: not watched). Once, before the
  * first read. */
 void fakeapi__watch_attach(struct fakeapi__watch *w, void *conn, int fd);

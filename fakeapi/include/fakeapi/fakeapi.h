@@ -7,8 +7,11 @@
  * also reach the store directly (fakeapi_apply, fakeapi_get, fakeapi_list),
  * without HTTP.
  *
- * Threads: the server runs one thread per HTTP connection plus one
- * background thread (garbage collection, namespace deletion, compaction).
+ * Threads: HTTP is served by a few event-loop threads (one per core, 2 to
+ * 8; libmicrohttpd with epoll), plus a waker thread that resumes suspended
+ * connections (watches, delayed requests), a connection tracker thread and
+ * one background thread (garbage collection, namespace deletion). The
+ * modules and their layers: fakeapi/README.md.
  * Every function below is thread-safe unless it says otherwise; none may be
  * called from inside a clock callback.
  *

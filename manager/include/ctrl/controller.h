@@ -89,9 +89,10 @@ static inline ctrl_result ctrl_terminal(int rc)
 /* What a reconcile can reach. Valid for the duration of the call. */
 typedef struct ctrl_ctx ctrl_ctx;
 
-/* The manager's client for this controller: reads of kinds the cache holds
- * come from the cache (read-only objects), others and all writes go to the
- * API server. Its User-Agent names the controller. */
+/* The manager's client for this controller: gets and label-selector lists
+ * of kinds the cache holds are answered from the cache, as copies the
+ * caller owns and may change; other reads and all writes go to the API
+ * server. Its User-Agent names the controller. */
 ctrl_client *ctrl_ctx_client(ctrl_ctx *ctx);
 /* A client that always reads from the API server. */
 ctrl_client *ctrl_ctx_api_reader(ctrl_ctx *ctx);
