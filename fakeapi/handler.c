@@ -193,6 +193,25 @@ static bool check_params(const fakeapi__req *req, const fakeapi__route *rt, fake
     return true;
 }
 
+static const char *verb_of(const fakeapi__req *req, const fakeapi__route *rt);
+
+/*
+ * The verbs the resource allows (componentstatuses are read-only, a
+ * namespace cannot be deleted as a collection, reviews are create-only): 405
+ * otherwise, as the real server. Subresources check their own verbs.
+ */
+static bool verb_allowed(const fakeapi__ctx *c)
+{
+    if (c->rt->kind == FAKEAPI__RT_SUBRESOURCE)
+        return true;
+    const char *verb = verb_of(c->req, c->rt);
+    if (fakeapi__resource_allows(c->res, verb))
+        return true;
+    fakeapi__resp_error(c->resp, 405, "MethodNotAllowed", NULL,
+                        "the server does not allow this method on the requested resource");
+    return false;
+}
+
 static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                             fakeapi__resp *resp)
 {
@@ -212,7 +231,7 @@ static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const 
         c.ns = res->namespaced ? (has_ns ? rt->ns : NULL) : "";
         if (!has_ns && res->namespaced && strcmp(req->method, "GET") != 0)
             method_not_allowed(resp);
-        else if (check_params(req, rt, resp))
+        else if (verb_allowed(&c) && check_params(req, rt, resp))
             dispatch_verb(&c);
     }
     fakeapi__resource_unref(res);

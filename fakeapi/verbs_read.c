@@ -64,7 +64,7 @@ void fakeapi__do_get(fakeapi__ctx *c)
         fakeapi__storage_error(c);
         return;
     }
-    if (!want_table(c) && !c->res->custom) {
+    if (!want_table(c) && !c->res->custom && c->res->storage_version) {
         fakeapi__resp_take(c->resp, 200, text, len);
         return;
     }
@@ -150,7 +150,8 @@ static int list_visit(void *ud, const char *ns, const char *name, const char *la
             return 0;
     }
     json_t *obj = NULL;
-    if (!fakeapi__fieldsel_empty(ls->fsel) || ls->parsed || ls->c->res->custom) {
+    if (!fakeapi__fieldsel_empty(ls->fsel) || ls->parsed || ls->c->res->custom ||
+        !ls->c->res->storage_version) {
         obj = json_loadb(text, len, 0, NULL);
         if (!obj)
             return -1;
