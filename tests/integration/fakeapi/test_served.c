@@ -7,10 +7,12 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fakeapi/fakeapi.h"
 #include "apitest.h"
+#include "strbuf.h"
 #include "types.h"
 
 TestSuite(served, .init = setup, .fini = teardown);
@@ -134,4 +136,68 @@ Test(served, kinds_of_new_groups_round_trip)
     cr_assert_str_eq(jstr(o, "apiVersion"), "autoscaling/v1");
     cr_assert_eq(jint(o, "spec.maxReplicas"), 3);
     json_decref(o);
+}
+
+#define PARTIAL "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+#define PARTIAL_LIST                                                                     \
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," \
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+static size_t collect(char *p, size_t size, size_t n, void *ud)
+{
+    fakeapi__strbuf_add(ud, p, size * n);
+    return size * n;
+}
+
+/* GET path with an Accept header; asserts the status, returns the JSON body. */
+static json_t *get_accept(long want, const char *path, const char *accept)
+{
+    char url[1024], hdr[512];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", fakeapi_port(srv), path);
+    snprintf(hdr, sizeof hdr, "Accept: %s", accept);
+    CURL *h = curl_easy_init();
+    struct curl_slist *hl = curl_slist_append(NULL, hdr);
+    fakeapi__strbuf b = {.max = 1u << 24};
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    cr_assert_eq(curl_easy_perform(h), CURLE_OK);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(h);
+    size_t len;
+    char *body = fakeapi__strbuf_take(&b, &len);
+    cr_assert_eq(status, want, "%s: %ld %s", path, status, body ? body : "");
+    json_t *j = body ? json_loadb(body, len, 0, NULL) : NULL;
+    free(body);
+    return j;
+}
+
+Test(served, metadata_only_clients_get_partial_objects)
+{
+    json_decref(mk_cm("default", "p1", "{'a':'b'}"));
+    json_t *o = get_accept(200, "/api/v1/namespaces/default/configmaps/p1", PARTIAL);
+    cr_assert_str_eq(jstr(o, "kind"), "PartialObjectMetadata");
+    cr_assert_str_eq(jstr(o, "apiVersion"), "meta.k8s.io/v1");
+    cr_assert_str_eq(jstr(o, "metadata.name"), "p1");
+    cr_assert_null(json_object_get(o, "data"));
+    json_decref(o);
+    o = get_accept(200, "/api/v1/namespaces/default/configmaps", PARTIAL_LIST);
+    cr_assert_str_eq(jstr(o, "kind"), "PartialObjectMetadataList");
+    cr_assert_str_eq(jstr(o, "apiVersion"), "meta.k8s.io/v1");
+    cr_assert_str_eq(jstr(o, "items.0.kind"), "PartialObjectMetadata");
+    cr_assert_not_null(jstr(o, "metadata.resourceVersion"));
+    json_decref(o);
+}
+
+Test(served, unwritable_media_types_are_406)
+{
+    json_t *st = get_accept(406, "/api/v1/namespaces/default/configmaps",
+                            "application/vnd.kubernetes.protobuf");
+    assert_failure(st, 406, "NotAcceptable");
+    json_decref(st);
+    json_decref(get_accept(406, "/apis", "application/yaml"));
+    json_decref(get_accept(200, "/apis", "application/json"));
 }
