@@ -120,10 +120,11 @@ bail() {
     exit 1
 }
 
-# The installed kubectl's minor version (1.MINOR), e.g. 32.
+# The minor version (1.MINOR) of the kubectl in use, e.g. 32.
 KUBECTL_MINOR=$(kubectl version --client -o json 2>/dev/null |
     sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -1)
 [ -n "$KUBECTL_MINOR" ] || bail "cannot read kubectl's version"
+echo "# kubectl 1.$KUBECTL_MINOR: $(command -v kubectl)"
 
 need_kubectl() { [ "$KUBECTL_MINOR" -ge "$1" ]; }
 

@@ -3,7 +3,8 @@
 # values, dropping a ConfigMap key and an annotation), history, rollback,
 # uninstall, reinstall under the same name and list, of the chart
 # fixtures/charts/kh-demo (a CRD in crds/, a custom resource of it, a
-# ConfigMap, a Secret, a Service and a Deployment).  After each step kubectl
+# ConfigMap, a Secret, a Service and a Deployment), then the same upgrade and
+# rollback of a second release applied client-side.  After each step kubectl
 # checks what the server holds.  Helm comes from scripts/clients.sh's cache;
 # without it the whole script is skipped.  TAP on stdout.
 #
@@ -145,6 +146,32 @@ check "three release secrets, the last one deployed" \
 sh.helm.release.v1.demo.v2 superseded
 sh.helm.release.v1.demo.v3 deployed' release_secrets
 
+# --- the same upgrade applied client-side ---------------------------------------
+# With --server-side=false Helm sends a three-way strategic merge patch (old
+# manifest, new manifest, live object), which removes what the new manifest
+# dropped: strict here.
+csa() { jp "$1" "$2"; }
+check "helm install --server-side=false (a second release)" \
+    expect_out 'STATUS: deployed' hm install csa "$CHART" --server-side=false
+check "helm upgrade of it (client-side, as it was installed)" \
+    expect_out 'STATUS: deployed' hm upgrade csa "$CHART" -f "$D/upgrade.yaml"
+check "client-side: the ConfigMap has only the changed key left" \
+    expect_eq '{"mode":"green"}' csa cm/csa-config '{.data}'
+check "client-side: the dropped annotation is gone, the kept one stays" \
+    expect_eq 'team-a|' csa cm/csa-config \
+    '{.metadata.annotations.demo\.kube-harness\.io/owner}|{.metadata.annotations.demo\.kube-harness\.io/temporary}'
+check "client-side: the Deployment and the custom resource are upgraded" \
+    expect_eq 'nginx:1.26 2 5' sh -c "echo \"\$1 \$2\"" _ \
+    "$(csa deploy/csa-web '{.spec.template.spec.containers[0].image} {.spec.replicas}')" \
+    "$(csa widget/csa-widget '{.spec.size}')"
+check "client-side: helm rollback brings the dropped key and annotation back" \
+    expect_out 'Rollback was a success' hm rollback csa 1
+check "client-side: after the rollback the ConfigMap is as installed" \
+    expect_eq 'blue|this key goes away on upgrade|yes' csa cm/csa-config \
+    '{.data.mode}|{.data.drop}|{.metadata.annotations.demo\.kube-harness\.io/temporary}'
+check "helm list shows both releases" \
+    expect_out '^csa[[:space:]]+default[[:space:]]+3[[:space:]].*deployed' hm list
+
 # --- uninstall -----------------------------------------------------------------
 check_del "helm uninstall" expect_out 'release "demo" uninstalled' hm uninstall demo
 check "the ConfigMap is gone" gone cm demo-config
@@ -154,8 +181,7 @@ check "the Deployment is gone" gone deploy demo-web
 check "the custom resource is gone" gone widget demo-widget
 check "the CRD stays (Helm never deletes crds/)" kc get crd widgets.demo.kube-harness.io
 check_del "no release secret is left" expect_eq '' release_secrets
-check_del "helm list is empty" expect_eq 'NAME	NAMESPACE	REVISION	UPDATED	STATUS	CHART	APP VERSION' \
-    helm_list
+check_del "helm list no longer has the release" expect_eq 'csa' hm list -q
 
 # --- reinstall under the same name ---------------------------------------------
 check_del "helm install again under the same name" expect_out 'REVISION: 1' hm install demo "$CHART" \
@@ -168,5 +194,9 @@ check_del "helm list -o json shows the reinstalled release at revision 1" \
     expect_out '"name":"demo","namespace":"default","revision":"?1"?,' hm list -o json
 check_del "helm uninstall the reinstalled release" expect_out 'uninstalled' hm uninstall demo
 check_del "its Deployment is gone" gone deploy demo-web
+check_del "helm uninstall the client-side release" expect_out 'release "csa" uninstalled' hm uninstall csa
+check "its objects are gone" gone cm csa-config
+check_del "helm list is empty" expect_eq 'NAME	NAMESPACE	REVISION	UPDATED	STATUS	CHART	APP VERSION' \
+    helm_list
 
 finish
