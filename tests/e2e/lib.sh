@@ -124,7 +124,7 @@ bail() {
 KUBECTL_MINOR=$(kubectl version --client -o json 2>/dev/null |
     sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -1)
 [ -n "$KUBECTL_MINOR" ] || bail "cannot read kubectl's version"
-echo "# kubectl 1.$KUBECTL_MINOR: $(command -v kubectl)"
+echo "# kubectl 1.$KUBECTL_MINOR: $(readlink -f "$(command -v kubectl)")"
 
 need_kubectl() { [ "$KUBECTL_MINOR" -ge "$1" ]; }
 
