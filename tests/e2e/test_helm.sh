@@ -4,7 +4,7 @@
 # uninstall, reinstall under the same name and list, of the chart
 # fixtures/charts/kh-demo (a CRD in crds/, a custom resource of it, a
 # ConfigMap, a Secret, a Service and a Deployment), then the same upgrade and
-# rollback of a second release applied client-side.  After each step kubectl
+# rollback of a second release applied client-side, and --wait.  After each step kubectl
 # checks what the server holds.  Helm comes from scripts/clients.sh's cache;
 # without it the whole script is skipped.  TAP on stdout.
 #
@@ -187,6 +187,18 @@ check "client-side: after the rollback the ConfigMap is as installed" \
 check "helm list shows both releases" \
     expect_out '^csa[[:space:]]+default[[:space:]]+3[[:space:]].*deployed' hm list
 
+# --- --wait: Helm 4's watcher (watch-list, then kstatus) ---------------------------
+# Without a controller a Deployment never becomes ready, so the chart without
+# it is ready at once and the chart with it times out on the Deployment.
+check "helm install --wait=watcher of what needs no controller" \
+    expect_out 'STATUS: deployed' hm install waited "$CHART" --set deployment.enabled=false \
+    --wait=watcher --timeout 30s
+check "helm install --wait=watcher times out on the Deployment no controller makes ready" \
+    expect_fail 'Deployment/default/notready-web not ready\. status: InProgress' \
+    hm install notready "$CHART" --wait=watcher --timeout 2s
+check "helm list --failed shows that release" \
+    expect_out '^notready[[:space:]].*failed' hm list --failed
+
 # --- uninstall -----------------------------------------------------------------
 check_del "helm uninstall" expect_out 'release "demo" uninstalled' hm uninstall demo
 check "the ConfigMap is gone" gone cm demo-config
@@ -196,7 +208,14 @@ check "the Deployment is gone" gone deploy demo-web
 check "the custom resource is gone" gone widget demo-widget
 check "the CRD stays (Helm never deletes crds/)" kc get crd widgets.demo.kube-harness.io
 check_del "no release secret is left" expect_eq '' release_secrets
-check_del "helm list no longer has the release" expect_eq 'csa' hm list -q
+# helm list's names: demo gone, the other releases still there.
+demo_unlisted() {
+    local names
+    names=$(hm list -q) || return 1
+    echo "$names"
+    ! grep -qx demo <<<"$names" && grep -qx csa <<<"$names"
+}
+check_del "helm list no longer has the release" demo_unlisted
 
 # --- reinstall under the same name ---------------------------------------------
 check_del "helm install again under the same name" expect_out 'REVISION: 1' hm install demo "$CHART" \
@@ -211,6 +230,8 @@ check_del "helm uninstall the reinstalled release" expect_out 'uninstalled' hm u
 check_del "its Deployment is gone" gone deploy demo-web
 check_del "helm uninstall the client-side release" expect_out 'release "csa" uninstalled' hm uninstall csa
 check "its objects are gone" gone cm csa-config
+check_del "helm uninstall the waited and the failed releases" \
+    expect_out 'release "notready" uninstalled' hm uninstall waited notready
 check_del "helm list is empty" expect_eq 'NAME	NAMESPACE	REVISION	UPDATED	STATUS	CHART	APP VERSION' \
     helm_list
 
