@@ -107,7 +107,7 @@ trap 'exit 130' INT TERM
 # Every `kubectl` the scripts run, directly or under timeout, is the chosen one.
 if [ "$E2E_KUBECTL" != kubectl ]; then
     if ! mkdir -p "$E2E_TMP/bin" ||
-        ! ln -s "$(command -v "$E2E_KUBECTL")" "$E2E_TMP/bin/kubectl"; then
+        ! ln -s "$(readlink -f "$(command -v "$E2E_KUBECTL")")" "$E2E_TMP/bin/kubectl"; then
         echo "Bail out! cannot link $E2E_KUBECTL"
         exit 1
     fi
