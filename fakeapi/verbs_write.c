@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "decode.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
@@ -594,10 +595,12 @@ static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, int st
         fakeapi__storage_error(c);
         return;
     }
-    if (text) {
+    /* The stored text is in the storage version; a converted kind answers obj. */
+    if (text && !fakeapi__convert_needed(c->res)) {
         fakeapi__resp_take(c->resp, status, text, len);
         json_decref(obj);
     } else {
+        free(text);
         fakeapi__resp_json(c->resp, status, obj);
     }
 }
@@ -824,6 +827,8 @@ static json_t *load_current(fakeapi__ctx *c, fakeapi__txn *t)
         fakeapi__storage_error(c);
     if (rc != 0)
         fakeapi__txn_abort(t);
+    if (rc == 0 && fakeapi__convert_needed(c->res))
+        fakeapi__convert_out(c->res, cur);
     return rc == 0 ? cur : NULL;
 }
 
@@ -1032,6 +1037,8 @@ void fakeapi__do_patch(fakeapi__ctx *c)
         fakeapi__txn_abort(&t);
         return;
     }
+    if (fakeapi__convert_needed(c->res))
+        fakeapi__convert_out(c->res, cur);
     json_t *next = apply_patch(c, cur);
     if (!next || check_patched_identity(c, next) < 0 || check_rv(c, cur, next, false) < 0) {
         fakeapi__txn_abort(&t);
