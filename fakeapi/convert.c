@@ -23,9 +23,15 @@ static bool is_hpa_v1(const fakeapi__resource *res)
            !strcmp(res->kind, "HorizontalPodAutoscaler") && !strcmp(res->version, "v1");
 }
 
+/* events.k8s.io/v1 Event: a view, with other field names, of the core Events. */
+static bool is_events_v1(const fakeapi__resource *res)
+{
+    return !res->custom && !strcmp(res->group, "events.k8s.io") && !strcmp(res->kind, "Event");
+}
+
 bool fakeapi__convert_needed(const fakeapi__resource *res)
 {
-    return is_hpa_v1(res);
+    return is_hpa_v1(res) || is_events_v1(res);
 }
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -441,8 +447,46 @@ static int hpa_v1_to_v2(json_t *obj)
     return bad ? -1 : 0;
 }
 
+/* ---- Events: core/v1 <-> events.k8s.io/v1 ---------------------------------- */
+
+/* {core name, events.k8s.io name}, in the events.k8s.io type's field order. */
+static const char *const event_fields[][2] = {
+    {"eventTime", "eventTime"},
+    {"series", "series"},
+    {"reportingComponent", "reportingController"},
+    {"reportingInstance", "reportingInstance"},
+    {"action", "action"},
+    {"reason", "reason"},
+    {"involvedObject", "regarding"},
+    {"related", "related"},
+    {"message", "note"},
+    {"type", "type"},
+    {"source", "deprecatedSource"},
+    {"firstTimestamp", "deprecatedFirstTimestamp"},
+    {"lastTimestamp", "deprecatedLastTimestamp"},
+    {"count", "deprecatedCount"},
+};
+
+/* Rename obj's event fields from column from to column to (0 core, 1 events). */
+static void event_rename(json_t *obj, int from, int to)
+{
+    json_t *moved = json_object();
+    size_t n = sizeof event_fields / sizeof event_fields[0];
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = get(obj, event_fields[i][from]);
+        if (v) {
+            json_object_set(moved, event_fields[i][to], v);
+            json_object_del(obj, event_fields[i][from]);
+        }
+    }
+    json_object_update(obj, moved);
+    json_decref(moved);
+}
+
 int fakeapi__convert_out(const fakeapi__resource *res, json_t *obj)
 {
+    if (is_events_v1(res))
+        event_rename(obj, 0, 1);
     int rc = is_hpa_v1(res) ? hpa_v2_to_v1(obj) : 0;
     json_object_set_new(obj, "apiVersion", json_string(res->group_version));
     return rc;
@@ -450,6 +494,11 @@ int fakeapi__convert_out(const fakeapi__resource *res, json_t *obj)
 
 int fakeapi__convert_in(const fakeapi__resource *res, json_t *obj)
 {
+    if (is_events_v1(res)) {
+        event_rename(obj, 1, 0);
+        json_object_set_new(obj, "apiVersion", json_string("v1"));
+        return 0;
+    }
     if (!is_hpa_v1(res))
         return 0;
     int rc = hpa_v1_to_v2(obj);

@@ -10,7 +10,11 @@
  * v1's targetCPUUtilizationPercentage is v2's CPU Utilization metric, and
  * what v1 cannot express travels in the annotations the real server uses
  * (autoscaling.alpha.kubernetes.io/metrics, current-metrics, conditions,
- * behavior), so a round trip through v1 loses nothing. Every other kind only
+ * behavior), so a round trip through v1 loses nothing. events.k8s.io/v1
+ * Events are the core Events under other field names (regarding is
+ * involvedObject, note is message, reportingController is
+ * reportingComponent, deprecated* are the old counters), stored once as
+ * core/v1 so `kubectl get events` sees what the new event recorders write. Every other kind only
  * changes its apiVersion (custom resources: the CRD's versions share a
  * schema, conversion strategy None).
  *

@@ -254,3 +254,45 @@ Test(served, unwritable_media_types_are_406)
     json_decref(get_accept(406, "/apis", "application/yaml"));
     json_decref(get_accept(200, "/apis", "application/json"));
 }
+
+/* events.k8s.io/v1 is a view of the core Events under other field names. */
+Test(served, events_are_one_store_under_two_groups)
+{
+    wstream *w = ws_start_ok("/apis/events.k8s.io/v1/namespaces/default/events?watch=true", NULL,
+                             2000);
+    json_t *o = req(201, "POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+                    "{'apiVersion':'events.k8s.io/v1','kind':'Event','metadata':{'name':'e1'},"
+                    "'eventTime':'2026-01-02T03:04:05.000000Z','reportingController':'ctl',"
+                    "'reportingInstance':'ctl-1','action':'Sync','reason':'Synced','regarding':{"
+                    "'kind':'Pod','name':'p','namespace':'default'},'note':'all good','type':"
+                    "'Normal'}");
+    cr_assert_str_eq(jstr(o, "note"), "all good");
+    cr_assert_str_eq(jstr(o, "regarding.name"), "p");
+    json_decref(o);
+    o = req(200, "GET", "/api/v1/namespaces/default/events/e1", NULL);
+    cr_assert_str_eq(jstr(o, "apiVersion"), "v1");
+    cr_assert_str_eq(jstr(o, "message"), "all good");
+    cr_assert_str_eq(jstr(o, "involvedObject.name"), "p");
+    cr_assert_str_eq(jstr(o, "reportingComponent"), "ctl");
+    cr_assert_null(jget(o, "note"));
+    json_decref(o);
+    /* A core Event (what `kubectl get events` and older recorders use) reads through the new group. */
+    json_decref(req(201, "POST", "/api/v1/namespaces/default/events",
+                    "{'metadata':{'name':'e2'},'involvedObject':{'kind':'Pod','name':'q'},"
+                    "'reason':'Started','message':'started','count':3,'source':{'component':"
+                    "'kubelet'},'type':'Normal'}"));
+    o = req(200, "GET", "/apis/events.k8s.io/v1/namespaces/default/events", NULL);
+    cr_assert_eq(json_array_size(jget(o, "items")), 2);
+    cr_assert_str_eq(jstr(o, "items.1.regarding.name"), "q");
+    cr_assert_eq(jint(o, "items.1.deprecatedCount"), 3);
+    cr_assert_str_eq(jstr(o, "items.1.deprecatedSource.component"), "kubelet");
+    json_decref(o);
+    json_t *ev = ws_next(w, 2000);
+    cr_assert_str_eq(jstr(ev, "object.apiVersion"), "events.k8s.io/v1");
+    cr_assert_str_eq(jstr(ev, "object.note"), "all good");
+    json_decref(ev);
+    ev = ws_next(w, 2000);
+    cr_assert_str_eq(jstr(ev, "object.note"), "started");
+    json_decref(ev);
+    ws_close(w);
+}
