@@ -8,6 +8,7 @@
 #ifndef FAKEAPI_ROUTER_H
 #define FAKEAPI_ROUTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -39,6 +40,9 @@ typedef struct fakeapi__route {
     char resource[FAKEAPI__SEG_MAX];
     char name[FAKEAPI__SEG_MAX]; /* for CONTROL: the path after /fakeapi/v1/ */
     char sub[64];
+    /* A legacy watch path (/api/v1/watch/..., /apis/<g>/<v>/watch/...): a
+     * COLLECTION or OBJECT route to be served as ?watch=true on it. */
+    bool watch;
 } fakeapi__route;
 
 /*

@@ -264,3 +264,37 @@ Test(url_split, refuses_what_it_cannot_name_exactly)
     split_bad("/x?a=%zz", FAKEAPI__URL_BAD_QUERY);
     split_bad("/x?a=\xff\xfe", FAKEAPI__URL_BAD_QUERY);
 }
+
+/* The legacy watch paths: the route without "watch/", marked as a watch. */
+static void expect_watch(const char *path, fakeapi__route_kind kind, const char *group,
+                         const char *ns, const char *resource, const char *name)
+{
+    fakeapi__route rt = parse_ok(path);
+    cr_assert(rt.watch, "%s is a watch", path);
+    cr_assert_eq(rt.kind, kind, "%s: kind %d", path, rt.kind);
+    cr_assert_str_eq(rt.group, group, "%s", path);
+    cr_assert_str_eq(rt.ns, ns, "%s", path);
+    cr_assert_str_eq(rt.resource, resource, "%s", path);
+    cr_assert_str_eq(rt.name, name, "%s", path);
+    cr_assert_str_eq(rt.sub, "", "%s", path);
+}
+
+Test(router, legacy_watch_paths)
+{
+    expect_watch("/api/v1/watch/pods", FAKEAPI__RT_COLLECTION, "", "", "pods", "");
+    expect_watch("/api/v1/watch/namespaces/ns1/pods", FAKEAPI__RT_COLLECTION, "", "ns1", "pods",
+                 "");
+    expect_watch("/api/v1/watch/namespaces/ns1/pods/p", FAKEAPI__RT_OBJECT, "", "ns1", "pods",
+                 "p");
+    expect_watch("/api/v1/watch/namespaces", FAKEAPI__RT_COLLECTION, "", "", "namespaces", "");
+    expect_watch("/api/v1/watch/namespaces/ns1", FAKEAPI__RT_OBJECT, "", "", "namespaces", "ns1");
+    expect_watch("/apis/apps/v1/watch/namespaces/ns1/deployments/d", FAKEAPI__RT_OBJECT, "apps",
+                 "ns1", "deployments", "d");
+    expect_watch("/apis/rbac.authorization.k8s.io/v1/watch/clusterroles",
+                 FAKEAPI__RT_COLLECTION, "rbac.authorization.k8s.io", "", "clusterroles", "");
+    cr_assert(!parse_ok("/api/v1/namespaces/ns1/pods").watch, "not every path is a watch");
+    /* No watch of a subresource, and "watch" alone names no collection. */
+    parse_bad("/api/v1/watch/namespaces/ns1/pods/p/status");
+    parse_bad("/api/v1/watch/namespaces/ns1/status");
+    cr_assert(!parse_ok("/api/v1/watch").watch);
+}
