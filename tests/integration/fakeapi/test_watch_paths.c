@@ -24,8 +24,8 @@ static json_t *expect_ev(wstream *w, const char *type, const char *name)
 {
     json_t *ev = ws_next(w, 3000);
     cr_assert_not_null(ev, "no %s event for %s within 3 s", type, name);
-    cr_assert_str_eq(jstr(ev, "type"), type, "want %s %s, got %s %s", type, name,
-                     jstr(ev, "type"), jstr(ev, "object.metadata.name"));
+    cr_assert_str_eq(jstr(ev, "type"), type, "want %s %s, got %s %s", type, name, jstr(ev, "type"),
+                     jstr(ev, "object.metadata.name"));
     cr_assert_str_eq(jstr(ev, "object.metadata.name"), name);
     return ev;
 }
@@ -144,8 +144,8 @@ Test(watch_paths, refused)
     static const char *const methods[] = {"POST", "PUT", "PATCH", "DELETE"};
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
         /* (A PATCH body's media type is checked at the front door first.) */
-        const char *ct = !strcmp(methods[i], "PATCH") ? "application/merge-patch+json"
-                                                      : "application/json";
+        const char *ct =
+            !strcmp(methods[i], "PATCH") ? "application/merge-patch+json" : "application/json";
         json_decref(req_fail_ct(405, "MethodNotAllowed", methods[i],
                                 "/api/v1/watch/namespaces/default/configmaps", ct,
                                 "{'metadata':{'name':'y'}}"));
@@ -163,7 +163,8 @@ Test(watch_paths, refused)
                           "/api/v1/watch/namespaces/default/configmaps/x?fieldSelector="
                           "metadata.name%3Dy",
                           NULL);
-    cr_assert_str_eq(jstr(st, "message"), "fieldSelector metadata.name doesn't match requested name");
+    cr_assert_str_eq(jstr(st, "message"),
+                     "fieldSelector metadata.name doesn't match requested name");
     json_decref(st);
     json_decref(req_fail(400, "BadRequest", "GET",
                          "/api/v1/watch/namespaces/default/configmaps/x?fieldSelector="
@@ -174,9 +175,9 @@ Test(watch_paths, refused)
     json_decref(req_fail(400, "BadRequest", "GET",
                          "/api/v1/watch/namespaces/default/configmaps?fieldSelector=spec.x%3D1",
                          NULL));
-    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/watch/namespaces/default/nothings", NULL));
-    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/watch/configmaps/x", NULL));
     json_decref(
-        req_fail(404, "NotFound", "GET", "/api/v1/watch/namespaces/default/configmaps/x/status",
-                 NULL));
+        req_fail(404, "NotFound", "GET", "/api/v1/watch/namespaces/default/nothings", NULL));
+    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/watch/configmaps/x", NULL));
+    json_decref(req_fail(404, "NotFound", "GET",
+                         "/api/v1/watch/namespaces/default/configmaps/x/status", NULL));
 }

@@ -284,14 +284,13 @@ Test(router, legacy_watch_paths)
     expect_watch("/api/v1/watch/pods", FAKEAPI__RT_COLLECTION, "", "", "pods", "");
     expect_watch("/api/v1/watch/namespaces/ns1/pods", FAKEAPI__RT_COLLECTION, "", "ns1", "pods",
                  "");
-    expect_watch("/api/v1/watch/namespaces/ns1/pods/p", FAKEAPI__RT_OBJECT, "", "ns1", "pods",
-                 "p");
+    expect_watch("/api/v1/watch/namespaces/ns1/pods/p", FAKEAPI__RT_OBJECT, "", "ns1", "pods", "p");
     expect_watch("/api/v1/watch/namespaces", FAKEAPI__RT_COLLECTION, "", "", "namespaces", "");
     expect_watch("/api/v1/watch/namespaces/ns1", FAKEAPI__RT_OBJECT, "", "", "namespaces", "ns1");
     expect_watch("/apis/apps/v1/watch/namespaces/ns1/deployments/d", FAKEAPI__RT_OBJECT, "apps",
                  "ns1", "deployments", "d");
-    expect_watch("/apis/rbac.authorization.k8s.io/v1/watch/clusterroles",
-                 FAKEAPI__RT_COLLECTION, "rbac.authorization.k8s.io", "", "clusterroles", "");
+    expect_watch("/apis/rbac.authorization.k8s.io/v1/watch/clusterroles", FAKEAPI__RT_COLLECTION,
+                 "rbac.authorization.k8s.io", "", "clusterroles", "");
     cr_assert(!parse_ok("/api/v1/namespaces/ns1/pods").watch, "not every path is a watch");
     /* No watch of a subresource, and "watch" alone names no collection. */
     parse_bad("/api/v1/watch/namespaces/ns1/pods/p/status");
