@@ -8,6 +8,7 @@
 
 #include "discovery.h"
 #include "fault.h"
+#include "health.h"
 #include "metrics.h"
 #include "selector.h"
 #include "strbuf.h"
@@ -65,8 +66,7 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
         answer_doc(resp, fakeapi__openapi_v3_gv(srv->reg, rt->group, rt->version));
         break;
     case FAKEAPI__RT_HEALTH:
-        resp->content_type = "text/plain; charset=utf-8";
-        fakeapi__resp_take(resp, 200, strdup("ok"), 2);
+        fakeapi__health_serve(srv, req, rt, resp);
         break;
     default:
         not_served(resp);

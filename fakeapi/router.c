@@ -128,8 +128,16 @@ static int parse_segments(const char *path, const char *s[], size_t l[], int n, 
         return 0;
     }
     if (is(s[0], l[0], "healthz") || is(s[0], l[0], "readyz") || is(s[0], l[0], "livez")) {
+        /* The endpoint in .resource, a check's name ("ping",
+         * "poststarthook/x") in .name. */
         rt->kind = FAKEAPI__RT_HEALTH;
-        return 0;
+        if (copy(rt->resource, sizeof rt->resource, s[0], l[0]) < 0)
+            return -1;
+        const char *rest = n > 1 ? s[1] : "";
+        size_t rl = strlen(rest);
+        while (rl && rest[rl - 1] == '/')
+            rl--;
+        return copy(rt->name, sizeof rt->name, rest, rl);
     }
     if (is(s[0], l[0], "metrics") && n == 1) {
         rt->kind = FAKEAPI__RT_METRICS;

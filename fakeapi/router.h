@@ -15,7 +15,7 @@
 typedef enum fakeapi__route_kind {
     FAKEAPI__RT_UNKNOWN = 0,
     FAKEAPI__RT_VERSION,       /* /version */
-    FAKEAPI__RT_HEALTH,        /* /healthz /readyz /livez (and sub-paths) */
+    FAKEAPI__RT_HEALTH,        /* /healthz /readyz /livez (.resource), /livez/<check> (.name) */
     FAKEAPI__RT_API,           /* /api */
     FAKEAPI__RT_APIS,          /* /apis */
     FAKEAPI__RT_GROUP,         /* /apis/<g> */

@@ -297,3 +297,18 @@ Test(router, legacy_watch_paths)
     parse_bad("/api/v1/watch/namespaces/ns1/status");
     cr_assert(!parse_ok("/api/v1/watch").watch);
 }
+
+/* Health routes: the endpoint, and a check's name (which may hold '/'). */
+Test(router, health_checks)
+{
+    fakeapi__route rt = parse_ok("/readyz");
+    cr_assert_eq(rt.kind, FAKEAPI__RT_HEALTH);
+    cr_assert_str_eq(rt.resource, "readyz");
+    cr_assert_str_eq(rt.name, "");
+    rt = parse_ok("/livez/ping/");
+    cr_assert_str_eq(rt.resource, "livez");
+    cr_assert_str_eq(rt.name, "ping");
+    rt = parse_ok("/healthz/poststarthook/start-informers");
+    cr_assert_str_eq(rt.resource, "healthz");
+    cr_assert_str_eq(rt.name, "poststarthook/start-informers");
+}
