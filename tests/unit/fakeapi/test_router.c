@@ -217,13 +217,16 @@ static void split_ok(const char *raw, const char *want_path, json_t **q)
 static void split_bad(const char *raw, int want)
 {
     char *path = (char *)"x";
-    json_t *q = json_object();
+    json_t *before = json_object(), *q = before;
     char err[256] = "";
     cr_assert_eq(fakeapi__url_split(raw, &path, &q, err, sizeof err), want, "%s", raw);
+    json_decref(before);
     cr_assert_null(path, "%s", raw);
     cr_assert_null(q, "%s", raw);
     cr_assert(err[0], "%s: no message", raw);
-    cr_assert_not_null(json_string(err), "%s: the message is not UTF-8", raw);
+    json_t *msg = json_string(err);
+    cr_assert_not_null(msg, "%s: the message is not UTF-8", raw);
+    json_decref(msg);
 }
 
 Test(url_split, decodes_path_and_query)
