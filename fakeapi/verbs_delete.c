@@ -44,6 +44,28 @@ static int parse_delete_opts(fakeapi__ctx *c, delete_opts *o)
         json_t *pre = json_object_get(o->body, "preconditions");
         o->pre_uid = json_string_value(json_object_get(pre, "uid"));
         o->pre_rv = json_string_value(json_object_get(pre, "resourceVersion"));
+        /* As the query's dryRun (handler.c): only All, or the delete would be
+         * a real one. */
+        size_t i;
+        json_t *d;
+        json_array_foreach(json_object_get(o->body, "dryRun"), i, d)
+        {
+            const char *v = json_string_value(d);
+            if (!v || strcmp(v, "All")) {
+                char cause[300];
+                snprintf(cause, sizeof cause,
+                         "Unsupported value: \"%.200s\": supported values: \"All\"", v ? v : "");
+                fakeapi__resp_error(c->resp, 422, "Invalid",
+                                    json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", "",
+                                              "group", "meta.k8s.io", "kind", "DeleteOptions",
+                                              "causes", "reason", "FieldValueNotSupported",
+                                              "message", cause, "field", "dryRun"),
+                                    "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: %s", cause);
+                json_decref(o->body);
+                o->body = NULL;
+                return -1;
+            }
+        }
     }
     if (o->policy && strcmp(o->policy, "Background") && strcmp(o->policy, "Foreground") &&
         strcmp(o->policy, "Orphan")) {

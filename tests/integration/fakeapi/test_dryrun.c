@@ -212,6 +212,13 @@ Test(dryrun, delete)
     json_decref(o);
     expect_unchanged(S("%s/held", CM("default")), held);
 
+    /* Any other dryRun value is refused, not taken for a real delete. */
+    st = req_fail(422, "Invalid", "DELETE", S("%s/plain", CM("default")),
+                  "{'kind':'DeleteOptions','apiVersion':'v1','dryRun':['all']}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "dryRun");
+    json_decref(st);
+    expect_unchanged(S("%s/plain", CM("default")), plain);
+
     /* Preconditions are still checked; a missing object is still 404. */
     json_decref(req_fail(409, "Conflict", "DELETE", S("%s/plain" DRY, CM("default")),
                          "{'preconditions':{'resourceVersion':'1'}}"));
