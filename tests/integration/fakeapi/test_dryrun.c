@@ -261,3 +261,38 @@ Test(dryrun, crd_delete)
     json_decref(disc);
     cr_assert_eq(rev(), r0);
 }
+
+/* The in-process API runs the same handlers: fakeapi_request with
+ * ?dryRun=All answers the same and stores nothing. */
+Test(dryrun, in_process)
+{
+    json_t *cur = mk_cm("default", "ip", NULL);
+    unsigned long long r0 = rev();
+    int status = 0;
+    json_t *out = NULL;
+    cr_assert_eq(fakeapi_request(srv, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+                                 "application/json", "{\"metadata\":{\"name\":\"ip2\"}}", &status,
+                                 &out),
+                 0);
+    cr_assert_eq(status, 201);
+    cr_assert_null(jget(out, "metadata.uid"));
+    cr_assert_null(jget(out, "metadata.resourceVersion"));
+    json_decref(out);
+    cr_assert_eq(
+        fakeapi_request(srv, "PATCH", "/api/v1/namespaces/default/configmaps/ip?dryRun=All",
+                        "application/merge-patch+json", "{\"data\":{\"k\":\"v\"}}", &status, &out),
+        0);
+    cr_assert_eq(status, 200);
+    cr_assert_str_eq(jstr(out, "data.k"), "v");
+    cr_assert_str_eq(jstr(out, "metadata.resourceVersion"), jstr(cur, "metadata.resourceVersion"));
+    json_decref(out);
+    cr_assert_eq(fakeapi_request(srv, "DELETE",
+                                 "/api/v1/namespaces/default/configmaps/ip?dryRun=All", NULL, NULL,
+                                 &status, NULL),
+                 0);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(rev(), r0);
+    cr_assert(gone(S("%s/ip2", CM("default"))));
+    expect_unchanged(S("%s/ip", CM("default")), cur);
+    json_decref(cur);
+}
