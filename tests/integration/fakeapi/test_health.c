@@ -4,7 +4,8 @@
  * passed"; ?exclude; one path per check; 404 for a check the endpoint does
  * not have. (The shutdown check fails once fakeapi_stop begins, but no
  * request is answered after that: libmicrohttpd stops with the ones it
- * holds, so that is not seen over HTTP.)
+ * holds, so that is not seen over HTTP: tests/unit/fakeapi/test_health.c
+ * checks it directly.)
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
