@@ -87,6 +87,13 @@ check "kubectl apply --dry-run=server -o yaml answers the stored resourceVersion
 check "after apply --dry-run=server: same resourceVersion, same data" \
     expect_eq "$cm_rv blue" kc get configmap settings -o 'jsonpath={.metadata.resourceVersion} {.data.color}'
 
+# (kubectl prints the answer to its second dry run, of the annotation alone.)
+check "kubectl apply --server-side --dry-run=server answers the stored resourceVersion" \
+    expect_eq "settings $cm_rv" kc apply --server-side --dry-run=server -f "$M/color.yaml" \
+    -o 'jsonpath={.items[0].metadata.name} {.items[0].metadata.resourceVersion}'
+check "after apply --server-side --dry-run=server: unchanged" \
+    expect_eq "$cm_rv blue" kc get configmap settings -o 'jsonpath={.metadata.resourceVersion} {.data.color}'
+
 check "kubectl create --dry-run=server answers without uid or resourceVersion" \
     expect_eq "fresh|||1" kc create configmap fresh --from-literal=a=b --dry-run=server \
     -o 'jsonpath={.metadata.name}|{.metadata.uid}|{.metadata.resourceVersion}|{.metadata.generation}'
