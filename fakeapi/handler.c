@@ -319,6 +319,8 @@ static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const 
         c.ns = res->namespaced ? (has_ns ? rt->ns : NULL) : "";
         if (!has_ns && res->namespaced && strcmp(req->method, "GET") != 0)
             method_not_allowed(resp);
+        else if (rt->watch && !fakeapi__resource_allows(res, "watch"))
+            not_served(resp); /* kube-apiserver registers no watch/ path for it */
         else if (!not_acceptable(req, resp) && verb_allowed(&c)) {
             if (rt->watch)
                 dispatch_watch_path(&c);

@@ -178,6 +178,10 @@ Test(watch_paths, refused)
     json_decref(
         req_fail(404, "NotFound", "GET", "/api/v1/watch/namespaces/default/nothings", NULL));
     json_decref(req_fail(404, "NotFound", "GET", "/api/v1/watch/configmaps/x", NULL));
+    /* A kind that cannot be watched has no watch path (?watch=true on it is 405). */
+    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/watch/componentstatuses", NULL));
+    json_decref(
+        req_fail(405, "MethodNotAllowed", "GET", "/api/v1/componentstatuses?watch=true", NULL));
     json_decref(req_fail(404, "NotFound", "GET",
                          "/api/v1/watch/namespaces/default/configmaps/x/status", NULL));
 }
