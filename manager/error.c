@@ -96,6 +96,8 @@ const char *ctrl_strerror(int code)
         return "not supported";
     case CTRL_ERR_LEADERSHIP_LOST:
         return "leadership lost";
+    case CTRL_ERR_ALREADY_OWNED:
+        return "already owned by another controller";
     case CTRL_ERR_INTERNAL:
         return "internal error in libctrl";
     case CTRL_ERR_BAD_REQUEST:

@@ -44,6 +44,7 @@ typedef enum ctrl_errcode {
     CTRL_ERR_UNSUPPORTED = -10, /* a feature libctrl does not implement (exec plugins) */
     CTRL_ERR_INTERNAL = -11,    /* a bug in libctrl: please report */
     CTRL_ERR_LEADERSHIP_LOST = -12, /* the manager's Lease was lost (ctrl_manager_start) */
+    CTRL_ERR_ALREADY_OWNED = -13,   /* another controller owns the object (controllerutil) */
 
     /* The server answered with an error: one code per Status reason. */
     CTRL_ERR_API_FIRST = -100,
