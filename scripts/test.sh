@@ -21,6 +21,8 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 meson test -C build --print-errorlogs --num-processes 2 "$@" || status=1
+# (The install suite, an install of the whole tree and the starter built
+# against it, is registered in the plain build only.)
 meson test -C build-asan --print-errorlogs --num-processes 2 "$@" || status=1
 # Criterion forks each test, which ThreadSanitizer does not follow: only the
 # stress programs run under it (built alone above).
