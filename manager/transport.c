@@ -293,7 +293,14 @@ int ctrl__transport_new(const ctrl_config *cfg, const ctrl_client_options *opts,
     t->tokens = t->burst;
     t->last_ns = t->clock.now_ns(t->clock.ud);
     t->token_read_ns = t->last_ns;
-    t->rng = (uint64_t)t->last_ns ^ (uint64_t)(uintptr_t)t ^ 0x9E3779B97F4A7C15ULL;
+    /* Backoff jitter: seeded from the clock and the User-Agent, never from
+     * an address, so that a run under a virtual clock repeats exactly. */
+    uint64_t ua_hash = 1469598103934665603ULL;
+    for (const char *q = t->user_agent ? t->user_agent : ""; *q; q++)
+        ua_hash = (ua_hash ^ (unsigned char)*q) * 1099511628211ULL;
+    t->rng = (uint64_t)t->last_ns ^ ua_hash ^ 0x9E3779B97F4A7C15ULL;
+    if (!t->rng)
+        t->rng = 0x9E3779B97F4A7C15ULL;
     t->idle = calloc((size_t)t->max_idle, sizeof *t->idle);
     int rc = 0;
     if (oom || !t->idle) {

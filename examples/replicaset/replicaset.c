@@ -22,10 +22,13 @@
  *   entries a freed manager at the same address left behind). It is a
  *   leaf lock, never held across a call into libctrl.
  * - Writes: pods are created with generateName and deleted with a uid
- *   precondition; the PodSet's finalizer and status are written with the
+ *   precondition; the PodSet's finalizer and status (replicas,
+ *   observedGeneration and a "Ready" condition) are written with the
  *   resourceVersion read, so a stale read is a 409 and the reconcile
  *   returns ctrl_err (retried with backoff). Pod creates that answer 409
  *   are retried at once a few times before giving up on this pass.
+ * - Owner references, finalizers, conditions and field access use libctrl's
+ *   helpers (ctrl/controllerutil.h, ctrl/conditions.h, ctrl/object.h).
  */
 #include "replicaset.h"
 
@@ -36,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrl/conditions.h"
+#include "ctrl/controllerutil.h"
 #include "ctrl/object.h"
 
 #define OWNER_INDEX "example.com/podset-owner"
@@ -63,18 +68,13 @@ static unsigned long long rv_num(const char *rv, bool *ok)
     return n;
 }
 
-static const char *meta_str(const json_t *obj, const char *field)
-{
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
-}
-
 static bool in_array_by_name(const json_t *pods, const char *name)
 {
     size_t i;
     const json_t *p;
     json_array_foreach(pods, i, p)
     {
-        const char *n = meta_str(p, "name");
+        const char *n = ctrl_obj_meta(p, "name");
         if (n && !strcmp(n, name))
             return true;
     }
@@ -187,58 +187,43 @@ static json_t *pod_owner_index(const json_t *obj, void *user)
     return uid ? json_pack("[s]", uid) : NULL;
 }
 
-static bool has_finalizer(const json_t *obj)
-{
-    size_t i;
-    const json_t *f;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
-    {
-        if (json_is_string(f) && !strcmp(json_string_value(f), EXAMPLE_PODSET_FINALIZER))
-            return true;
-    }
-    return false;
-}
-
 /* Newest first: creationTimestamp (RFC 3339, compares as text), then
  * resourceVersion where it is a number (the fake server's and etcd's),
  * then the name. */
 static int newest_first(const void *a, const void *b)
 {
     const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-    const char *tx = meta_str(x, "creationTimestamp"), *ty = meta_str(y, "creationTimestamp");
+    const char *tx = ctrl_obj_meta(x, "creationTimestamp"), *ty = ctrl_obj_meta(y, "creationTimestamp");
     int c = strcmp(ty ? ty : "", tx ? tx : "");
     if (c)
         return c;
     bool okx, oky;
-    unsigned long long rx = rv_num(meta_str(x, "resourceVersion"), &okx);
-    unsigned long long ry = rv_num(meta_str(y, "resourceVersion"), &oky);
+    unsigned long long rx = rv_num(ctrl_obj_meta(x, "resourceVersion"), &okx);
+    unsigned long long ry = rv_num(ctrl_obj_meta(y, "resourceVersion"), &oky);
     if (okx && oky && rx != ry)
         return rx < ry ? 1 : -1;
-    const char *nx = meta_str(x, "name"), *ny = meta_str(y, "name");
+    const char *nx = ctrl_obj_meta(x, "name"), *ny = ctrl_obj_meta(y, "name");
     return strcmp(ny ? ny : "", nx ? nx : "");
 }
 
 /* A new Pod for podset ps (borrowed). */
 static json_t *pod_for(const json_t *ps)
 {
-    const json_t *meta = json_object_get(ps, "metadata");
-    const char *name = meta_str(ps, "name"), *ns = meta_str(ps, "namespace");
-    const json_t *tmpl = json_object_get(json_object_get(ps, "spec"), "template");
-    const json_t *tlabels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
-    const json_t *tspec = json_object_get(tmpl, "spec");
+    const char *name = ctrl_obj_name(ps);
+    const json_t *tlabels = ctrl_obj_get(ps, "spec.template.metadata.labels");
+    const json_t *tspec = ctrl_obj_get(ps, "spec.template.spec");
     char gen[320];
     snprintf(gen, sizeof gen, "%s-", name);
-
-    json_t *labels = json_is_object(tlabels) ? json_deep_copy(tlabels) : json_object();
-    if (!labels)
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
+                            "Pod", "metadata", "generateName", gen, "namespace",
+                            ctrl_obj_namespace(ps), "labels",
+                            json_is_object(tlabels) ? json_deep_copy(tlabels) : json_object(),
+                            "spec", json_is_object(tspec) ? json_deep_copy(tspec) : json_object());
+    if (pod && (ctrl_obj_set_label(pod, EXAMPLE_PODSET_LABEL, name) < 0 ||
+                ctrl_set_controller_reference(ps, pod, NULL) < 0)) {
+        json_decref(pod);
         return NULL;
-    json_object_set_new(labels, EXAMPLE_PODSET_LABEL, json_string(name));
-    json_t *pod = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:O, s:b, s:b}]}, s:o}", "apiVersion",
-        "v1", "kind", "Pod", "metadata", "generateName", gen, "namespace", ns, "labels", labels,
-        "ownerReferences", "apiVersion", EXAMPLE_PODSET_API_VERSION, "kind", EXAMPLE_PODSET_KIND,
-        "name", name, "uid", json_object_get(meta, "uid"), "controller", 1, "blockOwnerDeletion", 1,
-        "spec", json_is_object(tspec) ? json_deep_copy(tspec) : json_object());
+    }
     return pod;
 }
 
@@ -270,7 +255,7 @@ static int create_pods(pass *p, const json_t *ps, long n, long *made)
                 break;
         }
         if (rc == 0) {
-            exp_expect(p->key, p->uid, meta_str(out, "name"), meta_str(out, "resourceVersion"),
+            exp_expect(p->key, p->uid, ctrl_obj_meta(out, "name"), ctrl_obj_meta(out, "resourceVersion"),
                        ctrl_ctx_now(p->ctx));
             (*made)++;
         }
@@ -285,8 +270,8 @@ static int delete_pods(pass *p, const json_t *arr, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const json_t *pod = json_array_get(arr, i);
-        const char *name = meta_str(pod, "name");
-        ctrl_delete_options o = {.precondition_uid = meta_str(pod, "uid")};
+        const char *name = ctrl_obj_meta(pod, "name");
+        ctrl_delete_options o = {.precondition_uid = ctrl_obj_meta(pod, "uid")};
         int rc = ctrl_client_delete(p->c, "v1", "Pod", p->req->ns, name, &o, NULL, NULL);
         /* Gone already, or a pod of that name with another uid: either
          * way ours is gone. */
@@ -298,27 +283,29 @@ static int delete_pods(pass *p, const json_t *arr, size_t n)
     return 0;
 }
 
-/* Write status.replicas and observedGeneration if they differ. */
+/* Write status.replicas, observedGeneration and the Ready condition (all
+ * replicas there) when they changed. */
 static int write_status(pass *p, const json_t *ps, long replicas)
 {
-    const json_t *st = json_object_get(ps, "status");
-    json_int_t gen =
-        json_integer_value(json_object_get(json_object_get(ps, "metadata"), "generation"));
-    const json_t *cur_r = json_object_get(st, "replicas");
-    const json_t *cur_g = json_object_get(st, "observedGeneration");
-    if (cur_r && json_integer_value(cur_r) == replicas && cur_g && json_integer_value(cur_g) == gen)
-        return 0;
     json_t *copy = json_deep_copy(ps);
-    if (!copy)
-        return CTRL_ERR_NOMEM;
-    json_t *nst = json_object_get(copy, "status");
-    if (!json_is_object(nst)) {
-        nst = json_object();
-        json_object_set_new(copy, "status", nst);
+    json_t *conds = ctrl_obj_conditions(copy);
+    if (!conds) {
+        json_decref(copy);
+        return copy ? CTRL_ERR_ARG : CTRL_ERR_NOMEM;
     }
-    json_object_set_new(nst, "replicas", json_integer(replicas));
-    json_object_set_new(nst, "observedGeneration", json_integer(gen));
-    int rc = ctrl_client_update_status(p->c, copy, NULL, NULL, NULL);
+    int64_t gen = ctrl_obj_generation(ps), want = ctrl_obj_get_int(ps, "spec.replicas", 0);
+    char msg[64];
+    snprintf(msg, sizeof msg, "%ld of %lld pods", replicas, (long long)want);
+    ctrl_condition ready = {"Ready", replicas == want ? "True" : "False",
+                            replicas == want ? "AllReplicas" : "Scaling", msg, gen, NULL};
+    bool changed = ctrl_condition_set(conds, &ready, ctrl_ctx_now(p->ctx));
+    if (ctrl_obj_get_int(ps, "status.replicas", -1) != replicas ||
+        ctrl_obj_get_int(ps, "status.observedGeneration", -1) != gen) {
+        ctrl_obj_set(copy, "status.replicas", json_integer(replicas));
+        ctrl_obj_set(copy, "status.observedGeneration", json_integer(gen));
+        changed = true;
+    }
+    int rc = changed ? ctrl_client_update_status(p->c, copy, NULL, NULL, NULL) : 0;
     json_decref(copy);
     return rc;
 }
@@ -329,21 +316,10 @@ static int set_finalizer(pass *p, const json_t *ps, bool add, json_t **out)
     json_t *copy = json_deep_copy(ps);
     if (!copy)
         return CTRL_ERR_NOMEM;
-    json_t *meta = json_object_get(copy, "metadata");
-    json_t *fins = json_object_get(meta, "finalizers");
-    if (!json_is_array(fins)) {
-        fins = json_array();
-        json_object_set_new(meta, "finalizers", fins);
-    }
-    if (add) {
-        json_array_append_new(fins, json_string(EXAMPLE_PODSET_FINALIZER));
-    } else {
-        for (size_t i = json_array_size(fins); i-- > 0;) {
-            const char *f = json_string_value(json_array_get(fins, i));
-            if (f && !strcmp(f, EXAMPLE_PODSET_FINALIZER))
-                json_array_remove(fins, i);
-        }
-    }
+    if (add)
+        ctrl_add_finalizer(copy, EXAMPLE_PODSET_FINALIZER);
+    else
+        ctrl_remove_finalizer(copy, EXAMPLE_PODSET_FINALIZER);
     int rc = ctrl_client_update(p->c, copy, NULL, out, NULL);
     json_decref(copy);
     return rc;
@@ -359,7 +335,7 @@ static void log_count(ctrl_ctx *ctx, const char *msg, long n)
 /* The PodSet is going: delete its pods, then let it go. */
 static ctrl_result finalize(pass *p, const json_t *ps, const json_t *pods)
 {
-    if (!has_finalizer(ps))
+    if (!ctrl_contains_finalizer(ps, EXAMPLE_PODSET_FINALIZER))
         return ctrl_done();
     if (json_array_size(pods) > 0) {
         size_t n = json_array_size(pods);
@@ -403,7 +379,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     }
     if (rc < 0)
         return ctrl_err(rc);
-    const char *uid = meta_str(ps, "uid");
+    const char *uid = ctrl_obj_uid(ps);
     if (!uid) {
         res = ctrl_terminal(CTRL_ERR_ARG);
         goto out;
@@ -442,7 +418,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out;
     }
     const json_t *cur = ps;
-    if (!has_finalizer(ps)) {
+    if (!ctrl_contains_finalizer(ps, EXAMPLE_PODSET_FINALIZER)) {
         rc = set_finalizer(&p, ps, true, &written);
         if (rc < 0) {
             res = ctrl_err(rc);
@@ -451,7 +427,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         cur = written;
     }
 
-    json_int_t want = json_integer_value(json_object_get(json_object_get(cur, "spec"), "replicas"));
+    int64_t want = ctrl_obj_get_int(cur, "spec.replicas", 0);
     long have = (long)json_array_size(active);
     long diff = (long)want - have;
     int act_rc = 0;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctrl/conditions.h"
 #include "ctrl/manager.h"
 #include "fakeapi/fakeapi.h"
 #include "replicaset.h"
@@ -220,6 +221,15 @@ Test(replicaset, basic_pods_owned_and_labelled)
     json_t *fins = json_object_get(json_object_get(ps, "metadata"), "finalizers");
     cr_assert_eq(json_array_size(fins), 1);
     cr_assert_str_eq(json_string_value(json_array_get(fins, 0)), EXAMPLE_PODSET_FINALIZER);
+    /* The Ready condition, for the current generation. */
+    json_t *conds = json_object_get(json_object_get(ps, "status"), "conditions");
+    json_t *ready = ctrl_condition_find(conds, "Ready");
+    cr_assert(ctrl_condition_is_true(conds, "Ready"), "%s", json_dumps(conds, 0));
+    cr_assert_str_eq(json_string_value(json_object_get(ready, "reason")), "AllReplicas");
+    cr_assert_str_eq(json_string_value(json_object_get(ready, "message")), "3 of 3 pods");
+    cr_assert_eq(json_integer_value(json_object_get(ready, "observedGeneration")),
+                 json_integer_value(json_object_get(json_object_get(ps, "metadata"), "generation")));
+    cr_assert_not_null(json_string_value(json_object_get(ready, "lastTransitionTime")));
 
     json_t *pods = NULL;
     count_pods("web", &pods);
