@@ -38,6 +38,7 @@ struct ctrl_builder {
     ctrl_predicate *filter;
     char *name;
     ctrl_controller_options opts;
+    void (*user_free)(void *user);
 };
 
 /* Returned when even a builder cannot be allocated: every call keeps it
@@ -168,6 +169,13 @@ ctrl_builder *ctrl_builder_with_options(ctrl_builder *b, const ctrl_controller_o
     return b;
 }
 
+ctrl_builder *ctrl_builder_with_user_free(ctrl_builder *b, void (*user_free)(void *user))
+{
+    if (b != &oom_builder)
+        b->user_free = user_free;
+    return b;
+}
+
 static void builder_free(ctrl_builder *b)
 {
     if (b == &oom_builder)
@@ -247,9 +255,10 @@ static int cache_list(void *ud, const char *api_version, const char *kind, const
 int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
 {
     if (b == &oom_builder)
-        return CTRL_ERR_NOMEM;
+        return CTRL_ERR_NOMEM; /* (no builder: no destructor was recorded) */
     plan plans[MAX_BUILDER_WATCHES + 1];
     size_t nplans = 0;
+    void (*user_free)(void *) = b == &oom_builder ? NULL : b->user_free;
     ctrl__controller *c = NULL;
     ctrl_client *client = NULL;
     char *name = NULL, *ua = NULL;
@@ -351,11 +360,14 @@ int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
         .logger = ctrl__manager_logger(mgr),
         .seed = ctrl__manager_seed(mgr) ^ hash_str(name),
         .own_client = true,
+        .manager = mgr,
     };
     rc = ctrl__controller_new(&cfg, &c);
     if (rc < 0)
         goto out;
     client = NULL; /* the controller owns it now */
+    ctrl__controller_set_user_free(c, user_free);
+    user_free = NULL; /* and the user data: freed with the controller */
 
     /* Duplicate names are refused by the manager (runnable names are unique). */
     ctrl_runnable r = {
@@ -388,5 +400,7 @@ out:
     free(ua);
     free(name);
     builder_free(b);
+    if (user_free && user)
+        user_free(user);
     return rc;
 }

@@ -244,10 +244,17 @@ static int call(ctrl_client *c, const char *method, const char *path, const json
                          .user_agent = c->user_agent,
                          .idempotent = idempotent};
     ctrl__response resp;
-    int rc = ctrl__transport_do(c->t, &req, &resp, err);
+    /* Details are kept even when the caller wants none: the controller
+     * logs them when a reconcile fails with this code. */
+    ctrl_error local = {0};
+    ctrl_error *e = err ? err : &local;
+    int rc = ctrl__transport_do(c->t, &req, &resp, e);
     free(text);
-    if (rc < 0)
+    if (rc < 0) {
+        ctrl__failure_note(method, path, e);
+        ctrl_error_deinit(&local);
         return rc;
+    }
     if (out) {
         json_t *doc;
         if (!resp.len)

@@ -37,6 +37,8 @@
 #include <time.h>
 
 #include "ctrl/error.h"
+#include "ctrl/manager.h"
+#include "error_int.h"
 #include "spawn_int.h"
 
 #define MAX_WATCHES 256
@@ -67,6 +69,8 @@ struct ctrl__controller {
     const ctrl__logger *log;
     bool own_client, own_logger;
     ctrl_workqueue *q;
+    ctrl_manager *mgr;
+    void (*user_free)(void *user);
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -188,6 +192,7 @@ int ctrl__controller_new(const ctrl__controller_config *cfg, ctrl__controller **
         c->o.slow_reconcile_ns = 10 * CTRL_SECOND;
     c->fn = cfg->reconcile;
     c->user = cfg->user;
+    c->mgr = cfg->manager;
     c->cache = cfg->cache;
     c->client = cfg->client;
     c->api_reader = cfg->api_reader ? cfg->api_reader : cfg->client;
@@ -277,6 +282,8 @@ void ctrl__controller_free(ctrl__controller *c)
         ctrl_client_free(c->client);
     if (c->own_logger)
         ctrl__logger_free((ctrl__logger *)c->log);
+    if (c->user_free && c->user)
+        c->user_free(c->user);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -414,6 +421,7 @@ static void reconcile_one(ctrl__controller *c, const char *key)
     ctrl_ctx ctx = {.c = c, .ns = ns, .name = name};
     make_id(c, ctx.id, sizeof(ctx.id));
     ctrl_request req = {.ns = ns, .name = name};
+    ctrl__failure_clear();
     set_active(c, 1);
     int64_t t0 = ctrl_clock_now(clk(c));
     ctrl_result res = c->fn(&ctx, &req, c->user);
@@ -462,11 +470,21 @@ static void reconcile_one(ctrl__controller *c, const char *key)
         }
         count_result(c, R_ERROR);
         if (ctrl__log_on(&ctx, CTRL_LOG_ERROR)) {
-            char code[16];
-            snprintf(code, sizeof(code), "%d", res.err);
-            ctrl__log_kv(&ctx, CTRL_LOG_ERROR,
-                         terminal ? "Reconciler error (terminal, not retried)" : "Reconciler error",
-                         "error", ctrl_strerror(res.err), "code", code, (const char *)0);
+            const char *what =
+                terminal ? "Reconciler error (terminal, not retried)" : "Reconciler error";
+            /* The request that failed with this code in this reconcile, if
+             * any: the server's reason and message, the verb, the object. */
+            const ctrl__failure *f = ctrl__failure_last();
+            if (f->code && f->code == res.err)
+                ctrl__log_kv(&ctx, CTRL_LOG_ERROR, what, "error", f->message, "reason",
+                             f->reason[0] ? f->reason : ctrl_strerror(res.err), "verb", f->verb,
+                             "resource", f->resource, "object", f->object, (const char *)0);
+            else {
+                char code[16];
+                snprintf(code, sizeof(code), "%d", res.err);
+                ctrl__log_kv(&ctx, CTRL_LOG_ERROR, what, "error", ctrl_strerror(res.err), "code",
+                             code, (const char *)0);
+            }
         }
         break;
     }
@@ -678,6 +696,17 @@ int64_t ctrl_ctx_now(ctrl_ctx *ctx)
 const char *ctrl_ctx_controller(ctrl_ctx *ctx)
 {
     return ctx ? ctx->c->name : "";
+}
+
+ctrl_recorder *ctrl_ctx_recorder(ctrl_ctx *ctx)
+{
+    return ctx && ctx->c->mgr ? ctrl_manager_recorder(ctx->c->mgr, ctx->c->name) : NULL;
+}
+
+void ctrl__controller_set_user_free(ctrl__controller *c, void (*user_free)(void *user))
+{
+    if (c)
+        c->user_free = user_free;
 }
 
 const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx)

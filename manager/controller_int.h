@@ -79,6 +79,7 @@ typedef struct ctrl__controller_config {
     uint64_t seed;                   /* reconcile ids; 0 = random */
     bool own_client;                 /* free client when the controller is freed */
     bool own_logger;                 /* free logger when the controller is freed */
+    ctrl_manager *manager;           /* for ctrl_ctx_recorder; may be NULL */
 } ctrl__controller_config;
 
 /* A new, stopped controller with its work queue. Errors: CTRL_ERR_ARG (no
@@ -135,6 +136,8 @@ bool ctrl__controller_idle(ctrl__controller *c);
 int64_t ctrl__controller_next_deadline(ctrl__controller *c);
 
 const char *ctrl__controller_name(const ctrl__controller *c);
+/* Call user_free(user) when c is freed (NULL: nothing). Before c starts. */
+void ctrl__controller_set_user_free(ctrl__controller *c, void (*user_free)(void *user));
 ctrl_workqueue *ctrl__controller_queue(ctrl__controller *c);
 /* Refresh the time-based gauges (workqueue_unfinished_work_seconds,
  * workqueue_longest_running_processor_seconds): call before a scrape. */

@@ -368,3 +368,91 @@ int ctrl__error_from_response(ctrl_error *err, int http_status, const char *body
     adopt_status(err, status, http_status, retry_after);
     return code;
 }
+
+/* ---- the last failure of this thread ---- */
+
+static _Thread_local ctrl__failure last_failure;
+
+void ctrl__failure_clear(void)
+{
+    last_failure.code = 0;
+}
+
+const ctrl__failure *ctrl__failure_last(void)
+{
+    return &last_failure;
+}
+
+/* Copy the n bytes of s into dst (cap bytes), cut if need be. */
+static void copy_n(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+void ctrl__failure_note(const char *method, const char *path, const ctrl_error *e)
+{
+    ctrl__failure *f = &last_failure;
+    memset(f, 0, sizeof *f);
+    f->code = e && e->code ? e->code : CTRL_ERR_INTERNAL;
+    if (e) {
+        snprintf(f->reason, sizeof f->reason, "%s", e->reason);
+        snprintf(f->message, sizeof f->message, "%s", e->message);
+    }
+    if (!f->message[0])
+        snprintf(f->message, sizeof f->message, "%s", ctrl_strerror(f->code));
+    /* Segments of "/api/v1/..." or "/apis/group/version/...", query cut. */
+    const char *seg[8];
+    size_t len[8], n = 0;
+    const char *p = path ? path : "";
+    size_t plen = strcspn(p, "?");
+    bool watch = strstr(p + plen, "watch=true") || strstr(p + plen, "watch=1");
+    for (size_t i = 0; i < plen && n < 8;) {
+        while (i < plen && p[i] == '/')
+            i++;
+        if (i >= plen)
+            break;
+        size_t j = i;
+        while (j < plen && p[j] != '/')
+            j++;
+        seg[n] = p + i;
+        len[n++] = j - i;
+        i = j;
+    }
+    size_t r = n > 0 && len[0] == 3 && !strncmp(seg[0], "api", 3) ? 2 : 3; /* after the version */
+    const char *ns = NULL, *res = NULL, *name = NULL;
+    size_t nsl = 0, resl = 0, namel = 0;
+    if (r < n && len[r] == 10 && !strncmp(seg[r], "namespaces", 10) && r + 2 < n) {
+        ns = seg[r + 1], nsl = len[r + 1];
+        r += 2;
+    }
+    if (r < n) {
+        res = seg[r], resl = len[r];
+        if (r + 1 < n)
+            name = seg[r + 1], namel = len[r + 1];
+    }
+    const char *m = method ? method : "";
+    const char *verb = !strcmp(m, "POST")    ? "create"
+                       : !strcmp(m, "PUT")   ? "update"
+                       : !strcmp(m, "PATCH") ? "patch"
+                       : !strcmp(m, "DELETE") ? (name ? "delete" : "deletecollection")
+                       : watch               ? "watch"
+                       : name                ? "get"
+                                             : "list";
+    snprintf(f->verb, sizeof f->verb, "%s", verb);
+    if (res)
+        copy_n(f->resource, sizeof f->resource, res, resl);
+    char nsbuf[256] = "", namebuf[256] = "";
+    if (ns)
+        copy_n(nsbuf, sizeof nsbuf, ns, nsl);
+    if (name)
+        copy_n(namebuf, sizeof namebuf, name, namel);
+    if (name && ns)
+        snprintf(f->object, sizeof f->object, "%s/%s", nsbuf, namebuf);
+    else if (name)
+        snprintf(f->object, sizeof f->object, "%s", namebuf);
+    else if (ns)
+        snprintf(f->object, sizeof f->object, "%s/", nsbuf);
+}

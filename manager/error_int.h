@@ -32,4 +32,28 @@ int ctrl__error_from_response(ctrl_error *err, int http_status, const char *body
  */
 int ctrl__error_from_status(ctrl_error *err, json_t *status);
 
+/*
+ * The last failed request made on this thread (thread-local): what the
+ * controller logs when a reconcile returns that code ("Reconciler error"
+ * with the server's message, the verb and the object), since a reconcile
+ * returns only the code. verb is Kubernetes' (get, list, create, update,
+ * patch, delete, deletecollection, watch), object "namespace/name" or
+ * "name" (or the resource for collections).
+ */
+typedef struct ctrl__failure {
+    int code; /* 0 = none */
+    char verb[24];
+    char resource[128];
+    char object[512];
+    char reason[64];
+    char message[1024];
+} ctrl__failure;
+
+/* Record a failed request (method, path with query) with its details. */
+void ctrl__failure_note(const char *method, const char *path, const ctrl_error *e);
+/* Forget this thread's last failure. */
+void ctrl__failure_clear(void);
+/* This thread's last failure (code 0 when none). */
+const ctrl__failure *ctrl__failure_last(void);
+
 #endif

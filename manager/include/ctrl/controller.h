@@ -102,7 +102,13 @@ bool ctrl_ctx_cancelled(ctrl_ctx *ctx);
 /* The manager's clock (virtual in scenarios). */
 const ctrl_clock *ctrl_ctx_clock(ctrl_ctx *ctx);
 int64_t ctrl_ctx_now(ctrl_ctx *ctx);
+/* The controller's name (ctrl_builder_named, or the kind in lower case). */
 const char *ctrl_ctx_controller(ctrl_ctx *ctx);
+/* The manager's event recorder for this controller: Events it records
+ * carry source.component = the controller's name (ctrl_recorder_event,
+ * ctrl/manager.h). NULL outside a manager. */
+typedef struct ctrl_recorder ctrl_recorder;
+ctrl_recorder *ctrl_ctx_recorder(ctrl_ctx *ctx);
 /* A unique id per reconcile, on every log line it writes. */
 const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx);
 
@@ -206,6 +212,14 @@ ctrl_builder *ctrl_builder_with_event_filter(ctrl_builder *b, ctrl_predicate *p)
 /* The controller's name (unique per manager; default: the kind in lower case). */
 ctrl_builder *ctrl_builder_named(ctrl_builder *b, const char *name);
 ctrl_builder *ctrl_builder_with_options(ctrl_builder *b, const ctrl_controller_options *o);
+
+/*
+ * A destructor for the user pointer given to ctrl_builder_complete: called
+ * once, with it, when the controller is freed (ctrl_manager_free, or a
+ * scenario's replica restarting), or at once when ctrl_builder_complete
+ * fails. NULL (the default): the caller keeps ownership.
+ */
+ctrl_builder *ctrl_builder_with_user_free(ctrl_builder *b, void (*user_free)(void *user));
 
 /*
  * Create the controller and add it to the manager; the builder is freed in

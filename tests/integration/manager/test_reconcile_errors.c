@@ -1,0 +1,146 @@
+/*
+ * test_reconcile_errors.c - what a controller built with ctrl_builder says
+ * and frees, against an in-process fakeapi: a reconcile failing on a
+ * conflict logs the server's message, reason, verb and object (not a bare
+ * code); the context gives the controller's name and the manager's event
+ * recorder; the builder's user data is freed with the manager, and at once
+ * when the builder fails.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctrl/client.h"
+#include "ctrl/manager.h"
+#include "ctrl/object.h"
+#include "fakeapi/fakeapi.h"
+
+static fakeapi_server *api;
+static ctrl_config *cfg;
+
+static void setup(void)
+{
+    cr_assert_eq(fakeapi_start(&(fakeapi_options){0}, &api), 0);
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_config_from_url(fakeapi_url(api), &cfg, &err), 0, "%s", err.message);
+}
+
+static void teardown(void)
+{
+    ctrl_config_free(cfg);
+    fakeapi_stop(api);
+}
+
+TestSuite(reconcile_errors, .init = setup, .fini = teardown, .timeout = 60);
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static char error_line[4096];
+
+static void sink(const char *line, void *user)
+{
+    (void)user;
+    pthread_mutex_lock(&mu);
+    if (!error_line[0] && strstr(line, "Reconciler error"))
+        snprintf(error_line, sizeof error_line, "%s", line);
+    pthread_mutex_unlock(&mu);
+}
+
+typedef struct seen {
+    int frees;
+    int reconciles;
+    bool had_recorder;
+    char name[64];
+} seen;
+
+static void seen_free(void *user)
+{
+    ((seen *)user)->frees++;
+}
+
+/* Update the ConfigMap with a stale resourceVersion: a conflict. */
+static ctrl_result stale_update(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    seen *s = user;
+    pthread_mutex_lock(&mu);
+    s->reconciles++;
+    s->had_recorder = ctrl_ctx_recorder(ctx) != NULL;
+    snprintf(s->name, sizeof s->name, "%s", ctrl_ctx_controller(ctx));
+    pthread_mutex_unlock(&mu);
+    json_t *cm = NULL;
+    int rc = ctrl_client_get(ctrl_ctx_client(ctx), "v1", "ConfigMap", req->ns, req->name, &cm, NULL);
+    if (rc < 0)
+        return ctrl_err(rc);
+    json_object_set_new(json_object_get(cm, "metadata"), "resourceVersion", json_string("1"));
+    rc = ctrl_client_update(ctrl_ctx_client(ctx), cm, NULL, NULL, NULL);
+    json_decref(cm);
+    return rc < 0 ? ctrl_terminal(rc) : ctrl_done();
+}
+
+static void *run(void *arg)
+{
+    ctrl_manager_start(arg, NULL);
+    return NULL;
+}
+
+Test(reconcile_errors, conflict_logs_message_verb_and_object)
+{
+    fakeapi_error ferr = {0};
+    const char cm[] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: default, name: x}\n"
+                      "data: {a: b}\n";
+    cr_assert_eq(fakeapi_apply(api, cm, strlen(cm), &ferr), 0, "%s", ferr.message);
+    /* Two writes so resourceVersion "1" is stale whatever the counter. */
+    const char cm2[] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: default, name: x}\n"
+                       "data: {a: c}\n";
+    cr_assert_eq(fakeapi_apply(api, cm2, strlen(cm2), &ferr), 0, "%s", ferr.message);
+
+    ctrl_manager_options o = {.metrics_addr = "0", .log_sink = sink};
+    ctrl_manager *mgr = NULL;
+    cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &mgr, NULL), 0);
+    seen s = {0};
+    ctrl_builder *b = ctrl_builder_named(ctrl_builder_for(mgr, "v1", "ConfigMap"), "cms");
+    cr_assert_eq(ctrl_builder_complete(ctrl_builder_with_user_free(b, seen_free), stale_update, &s),
+                 0);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, run, mgr), 0);
+    bool got = false;
+    for (int i = 0; i < 1000 && !got; i++) {
+        pthread_mutex_lock(&mu);
+        got = error_line[0] != '\0';
+        pthread_mutex_unlock(&mu);
+        if (!got)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    ctrl_manager_stop(mgr);
+    pthread_join(t, NULL);
+    cr_assert(got, "no Reconciler error line");
+    cr_assert(strstr(error_line, "Operation cannot be fulfilled on configmaps"), "%s", error_line);
+    cr_assert(strstr(error_line, "verb=update"), "%s", error_line);
+    cr_assert(strstr(error_line, "object=default/x"), "%s", error_line);
+    cr_assert(strstr(error_line, "reason=Conflict"), "%s", error_line);
+    cr_assert_null(strstr(error_line, "code=-"), "%s", error_line);
+    cr_assert(s.had_recorder);
+    cr_assert_str_eq(s.name, "cms");
+    cr_assert_eq(s.frees, 0, "user data lives as long as the controller");
+    ctrl_manager_free(mgr);
+    cr_assert_eq(s.frees, 1, "freed once, with the manager");
+}
+
+Test(reconcile_errors, user_data_freed_when_the_builder_fails)
+{
+    ctrl_manager_options o = {.metrics_addr = "0", .log_sink = sink};
+    ctrl_manager *mgr = NULL;
+    cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &mgr, NULL), 0);
+    seen a = {0}, b = {0};
+    ctrl_builder *b1 = ctrl_builder_named(ctrl_builder_for(mgr, "v1", "ConfigMap"), "same");
+    cr_assert_eq(ctrl_builder_complete(ctrl_builder_with_user_free(b1, seen_free), stale_update, &a),
+                 0);
+    ctrl_builder *b2 = ctrl_builder_named(ctrl_builder_for(mgr, "v1", "ConfigMap"), "same");
+    cr_assert_lt(ctrl_builder_complete(ctrl_builder_with_user_free(b2, seen_free), stale_update, &b),
+                 0, "a duplicate name is refused");
+    cr_assert_eq(b.frees, 1, "the refused controller's data is freed at once");
+    cr_assert_eq(a.frees, 0);
+    ctrl_manager_free(mgr);
+    cr_assert_eq(a.frees, 1);
+    cr_assert_eq(b.frees, 1);
+}
