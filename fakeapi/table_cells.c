@@ -177,8 +177,8 @@ void fakeapi__labels_text(const json_t *map, fakeapi__cellbuf *b)
 /* One selector requirement, to be sorted by key as labels.Selector.String() does. */
 typedef struct req {
     const char *key;
-    const json_t *expr;  /* a matchExpressions entry, or NULL */
-    const char *value;   /* for a matchLabels entry */
+    const json_t *expr; /* a matchExpressions entry, or NULL */
+    const char *value;  /* for a matchLabels entry */
 } req;
 
 static int cmp_req(const void *a, const void *b)

@@ -103,25 +103,34 @@ json_t *fakeapi__containers_cell(const json_t *podspec, const char *field);
 json_t *fakeapi__cell_name(const json_t *o, int64_t now_ns, const void *arg);       /* - */
 json_t *fakeapi__cell_age(const json_t *o, int64_t now_ns, const void *arg);        /* - */
 json_t *fakeapi__cell_created_at(const json_t *o, int64_t now_ns, const void *arg); /* - */
-json_t *fakeapi__cell_str(const json_t *o, int64_t now_ns, const void *arg);   /* field */
-json_t *fakeapi__cell_int(const json_t *o, int64_t now_ns, const void *arg);   /* field */
-json_t *fakeapi__cell_bool(const json_t *o, int64_t now_ns, const void *arg);  /* field */
-json_t *fakeapi__cell_count(const json_t *o, int64_t now_ns, const void *arg); /* field */
-json_t *fakeapi__cell_since(const json_t *o, int64_t now_ns, const void *arg); /* field */
-json_t *fakeapi__cell_labels(const json_t *o, int64_t now_ns, const void *arg);   /* path */
-json_t *fakeapi__cell_selector(const json_t *o, int64_t now_ns, const void *arg); /* path */
+json_t *fakeapi__cell_str(const json_t *o, int64_t now_ns, const void *arg);        /* field */
+json_t *fakeapi__cell_int(const json_t *o, int64_t now_ns, const void *arg);        /* field */
+json_t *fakeapi__cell_bool(const json_t *o, int64_t now_ns, const void *arg);       /* field */
+json_t *fakeapi__cell_count(const json_t *o, int64_t now_ns, const void *arg);      /* field */
+json_t *fakeapi__cell_since(const json_t *o, int64_t now_ns, const void *arg);      /* field */
+json_t *fakeapi__cell_labels(const json_t *o, int64_t now_ns, const void *arg);     /* path */
+json_t *fakeapi__cell_selector(const json_t *o, int64_t now_ns, const void *arg);   /* path */
 json_t *fakeapi__cell_names(const json_t *o, int64_t now_ns, const void *arg);  /* podspec path */
 json_t *fakeapi__cell_images(const json_t *o, int64_t now_ns, const void *arg); /* podspec path */
 
 /* Column specs every workload shares. */
 #define FAKEAPI__COL_NAME                                                                          \
-    {"Name", "string", "name", 0, fakeapi__desc_name, fakeapi__cell_name, NULL}
-#define FAKEAPI__COL_AGE {"Age", "string", "", 0, fakeapi__desc_age, fakeapi__cell_age, NULL}
+    {                                                                                              \
+        "Name", "string", "name", 0, fakeapi__desc_name, fakeapi__cell_name, NULL                  \
+    }
+#define FAKEAPI__COL_AGE                                                                           \
+    {                                                                                              \
+        "Age", "string", "", 0, fakeapi__desc_age, fakeapi__cell_age, NULL                         \
+    }
 #define FAKEAPI__COL_CONTAINERS(podspec)                                                           \
-    {"Containers", "string", "", 1, "Names of each container in the template.",                   \
-     fakeapi__cell_names, podspec}
+    {                                                                                              \
+        "Containers", "string", "", 1, "Names of each container in the template.",                 \
+            fakeapi__cell_names, podspec                                                           \
+    }
 #define FAKEAPI__COL_IMAGES(podspec)                                                               \
-    {"Images", "string", "", 1, "Images referenced by each container in the template.",           \
-     fakeapi__cell_images, podspec}
+    {                                                                                              \
+        "Images", "string", "", 1, "Images referenced by each container in the template.",         \
+            fakeapi__cell_images, podspec                                                          \
+    }
 
 #endif

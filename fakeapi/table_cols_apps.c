@@ -56,14 +56,17 @@ static const fakeapi__colspec deploy_cols[] = {
 
 #define REPLICA_COLS(selector_cell)                                                                \
     FAKEAPI__COL_NAME,                                                                             \
-        {"Desired", "integer", "", 0, "Replicas is the number of desired replicas.",               \
+        {"Desired",         "integer", "", 0, "Replicas is the number of desired replicas.",       \
          fakeapi__cell_int, &f_desired},                                                           \
-        {"Current", "integer", "", 0,                                                              \
-         "Replicas is the most recently observed number of replicas.", fakeapi__cell_int,          \
+        {"Current",                                                                                \
+         "integer",                                                                                \
+         "",                                                                                       \
+         0,                                                                                        \
+         "Replicas is the most recently observed number of replicas.",                             \
+         fakeapi__cell_int,                                                                        \
          &f_current},                                                                              \
-        {"Ready", "integer", "", 0, "The number of ready replicas.", fakeapi__cell_int,            \
-         &f_ready},                                                                                \
-        FAKEAPI__COL_AGE, FAKEAPI__COL_CONTAINERS(TEMPLATE), FAKEAPI__COL_IMAGES(TEMPLATE),       \
+        {"Ready", "integer", "", 0, "The number of ready replicas.", fakeapi__cell_int, &f_ready}, \
+        FAKEAPI__COL_AGE, FAKEAPI__COL_CONTAINERS(TEMPLATE), FAKEAPI__COL_IMAGES(TEMPLATE),        \
     {                                                                                              \
         "Selector", "string", "", 1, "Selector is a label query over pods.", selector_cell,        \
             "spec.selector"                                                                        \
@@ -152,8 +155,9 @@ static const fakeapi__field f_revision = {"revision", NULL, 0};
 static const fakeapi__colspec cr_cols[] = {
     FAKEAPI__COL_NAME,
     {"Controller", "string", "", 0, "Controller of the object", cr_controller, NULL},
-    {"Revision", "string", "", 0, "Revision indicates the revision of the state represented by "
-                                  "Data.",
+    {"Revision", "string", "", 0,
+     "Revision indicates the revision of the state represented by "
+     "Data.",
      fakeapi__cell_int, &f_revision},
     FAKEAPI__COL_AGE,
 };
@@ -252,8 +256,8 @@ static const fakeapi__colspec cronjob_cols[] = {
     {"Active", "integer", "", 0, "A list of pointers to currently running jobs.",
      fakeapi__cell_count, &f_cj_active},
     {"Last Schedule", "string", "", 0,
-     "Information when was the last time the job was successfully scheduled.",
-     fakeapi__cell_since, &f_cj_last},
+     "Information when was the last time the job was successfully scheduled.", fakeapi__cell_since,
+     &f_cj_last},
     FAKEAPI__COL_AGE,
     FAKEAPI__COL_CONTAINERS(CJ_TEMPLATE),
     FAKEAPI__COL_IMAGES(CJ_TEMPLATE),
@@ -399,8 +403,9 @@ static const fakeapi__colspec hpa_cols[] = {
     FAKEAPI__COL_NAME,
     {"Reference", "string", "", 0, "scaleTargetRef points to the target resource to scale.",
      hpa_reference, NULL},
-    {"Targets", "string", "", 0, "metrics contains the specifications for which to use to "
-                                 "calculate the desired replica count.",
+    {"Targets", "string", "", 0,
+     "metrics contains the specifications for which to use to "
+     "calculate the desired replica count.",
      hpa_targets, NULL},
     {"MinPods", "string", "", 0, "minReplicas is the lower limit for the number of replicas.",
      hpa_min, NULL},
@@ -454,4 +459,5 @@ const fakeapi__printer fakeapi__printers_apps[] = {
     {"autoscaling", "HorizontalPodAutoscaler", FAKEAPI__COLS(hpa_cols), NULL},
     {"policy", "PodDisruptionBudget", FAKEAPI__COLS(pdb_cols), NULL},
 };
-const size_t fakeapi__printers_apps_n = sizeof fakeapi__printers_apps / sizeof fakeapi__printers_apps[0];
+const size_t fakeapi__printers_apps_n =
+    sizeof fakeapi__printers_apps / sizeof fakeapi__printers_apps[0];

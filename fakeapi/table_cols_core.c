@@ -17,7 +17,6 @@
 #define DIG_STR fakeapi__dig_str
 #define DIG_INT fakeapi__dig_int
 
-
 /* ---- pods ---- */
 
 /* What the Ready, Status and Restarts cells are computed from (printPod). */
@@ -195,7 +194,8 @@ static json_t *pod_ip(const json_t *o, int64_t now_ns, const void *arg)
     (void)now_ns;
     (void)arg;
     /* status.podIPs[0]; an old client's lone podIP converts to the same. */
-    const char *ip = json_string_value(json_object_get(json_array_get(DIG(o, "status.podIPs"), 0), "ip"));
+    const char *ip =
+        json_string_value(json_object_get(json_array_get(DIG(o, "status.podIPs"), 0), "ip"));
     if (!ip || !*ip)
         ip = DIG_STR(o, "status.podIP");
     return fakeapi__str_or(ip, "<none>");
@@ -229,7 +229,8 @@ static json_t *pod_conditions(const json_t *o)
         return NULL;
     bool ok = !strcmp(phase, "Succeeded");
     return json_pack("[{s:s, s:s, s:s, s:s}]", "type", "Completed", "status", "True", "reason",
-                     phase, "message", ok ? "The pod has completed successfully." : "The pod failed.");
+                     phase, "message",
+                     ok ? "The pod has completed successfully." : "The pod failed.");
 }
 
 static const fakeapi__field f_pod_node = {"spec.nodeName", "<none>", 0};
@@ -249,8 +250,9 @@ static const fakeapi__colspec pod_cols[] = {
     {"IP", "string", "", 1, "IP address allocated to the pod.", pod_ip, NULL},
     {"Node", "string", "", 1, "NodeName is a request to schedule this pod onto a specific node.",
      fakeapi__cell_str, &f_pod_node},
-    {"Nominated Node", "string", "", 1, "nominatedNodeName is set when this pod preempts other pods.",
-     fakeapi__cell_str, &f_pod_nominated},
+    {"Nominated Node", "string", "", 1,
+     "nominatedNodeName is set when this pod preempts other pods.", fakeapi__cell_str,
+     &f_pod_nominated},
     {"Readiness Gates", "string", "", 1, "If specified, all readiness gates will be evaluated.",
      pod_gates, NULL},
 };
@@ -262,8 +264,8 @@ static json_t *podtemplate_labels(const json_t *o, int64_t now_ns, const void *a
 
 static const fakeapi__colspec podtemplate_cols[] = {
     FAKEAPI__COL_NAME,
-    {"Containers", "string", "", 0, "Names of each container in the template.",
-     fakeapi__cell_names, "template.spec"},
+    {"Containers", "string", "", 0, "Names of each container in the template.", fakeapi__cell_names,
+     "template.spec"},
     {"Images", "string", "", 0, "Images referenced by each container in the template.",
      fakeapi__cell_images, "template.spec"},
     {"Pod Labels", "string", "", 0, "The labels for the pod template.", podtemplate_labels,
@@ -425,8 +427,8 @@ static json_t *ep_endpoints(const json_t *o, int64_t now_ns, const void *arg)
 
 static const fakeapi__colspec ep_cols[] = {
     FAKEAPI__COL_NAME,
-    {"Endpoints", "string", "", 0,
-     "The set of all endpoints is the union of all subsets.", ep_endpoints, NULL},
+    {"Endpoints", "string", "", 0, "The set of all endpoints is the union of all subsets.",
+     ep_endpoints, NULL},
     FAKEAPI__COL_AGE,
 };
 
@@ -532,11 +534,12 @@ typedef struct ev_fields {
     const char *first, *last, *count, *object, *message, *source_component, *source_host;
 } ev_fields;
 
-static const ev_fields ev_core = {"firstTimestamp", "lastTimestamp", "count", "involvedObject",
-                                  "message", "source.component", "source.host"};
-static const ev_fields ev_new = {"deprecatedFirstTimestamp", "deprecatedLastTimestamp",
-                                 "deprecatedCount", "regarding", "note",
-                                 "deprecatedSource.component", "deprecatedSource.host"};
+static const ev_fields ev_core = {"firstTimestamp", "lastTimestamp", "count",
+                                  "involvedObject", "message",       "source.component",
+                                  "source.host"};
+static const ev_fields ev_new = {
+    "deprecatedFirstTimestamp",   "deprecatedLastTimestamp", "deprecatedCount", "regarding", "note",
+    "deprecatedSource.component", "deprecatedSource.host"};
 
 static json_t *ev_first_seen(const json_t *o, int64_t now_ns, const void *arg)
 {
@@ -632,24 +635,44 @@ static const fakeapi__field f_ev_type = {"type", "", 0};
 static const fakeapi__field f_ev_reason = {"reason", "", 0};
 
 #define EVENT_COLS(F)                                                                              \
-    {"Last Seen", "string", "", 0, "The time at which the most recent occurrence of this event "  \
-                                   "was recorded.",                                                \
-     ev_last_seen, F},                                                                             \
-        {"Type", "string", "", 0, "Type of this event (Normal, Warning), new types could be "      \
-                                  "added in the future",                                           \
-         fakeapi__cell_str, &f_ev_type},                                                           \
-        {"Reason", "string", "", 0, "This should be a short, machine understandable string that " \
-                                    "gives the reason for the transition into the object's "       \
-                                    "current status.",                                             \
-         fakeapi__cell_str, &f_ev_reason},                                                         \
+    {"Last Seen",                                                                                  \
+     "string",                                                                                     \
+     "",                                                                                           \
+     0,                                                                                            \
+     "The time at which the most recent occurrence of this event "                                 \
+     "was recorded.",                                                                              \
+     ev_last_seen,                                                                                 \
+     F},                                                                                           \
+        {"Type",                                                                                   \
+         "string",                                                                                 \
+         "",                                                                                       \
+         0,                                                                                        \
+         "Type of this event (Normal, Warning), new types could be "                               \
+         "added in the future",                                                                    \
+         fakeapi__cell_str,                                                                        \
+         &f_ev_type},                                                                              \
+        {"Reason",                                                                                 \
+         "string",                                                                                 \
+         "",                                                                                       \
+         0,                                                                                        \
+         "This should be a short, machine understandable string that "                             \
+         "gives the reason for the transition into the object's "                                  \
+         "current status.",                                                                        \
+         fakeapi__cell_str,                                                                        \
+         &f_ev_reason},                                                                            \
         {"Object", "string", "", 0, "The object that this event is about.", ev_object, F},         \
-        {"Subobject", "string", "", 1, "The field of the object this event is about.",             \
+        {"Subobject",  "string", "", 1, "The field of the object this event is about.",            \
          ev_subobject, F},                                                                         \
         {"Source", "string", "", 1, "The component reporting this event.", ev_source, F},          \
-        {"Message", "string", "", 0, "A human-readable description of the status of this "         \
-                                     "operation.",                                                 \
-         ev_message, F},                                                                           \
-        {"First Seen", "string", "", 1, "The time at which the event was first recorded.",         \
+        {"Message",                                                                                \
+         "string",                                                                                 \
+         "",                                                                                       \
+         0,                                                                                        \
+         "A human-readable description of the status of this "                                     \
+         "operation.",                                                                             \
+         ev_message,                                                                               \
+         F},                                                                                       \
+        {"First Seen",  "string", "", 1, "The time at which the event was first recorded.",        \
          ev_first_seen, F},                                                                        \
         {"Count", "string", "", 1, "The number of times this event has occurred.", ev_count, F},   \
     {                                                                                              \
@@ -700,8 +723,9 @@ static const fakeapi__field f_sa_secrets = {"secrets", NULL, 0};
 
 static const fakeapi__colspec sa_cols[] = {
     FAKEAPI__COL_NAME,
-    {"Secrets", "string", "", 0, "Secrets is a list of the secrets in the same namespace that "
-                                 "pods running using this ServiceAccount are allowed to use.",
+    {"Secrets", "string", "", 0,
+     "Secrets is a list of the secrets in the same namespace that "
+     "pods running using this ServiceAccount are allowed to use.",
      fakeapi__cell_count, &f_sa_secrets},
     FAKEAPI__COL_AGE,
 };
@@ -783,21 +807,25 @@ static const fakeapi__colspec pvc_cols[] = {
     FAKEAPI__COL_NAME,
     {"Status", "string", "", 0, "phase represents the current phase of PersistentVolumeClaim.",
      pvc_phase, NULL},
-    {"Volume", "string", "", 0, "volumeName is the binding reference to the PersistentVolume "
-                                "backing this claim.",
+    {"Volume", "string", "", 0,
+     "volumeName is the binding reference to the PersistentVolume "
+     "backing this claim.",
      fakeapi__cell_str, &f_vol_name},
-    {"Capacity", "string", "", 0, "capacity represents the actual resources of the underlying "
-                                  "volume.",
+    {"Capacity", "string", "", 0,
+     "capacity represents the actual resources of the underlying "
+     "volume.",
      pvc_capacity, NULL},
-    {"Access Modes", "string", "", 0, "accessModes contains the actual access modes the volume "
-                                      "backing the PVC has.",
+    {"Access Modes", "string", "", 0,
+     "accessModes contains the actual access modes the volume "
+     "backing the PVC has.",
      pvc_modes, NULL},
     {"StorageClass", "string", "", 0, "StorageClass of the pvc", pvc_class, NULL},
     {"VolumeAttributesClass", "string", "", 0, "VolumeAttributesClass of the pvc",
      fakeapi__cell_str, &f_vac},
     FAKEAPI__COL_AGE,
-    {"VolumeMode", "string", "", 1, "volumeMode defines what type of volume is required by the "
-                                    "claim.",
+    {"VolumeMode", "string", "", 1,
+     "volumeMode defines what type of volume is required by the "
+     "claim.",
      fakeapi__cell_str, &f_vol_mode},
 };
 
@@ -842,28 +870,33 @@ static const fakeapi__field f_pv_reason = {"status.reason", "", 0};
 
 static const fakeapi__colspec pv_cols[] = {
     FAKEAPI__COL_NAME,
-    {"Capacity", "string", "", 0, "capacity is the description of the persistent volume's "
-                                  "resources and capacity.",
+    {"Capacity", "string", "", 0,
+     "capacity is the description of the persistent volume's "
+     "resources and capacity.",
      pv_capacity, NULL},
     {"Access Modes", "string", "", 0, "accessModes contains all ways the volume can be mounted.",
      pv_modes, NULL},
-    {"Reclaim Policy", "string", "", 0, "persistentVolumeReclaimPolicy defines what happens to a "
-                                        "persistent volume when released from its claim.",
+    {"Reclaim Policy", "string", "", 0,
+     "persistentVolumeReclaimPolicy defines what happens to a "
+     "persistent volume when released from its claim.",
      fakeapi__cell_str, &f_pv_reclaim},
-    {"Status", "string", "", 0, "phase indicates if a volume is available, bound to a claim, or "
-                                "released by a claim.",
+    {"Status", "string", "", 0,
+     "phase indicates if a volume is available, bound to a claim, or "
+     "released by a claim.",
      pvc_phase, NULL},
-    {"Claim", "string", "", 0, "claimRef is part of a bi-directional binding between "
-                               "PersistentVolume and PersistentVolumeClaim.",
+    {"Claim", "string", "", 0,
+     "claimRef is part of a bi-directional binding between "
+     "PersistentVolume and PersistentVolumeClaim.",
      pv_claim, NULL},
     {"StorageClass", "string", "", 0, "StorageClass of the pv", pv_class, NULL},
-    {"VolumeAttributesClass", "string", "", 0, "VolumeAttributesClass of the pv",
-     fakeapi__cell_str, &f_vac},
+    {"VolumeAttributesClass", "string", "", 0, "VolumeAttributesClass of the pv", fakeapi__cell_str,
+     &f_vac},
     {"Reason", "string", "", 0, "reason is a brief CamelCase string that describes any failure.",
      fakeapi__cell_str, &f_pv_reason},
     FAKEAPI__COL_AGE,
-    {"VolumeMode", "string", "", 1, "volumeMode defines if a volume is intended to be used with "
-                                    "a formatted filesystem or to remain in raw block state.",
+    {"VolumeMode", "string", "", 1,
+     "volumeMode defines if a volume is intended to be used with "
+     "a formatted filesystem or to remain in raw block state.",
      fakeapi__cell_str, &f_vol_mode},
 };
 
@@ -882,4 +915,5 @@ const fakeapi__printer fakeapi__printers_core[] = {
     {"", "PersistentVolumeClaim", FAKEAPI__COLS(pvc_cols), NULL},
     {"", "PersistentVolume", FAKEAPI__COLS(pv_cols), NULL},
 };
-const size_t fakeapi__printers_core_n = sizeof fakeapi__printers_core / sizeof fakeapi__printers_core[0];
+const size_t fakeapi__printers_core_n =
+    sizeof fakeapi__printers_core / sizeof fakeapi__printers_core[0];

@@ -63,9 +63,14 @@ static json_t *binding_subjects(const json_t *o, int64_t now_ns, const void *arg
 
 #define BINDING_COLS(what)                                                                         \
     FAKEAPI__COL_NAME,                                                                             \
-        {"Role", "string", "", 0, "RoleRef can reference a Role in the current namespace or a "   \
-                                  "ClusterRole in the global namespace.",                          \
-         binding_role, NULL},                                                                      \
+        {"Role",                                                                                   \
+         "string",                                                                                 \
+         "",                                                                                       \
+         0,                                                                                        \
+         "RoleRef can reference a Role in the current namespace or a "                             \
+         "ClusterRole in the global namespace.",                                                   \
+         binding_role,                                                                             \
+         NULL},                                                                                    \
         FAKEAPI__COL_AGE,                                                                          \
         {"Users", "string", "", 1, "Users in the " what, binding_subjects, "User"},                \
         {"Groups", "string", "", 1, "Groups in the " what, binding_subjects, "Group"},             \
@@ -83,8 +88,9 @@ static const fakeapi__field f_lease_holder = {"spec.holderIdentity", "", 0};
 
 static const fakeapi__colspec lease_cols[] = {
     FAKEAPI__COL_NAME,
-    {"Holder", "string", "", 0, "holderIdentity contains the identity of the holder of a current "
-                                "lease.",
+    {"Holder", "string", "", 0,
+     "holderIdentity contains the identity of the holder of a current "
+     "lease.",
      fakeapi__cell_str, &f_lease_holder},
     FAKEAPI__COL_AGE,
 };
@@ -162,8 +168,7 @@ static const fakeapi__colspec ing_cols[] = {
      "The name of the IngressClass resource that should be used for additional configuration",
      fakeapi__cell_str, &f_ing_class},
     {"Hosts", "string", "", 0,
-     "Hosts that incoming requests are matched against before the ingress rule", ing_hosts,
-     NULL},
+     "Hosts that incoming requests are matched against before the ingress rule", ing_hosts, NULL},
     {"Address", "string", "", 0,
      "Address is a list containing ingress points for the load-balancer", ing_address, NULL},
     {"Ports", "string", "", 0, "Ports of TLS configurations that open", ing_ports, NULL},
@@ -267,11 +272,13 @@ static const fakeapi__field f_eps_type = {"addressType", "", 0};
 
 static const fakeapi__colspec eps_cols[] = {
     FAKEAPI__COL_NAME,
-    {"AddressType", "string", "", 0, "addressType specifies the type of address carried by this "
-                                     "EndpointSlice.",
+    {"AddressType", "string", "", 0,
+     "addressType specifies the type of address carried by this "
+     "EndpointSlice.",
      fakeapi__cell_str, &f_eps_type},
-    {"Ports", "string", "", 0, "ports specifies the list of network ports exposed by each "
-                               "endpoint in this slice.",
+    {"Ports", "string", "", 0,
+     "ports specifies the list of network ports exposed by each "
+     "endpoint in this slice.",
      eps_ports, NULL},
     {"Endpoints", "string", "", 0, "endpoints is a list of unique endpoints in this slice.",
      eps_endpoints, NULL},
@@ -286,7 +293,8 @@ static json_t *sc_name(const json_t *o, int64_t now_ns, const void *arg)
     (void)now_ns;
     (void)arg;
     const json_t *ann = DIG(o, "metadata.annotations");
-    const char *v = json_string_value(json_object_get(ann, "storageclass.kubernetes.io/is-default-class"));
+    const char *v =
+        json_string_value(json_object_get(ann, "storageclass.kubernetes.io/is-default-class"));
     const char *beta =
         json_string_value(json_object_get(ann, "storageclass.beta.kubernetes.io/is-default-class"));
     const char *name = DIG_STR(o, "metadata.name");
@@ -307,14 +315,17 @@ static const fakeapi__colspec sc_cols[] = {
     {"Name", "string", "name", 0, fakeapi__desc_name, sc_name, NULL},
     {"Provisioner", "string", "", 0, "provisioner indicates the type of the provisioner.",
      fakeapi__cell_str, &f_sc_prov},
-    {"ReclaimPolicy", "string", "", 0, "reclaimPolicy controls the reclaimPolicy for dynamically "
-                                       "provisioned PersistentVolumes of this storage class.",
+    {"ReclaimPolicy", "string", "", 0,
+     "reclaimPolicy controls the reclaimPolicy for dynamically "
+     "provisioned PersistentVolumes of this storage class.",
      fakeapi__cell_str, &f_sc_reclaim},
-    {"VolumeBindingMode", "string", "", 0, "volumeBindingMode indicates how PersistentVolumeClaims "
-                                           "should be provisioned and bound.",
+    {"VolumeBindingMode", "string", "", 0,
+     "volumeBindingMode indicates how PersistentVolumeClaims "
+     "should be provisioned and bound.",
      fakeapi__cell_str, &f_sc_binding},
-    {"AllowVolumeExpansion", "string", "", 0, "allowVolumeExpansion shows whether the storage "
-                                              "class allow volume expand.",
+    {"AllowVolumeExpansion", "string", "", 0,
+     "allowVolumeExpansion shows whether the storage "
+     "class allow volume expand.",
      fakeapi__cell_bool, &f_sc_expand},
     FAKEAPI__COL_AGE,
 };
@@ -363,23 +374,29 @@ static json_t *csi_modes(const json_t *o, int64_t now_ns, const void *arg)
 
 static const fakeapi__colspec csidriver_cols[] = {
     FAKEAPI__COL_NAME,
-    {"AttachRequired", "boolean", "", 0, "attachRequired indicates this CSI volume driver "
-                                         "requires an attach operation.",
+    {"AttachRequired", "boolean", "", 0,
+     "attachRequired indicates this CSI volume driver "
+     "requires an attach operation.",
      fakeapi__cell_bool, &f_csi_attach},
-    {"PodInfoOnMount", "boolean", "", 0, "podInfoOnMount indicates this CSI volume driver "
-                                         "requires additional pod information during mount.",
+    {"PodInfoOnMount", "boolean", "", 0,
+     "podInfoOnMount indicates this CSI volume driver "
+     "requires additional pod information during mount.",
      fakeapi__cell_bool, &f_csi_podinfo},
-    {"StorageCapacity", "boolean", "", 0, "storageCapacity indicates that the CSI volume driver "
-                                          "wants pod scheduling to consider storage capacity.",
+    {"StorageCapacity", "boolean", "", 0,
+     "storageCapacity indicates that the CSI volume driver "
+     "wants pod scheduling to consider storage capacity.",
      fakeapi__cell_bool, &f_csi_capacity},
-    {"TokenRequests", "string", "", 0, "tokenRequests indicates the CSI driver needs pods' "
-                                       "service account tokens.",
+    {"TokenRequests", "string", "", 0,
+     "tokenRequests indicates the CSI driver needs pods' "
+     "service account tokens.",
      csi_tokens, NULL},
-    {"RequiresRepublish", "boolean", "", 0, "requiresRepublish indicates the CSI driver wants "
-                                            "NodePublishVolume being periodically called.",
+    {"RequiresRepublish", "boolean", "", 0,
+     "requiresRepublish indicates the CSI driver wants "
+     "NodePublishVolume being periodically called.",
      fakeapi__cell_bool, &f_csi_republish},
-    {"Modes", "string", "", 0, "volumeLifecycleModes defines what kind of volumes this CSI "
-                               "volume driver supports.",
+    {"Modes", "string", "", 0,
+     "volumeLifecycleModes defines what kind of volumes this CSI "
+     "volume driver supports.",
      csi_modes, NULL},
     FAKEAPI__COL_AGE,
 };
@@ -388,8 +405,9 @@ static const fakeapi__field f_csinode_drivers = {"spec.drivers", NULL, 0};
 
 static const fakeapi__colspec csinode_cols[] = {
     FAKEAPI__COL_NAME,
-    {"Drivers", "integer", "", 0, "Drivers indicates the number of CSI drivers registered on "
-                                  "the node",
+    {"Drivers", "integer", "", 0,
+     "Drivers indicates the number of CSI drivers registered on "
+     "the node",
      fakeapi__cell_count, &f_csinode_drivers},
     FAKEAPI__COL_AGE,
 };
@@ -404,13 +422,15 @@ static const fakeapi__colspec pc_cols[] = {
     FAKEAPI__COL_NAME,
     {"Value", "integer", "", 0, "value represents the integer value of this priority class.",
      fakeapi__cell_int, &f_pc_value},
-    {"Global-Default", "boolean", "", 0, "globalDefault specifies whether this PriorityClass "
-                                         "should be considered as the default priority for pods "
-                                         "that do not have any priority class.",
+    {"Global-Default", "boolean", "", 0,
+     "globalDefault specifies whether this PriorityClass "
+     "should be considered as the default priority for pods "
+     "that do not have any priority class.",
      fakeapi__cell_bool, &f_pc_default},
     FAKEAPI__COL_AGE,
-    {"PreemptionPolicy", "string", "", 0, "preemptionPolicy is the Policy for preempting pods "
-                                          "with lower priority.",
+    {"PreemptionPolicy", "string", "", 0,
+     "preemptionPolicy is the Policy for preempting pods "
+     "with lower priority.",
      fakeapi__cell_str, &f_pc_preempt},
 };
 
@@ -418,8 +438,9 @@ static const fakeapi__field f_rc_handler = {"handler", "", 0};
 
 static const fakeapi__colspec runtimeclass_cols[] = {
     FAKEAPI__COL_NAME,
-    {"Handler", "string", "", 0, "handler specifies the underlying runtime and configuration "
-                                 "that the CRI implementation will use.",
+    {"Handler", "string", "", 0,
+     "handler specifies the underlying runtime and configuration "
+     "that the CRI implementation will use.",
      fakeapi__cell_str, &f_rc_handler},
     FAKEAPI__COL_AGE,
 };
@@ -472,13 +493,15 @@ static const fakeapi__field f_csr_user = {"spec.username", "", 0};
 static const fakeapi__colspec csr_cols[] = {
     FAKEAPI__COL_NAME,
     FAKEAPI__COL_AGE,
-    {"SignerName", "string", "", 0, "signerName indicates the requested signer.",
-     fakeapi__cell_str, &f_csr_signer},
-    {"Requestor", "string", "", 0, "username contains the name of the user that created the "
-                                   "CertificateSigningRequest.",
+    {"SignerName", "string", "", 0, "signerName indicates the requested signer.", fakeapi__cell_str,
+     &f_csr_signer},
+    {"Requestor", "string", "", 0,
+     "username contains the name of the user that created the "
+     "CertificateSigningRequest.",
      fakeapi__cell_str, &f_csr_user},
-    {"RequestedDuration", "string", "", 0, "expirationSeconds is the requested duration of "
-                                           "validity of the issued certificate.",
+    {"RequestedDuration", "string", "", 0,
+     "expirationSeconds is the requested duration of "
+     "validity of the issued certificate.",
      csr_duration, NULL},
     {"Condition", "string", "", 0, "conditions applied to the request.", csr_condition, NULL},
 };
@@ -511,7 +534,8 @@ const fakeapi__printer fakeapi__printers_misc[] = {
     {"certificates.k8s.io", "CertificateSigningRequest", FAKEAPI__COLS(csr_cols), NULL},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", FAKEAPI__COLS(webhook_cols),
      NULL},
-    {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration",
-     FAKEAPI__COLS(webhook_cols), NULL},
+    {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", FAKEAPI__COLS(webhook_cols),
+     NULL},
 };
-const size_t fakeapi__printers_misc_n = sizeof fakeapi__printers_misc / sizeof fakeapi__printers_misc[0];
+const size_t fakeapi__printers_misc_n =
+    sizeof fakeapi__printers_misc / sizeof fakeapi__printers_misc[0];
