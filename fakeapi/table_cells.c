@@ -161,7 +161,7 @@ static const char **sorted_keys(const json_t *map, size_t *n)
     return keys;
 }
 
-void fakeapi__labels_text(const json_t *map, fakeapi__cellbuf *b)
+void fakeapi__label_map_text(const json_t *map, fakeapi__cellbuf *b)
 {
     size_t n;
     const char **keys = sorted_keys(map, &n);
@@ -344,7 +344,7 @@ json_t *fakeapi__cell_labels(const json_t *o, int64_t now_ns, const void *arg)
     (void)now_ns;
     fakeapi__cellbuf b;
     fakeapi__cb_init(&b);
-    fakeapi__labels_text(fakeapi__dig(o, arg), &b);
+    fakeapi__label_map_text(fakeapi__dig(o, arg), &b);
     return fakeapi__cb_or(&b, "<none>");
 }
 

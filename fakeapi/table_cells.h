@@ -92,7 +92,7 @@ json_t *fakeapi__str_or(const char *s, const char *dflt);
 /* translateTimestampSince: the human age of an RFC 3339 ts, absent when ts is NULL/"". */
 json_t *fakeapi__since_cell(const char *ts, int64_t now_ns, const char *absent);
 /* labels.FormatLabels of a string map: "a=1,b=2" sorted by key, "<none>" when empty. */
-void fakeapi__labels_text(const json_t *map, fakeapi__cellbuf *b);
+void fakeapi__label_map_text(const json_t *map, fakeapi__cellbuf *b);
 /* metav1 LabelSelector as selector.String(): requirements sorted by key. */
 void fakeapi__selector_text(const json_t *sel, fakeapi__cellbuf *b);
 /* layoutContainerCells: "a,b" of field ("name"/"image") over podspec.containers. */
