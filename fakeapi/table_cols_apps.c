@@ -232,7 +232,6 @@ static const fakeapi__colspec job_cols[] = {
 
 static const fakeapi__field f_cj_schedule = {"spec.schedule", "", 0};
 static const fakeapi__field f_cj_tz = {"spec.timeZone", "<none>", 0};
-static const fakeapi__field f_cj_suspend = {"spec.suspend", NULL, 0};
 static const fakeapi__field f_cj_active = {"status.active", NULL, 0};
 static const fakeapi__field f_cj_last = {"status.lastScheduleTime", "<none>", 0};
 
@@ -244,6 +243,14 @@ static json_t *cj_timezone(const json_t *o, int64_t now_ns, const void *arg)
     return json_string(tz ? tz : "<none>");
 }
 
+/* printBoolPtr: "True"/"False"; an absent suspend is the API default, false. */
+static json_t *cj_suspend(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    return json_string(json_is_true(DIG(o, "spec.suspend")) ? "True" : "False");
+}
+
 static const fakeapi__colspec cronjob_cols[] = {
     FAKEAPI__COL_NAME,
     {"Schedule", "string", "", 0, "The schedule in Cron format.", fakeapi__cell_str,
@@ -251,8 +258,7 @@ static const fakeapi__colspec cronjob_cols[] = {
     {"Timezone", "string", "", 0, "The time zone name for the given schedule.", cj_timezone,
      &f_cj_tz},
     {"Suspend", "boolean", "", 0,
-     "This flag tells the controller to suspend subsequent executions.", fakeapi__cell_bool,
-     &f_cj_suspend},
+     "This flag tells the controller to suspend subsequent executions.", cj_suspend, NULL},
     {"Active", "integer", "", 0, "A list of pointers to currently running jobs.",
      fakeapi__cell_count, &f_cj_active},
     {"Last Schedule", "string", "", 0,

@@ -284,7 +284,7 @@ Test(tables, jobs_and_cronjobs)
                    "Containers,Images,Selector");
     cr_assert_str_eq(jstr(t, "rows.0.cells.1"), "*/5 * * * *");
     cr_assert_str_eq(jstr(t, "rows.0.cells.2"), "<none>");
-    cr_assert(json_is_false(jget(t, "rows.0.cells.3")));
+    cr_assert_str_eq(jstr(t, "rows.0.cells.3"), "False");
     cr_assert_eq(jint(t, "rows.0.cells.4"), 0);
     cr_assert_str_eq(jstr(t, "rows.0.cells.5"), "<none>");
     cr_assert_str_eq(jstr(t, "rows.0.cells.6"), "63m");

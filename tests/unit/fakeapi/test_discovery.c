@@ -905,7 +905,7 @@ Test(table, nodes_namespaces_leases_jobs)
         "   'template':{'spec':{'containers':[{'name':'c','image':'i'}]}}}}},"
         "  'status':{'active':[{'name':'x'}],'lastScheduleTime':'2026-12-02T09:35:06Z'}}]",
         T0_NS);
-    assert_json(cells(t, 0), "['cj','@hourly','<none>',true,1,'30s','0s','c','i','<none>']", "cj");
+    assert_json(cells(t, 0), "['cj','@hourly','<none>','True',1,'30s','0s','c','i','<none>']", "cj");
     json_decref(t);
 }
 

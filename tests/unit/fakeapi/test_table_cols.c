@@ -286,7 +286,7 @@ ParameterizedTestParameters(cells, computed)
          "['j','Suspended','0/1','','<unknown>','','','<none>']"},
         {"cronjob with zone", "batch", "CronJob",
          "{'metadata':{'name':'cj'},'spec':{'schedule':'0 * * * *','timeZone':'Etc/UTC'}}",
-         "['cj','0 * * * *','Etc/UTC',false,0,'<none>','<unknown>','','','<none>']"},
+         "['cj','0 * * * *','Etc/UTC','False',0,'<none>','<unknown>','','','<none>']"},
         {"hpa v2", "autoscaling", "HorizontalPodAutoscaler",
          "{'metadata':{'name':'h'},'spec':{'scaleTargetRef':{'kind':'Deployment','name':'web'},"
          " 'minReplicas':2,'maxReplicas':10,'metrics':["
