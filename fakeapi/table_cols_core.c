@@ -900,6 +900,85 @@ static const fakeapi__colspec pv_cols[] = {
      fakeapi__cell_str, &f_vol_mode},
 };
 
+/* ---- quotas, component statuses ---- */
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "resource: used/hard, ..." over status.hard sorted; limits.* go to the Limit column. */
+static json_t *quota_column(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    bool limits = arg != NULL;
+    const json_t *hard = DIG(o, "status.hard");
+    const json_t *used = DIG(o, "status.used");
+    const char *keys[256];
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)hard, k, v)
+    {
+        if (n < sizeof keys / sizeof keys[0])
+            keys[n++] = k;
+    }
+    qsort(keys, n, sizeof keys[0], cmp_key);
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    for (size_t i = 0; i < n; i++) {
+        bool is_limit = !strncmp(keys[i], "limits.", 7);
+        if (is_limit != limits)
+            continue;
+        const char *h = json_string_value(json_object_get(hard, keys[i]));
+        const char *u = json_string_value(json_object_get(used, keys[i]));
+        if (b.len)
+            fakeapi__cb_add(&b, ", ");
+        fakeapi__cb_addf(&b, "%s: %s/%s", keys[i], u ? u : "0", h ? h : "0");
+    }
+    return json_string(b.s);
+}
+
+static const fakeapi__colspec quota_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"Request", "string", "", 0,
+     "Request represents a minimum amount of cpu/memory that a container may consume.",
+     quota_column, NULL},
+    {"Limit", "string", "", 0,
+     "Limits control the maximum amount of cpu/memory that a container may use independent of "
+     "contention on the node.",
+     quota_column, "limits"},
+    FAKEAPI__COL_AGE,
+};
+
+/* The Healthy condition: Status, Message, Error (arg picks which). */
+static json_t *cs_cell(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    const char *which = arg;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(o, "conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (!t || strcmp(t, "Healthy") != 0)
+            continue;
+        if (!strcmp(which, "status")) {
+            const char *st = json_string_value(json_object_get(c, "status"));
+            return json_string(st && !strcmp(st, "True") ? "Healthy" : "Unhealthy");
+        }
+        return fakeapi__str_or(json_string_value(json_object_get(c, which)), "");
+    }
+    return json_string(!strcmp(which, "status") ? "Unknown" : "");
+}
+
+static const fakeapi__colspec cs_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"Status", "string", "", 0, "Status of the component conditions", cs_cell, "status"},
+    {"Message", "string", "", 0, "Message of the component conditions", cs_cell, "message"},
+    {"Error", "string", "", 0, "Error of the component conditions", cs_cell, "error"},
+};
+
 const fakeapi__printer fakeapi__printers_core[] = {
     {"", "Pod", FAKEAPI__COLS(pod_cols), pod_conditions},
     {"", "PodTemplate", FAKEAPI__COLS(podtemplate_cols), NULL},
@@ -914,6 +993,8 @@ const fakeapi__printer fakeapi__printers_core[] = {
     {"", "ServiceAccount", FAKEAPI__COLS(sa_cols), NULL},
     {"", "PersistentVolumeClaim", FAKEAPI__COLS(pvc_cols), NULL},
     {"", "PersistentVolume", FAKEAPI__COLS(pv_cols), NULL},
+    {"", "ResourceQuota", FAKEAPI__COLS(quota_cols), NULL},
+    {"", "ComponentStatus", FAKEAPI__COLS(cs_cols), NULL},
 };
 const size_t fakeapi__printers_core_n =
     sizeof fakeapi__printers_core / sizeof fakeapi__printers_core[0];

@@ -2,9 +2,11 @@
  * table_cols_misc.c - Table columns of the cluster-plumbing kinds: RBAC
  * bindings, coordination Leases, networking (Ingress, IngressClass,
  * NetworkPolicy), discovery EndpointSlices, storage (StorageClass,
- * CSIDriver, CSINode), scheduling PriorityClasses, node RuntimeClasses,
- * certificates CSRs and admission webhook configurations, as the real
- * server prints them. Kinds the real server has no printer for (Role,
+ * CSIDriver, CSINode, VolumeAttachment, CSIStorageCapacity), scheduling
+ * PriorityClasses, node RuntimeClasses, certificates CSRs, admission
+ * webhook configurations and validating admission policies, flow control
+ * (FlowSchema, PriorityLevelConfiguration) and apiregistration APIServices,
+ * as the real server prints them. Kinds the real server has no printer for (Role,
  * ClusterRole, CustomResourceDefinition, ...) get the default Name and
  * Created At columns from table_cols.c.
  *
@@ -506,6 +508,191 @@ static const fakeapi__colspec csr_cols[] = {
     {"Condition", "string", "", 0, "conditions applied to the request.", csr_condition, NULL},
 };
 
+static const fakeapi__field f_va_attacher = {"spec.attacher", "", 0};
+static const fakeapi__field f_va_pv = {"spec.source.persistentVolumeName", "", 0};
+static const fakeapi__field f_va_node = {"spec.nodeName", "", 0};
+static const fakeapi__field f_va_attached = {"status.attached", NULL, 0};
+
+static const fakeapi__colspec va_cols[] = {
+    FAKEAPI__COL_NAME,
+    /* The real definition marks this column as a name too. */
+    {"Attacher", "string", "name", 0,
+     "attacher indicates the name of the volume driver that "
+     "MUST handle this request.",
+     fakeapi__cell_str, &f_va_attacher},
+    {"PV", "string", "", 0,
+     "persistentVolumeName represents the name of the persistent volume "
+     "to attach.",
+     fakeapi__cell_str, &f_va_pv},
+    {"Node", "string", "", 0,
+     "nodeName represents the node that the volume should be attached "
+     "to.",
+     fakeapi__cell_str, &f_va_node},
+    {"Attached", "boolean", "", 0, "attached indicates the volume is successfully attached.",
+     fakeapi__cell_bool, &f_va_attached},
+    FAKEAPI__COL_AGE,
+};
+
+static const fakeapi__field f_csc_class = {"storageClassName", "", 0};
+static const fakeapi__field f_csc_capacity = {"capacity", "<unset>", 0};
+
+static const fakeapi__colspec csc_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"StorageClassName", "string", "", 0,
+     "storageClassName represents the name of the "
+     "StorageClass that the reported capacity applies to.",
+     fakeapi__cell_str, &f_csc_class},
+    {"Capacity", "string", "", 0,
+     "capacity is the value reported by the CSI driver in its "
+     "GetCapacityResponse.",
+     fakeapi__cell_str, &f_csc_capacity},
+};
+
+/* ---- flow control ---- */
+
+static json_t *fs_distinguisher(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    const json_t *d = DIG(o, "spec.distinguisherMethod");
+    if (!json_is_object(d))
+        return json_string("<none>");
+    return fakeapi__str_or(json_string_value(json_object_get(d, "type")), "");
+}
+
+static json_t *fs_missing_pl(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(DIG(o, "status.conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && !strcmp(t, "Dangling"))
+            return fakeapi__str_or(json_string_value(json_object_get(c, "status")), "");
+    }
+    return json_string("?");
+}
+
+static const fakeapi__field f_fs_pl = {"spec.priorityLevelConfiguration.name", "", 0};
+static const fakeapi__field f_fs_prec = {"spec.matchingPrecedence", NULL, 0};
+
+static const fakeapi__colspec fs_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"PriorityLevel", "string", "", 0,
+     "`name` is the name of the priority level configuration "
+     "being referenced",
+     fakeapi__cell_str, &f_fs_pl},
+    {"MatchingPrecedence", "string", "", 0,
+     "`matchingPrecedence` is used to choose among the "
+     "FlowSchemas that match a given request.",
+     fakeapi__cell_int, &f_fs_prec},
+    {"DistinguisherMethod", "string", "", 0,
+     "`distinguisherMethod` defines how to compute the "
+     "flow distinguisher for requests that match this "
+     "schema.",
+     fs_distinguisher, NULL},
+    FAKEAPI__COL_AGE,
+    {"MissingPL", "string", "", 0,
+     "references a broken or non-existent "
+     "PriorityLevelConfiguration",
+     fs_missing_pl, NULL},
+};
+
+/* A limited priority level's number at path (under spec.limited), or "<none>". */
+static json_t *plc_number(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    const json_t *limited = DIG(o, "spec.limited");
+    if (!json_is_object(limited))
+        return json_string("<none>");
+    const char *path = arg;
+    if (!strcmp(path, "nominalConcurrencyShares")) /* defaulted to 30 in v1 */
+        return json_integer(fakeapi__dig_int(limited, path, 30));
+    const json_t *q = DIG(limited, "limitResponse.queuing");
+    if (!json_is_object(q))
+        return json_string("<none>");
+    return json_integer(fakeapi__dig_int(q, path, 0));
+}
+
+static const fakeapi__field f_plc_type = {"spec.type", "", 0};
+
+static const fakeapi__colspec plc_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"Type", "string", "", 0,
+     "`type` indicates whether this priority level is subject to "
+     "limitation on request execution.",
+     fakeapi__cell_str, &f_plc_type},
+    {"NominalConcurrencyShares", "string", "", 0,
+     "`nominalConcurrencyShares` (NCS) contributes "
+     "to the computation of the "
+     "NominalConcurrencyLimit (NominalCL) of this "
+     "level.",
+     plc_number, "nominalConcurrencyShares"},
+    {"Queues", "string", "", 0, "`queues` is the number of queues for this priority level.",
+     plc_number, "queues"},
+    {"HandSize", "string", "", 0,
+     "`handSize` is a small positive number that configures the "
+     "shuffle sharding of requests into queues.",
+     plc_number, "handSize"},
+    {"QueueLengthLimit", "string", "", 0,
+     "`queueLengthLimit` is the maximum number of requests "
+     "allowed to be waiting in a given queue of this "
+     "priority level at a time.",
+     plc_number, "queueLengthLimit"},
+    FAKEAPI__COL_AGE,
+};
+
+/* ---- apiregistration ---- */
+
+static json_t *apisvc_service(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    const json_t *svc = DIG(o, "spec.service");
+    if (!json_is_object(svc))
+        return json_string("Local");
+    const char *ns = json_string_value(json_object_get(svc, "namespace"));
+    const char *name = json_string_value(json_object_get(svc, "name"));
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    fakeapi__cb_addf(&b, "%s/%s", ns ? ns : "", name ? name : "");
+    return json_string(b.s);
+}
+
+/* The Available condition: "True", or "False (Reason)". */
+static json_t *apisvc_available(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(DIG(o, "status.conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (!t || strcmp(t, "Available") != 0)
+            continue;
+        const char *st = json_string_value(json_object_get(c, "status"));
+        const char *reason = json_string_value(json_object_get(c, "reason"));
+        fakeapi__cellbuf b;
+        fakeapi__cb_init(&b);
+        fakeapi__cb_add(&b, st ? st : "");
+        if (!(st && !strcmp(st, "True")) && reason && *reason)
+            fakeapi__cb_addf(&b, " (%s)", reason);
+        return json_string(b.s);
+    }
+    return json_string("Unknown");
+}
+
+static const fakeapi__colspec apisvc_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"Service", "string", "", 0, "The reference to the service that hosts this API endpoint.",
+     apisvc_service, NULL},
+    {"Available", "string", "", 0, "Whether this service is available.", apisvc_available, NULL},
+    FAKEAPI__COL_AGE,
+};
+
 /* ---- admission ---- */
 
 static const fakeapi__field f_webhooks = {"webhooks", NULL, 0};
@@ -515,6 +702,71 @@ static const fakeapi__colspec webhook_cols[] = {
     {"Webhooks", "integer", "", 0,
      "Webhooks indicates the number of webhooks registered in this configuration",
      fakeapi__cell_count, &f_webhooks},
+    FAKEAPI__COL_AGE,
+};
+
+static json_t *vap_param_kind(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    const json_t *pk = DIG(o, "spec.paramKind");
+    if (!json_is_object(pk))
+        return json_string("<unset>");
+    const char *api = json_string_value(json_object_get(pk, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(pk, "kind"));
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    fakeapi__cb_addf(&b, "%s/%s", api ? api : "", kind ? kind : "");
+    return json_string(b.s);
+}
+
+static const fakeapi__field f_vap_validations = {"spec.validations", NULL, 0};
+
+static const fakeapi__colspec vap_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"Validations", "integer", "", 0,
+     "Validations indicates the number of validation rules defined in this configuration",
+     fakeapi__cell_count, &f_vap_validations},
+    {"ParamKind", "string", "", 0,
+     "ParamKind specifies the kind of resources used to parameterize this policy", vap_param_kind,
+     NULL},
+    FAKEAPI__COL_AGE,
+};
+
+/* The binding's paramRef: "ns/name", "*\/name" without a namespace, or its selector. */
+static json_t *vapb_param_ref(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    const json_t *pr = DIG(o, "spec.paramRef");
+    if (!json_is_object(pr))
+        return json_string("<unset>");
+    const char *name = json_string_value(json_object_get(pr, "name"));
+    const char *ns = json_string_value(json_object_get(pr, "namespace"));
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    if (name && *name) {
+        fakeapi__cb_addf(&b, "%s/%s", ns && *ns ? ns : "*", name);
+        return json_string(b.s);
+    }
+    /* The real server prints the selector's Go struct dump here; its selector form is kinder. */
+    if (json_is_object(json_object_get(pr, "selector"))) {
+        fakeapi__selector_text(json_object_get(pr, "selector"), &b);
+        return json_string(b.s);
+    }
+    return json_string("<unset>");
+}
+
+static const fakeapi__field f_vapb_policy = {"spec.policyName", "", 0};
+
+static const fakeapi__colspec vapb_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"PolicyName", "string", "", 0,
+     "PolicyName indicates the policy definition which the policy binding binded to",
+     fakeapi__cell_str, &f_vapb_policy},
+    {"ParamRef", "string", "", 0,
+     "ParamRef indicates the param resource which sets the configration param", vapb_param_ref,
+     NULL},
     FAKEAPI__COL_AGE,
 };
 
@@ -536,6 +788,14 @@ const fakeapi__printer fakeapi__printers_misc[] = {
      NULL},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", FAKEAPI__COLS(webhook_cols),
      NULL},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", FAKEAPI__COLS(vap_cols), NULL},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", FAKEAPI__COLS(vapb_cols),
+     NULL},
+    {"storage.k8s.io", "VolumeAttachment", FAKEAPI__COLS(va_cols), NULL},
+    {"storage.k8s.io", "CSIStorageCapacity", FAKEAPI__COLS(csc_cols), NULL},
+    {"flowcontrol.apiserver.k8s.io", "FlowSchema", FAKEAPI__COLS(fs_cols), NULL},
+    {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", FAKEAPI__COLS(plc_cols), NULL},
+    {"apiregistration.k8s.io", "APIService", FAKEAPI__COLS(apisvc_cols), NULL},
 };
 const size_t fakeapi__printers_misc_n =
     sizeof fakeapi__printers_misc / sizeof fakeapi__printers_misc[0];

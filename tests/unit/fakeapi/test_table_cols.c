@@ -121,6 +121,20 @@ ParameterizedTestParameters(cols, names_and_priorities)
         {"certificates.k8s.io", "CertificateSigningRequest",
          "Name,Age,SignerName,Requestor,RequestedDuration,Condition", ""},
         {"apiextensions.k8s.io", "CustomResourceDefinition", "Name,Created At", ""},
+        {"", "ResourceQuota", "Name,Request,Limit,Age", ""},
+        {"", "ComponentStatus", "Name,Status,Message,Error", ""},
+        {"", "LimitRange", "Name,Created At", ""},
+        {"storage.k8s.io", "VolumeAttachment", "Name,Attacher,PV,Node,Attached,Age", ""},
+        {"storage.k8s.io", "CSIStorageCapacity", "Name,StorageClassName,Capacity", ""},
+        {"flowcontrol.apiserver.k8s.io", "FlowSchema",
+         "Name,PriorityLevel,MatchingPrecedence,DistinguisherMethod,Age,MissingPL", ""},
+        {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration",
+         "Name,Type,NominalConcurrencyShares,Queues,HandSize,QueueLengthLimit,Age", ""},
+        {"apiregistration.k8s.io", "APIService", "Name,Service,Available,Age", ""},
+        {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy",
+         "Name,Validations,ParamKind,Age", ""},
+        {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding",
+         "Name,PolicyName,ParamRef,Age", ""},
         {"nope.example.com", "Widget", "Name,Created At", ""},
     };
     return cr_make_param_array(colcase, cases, sizeof cases / sizeof cases[0]);
@@ -143,8 +157,8 @@ ParameterizedTest(colcase *c, cols, names_and_priorities)
                   "%s/%s: bad type", c->kind, col->name);
         cr_assert(col->desc && *col->desc, "%s/%s: no description", c->kind, col->name);
         cr_assert_not_null(col->cell);
-        if (!strcmp(col->format, "name")) {
-            cr_assert_str_eq(col->name, "Name");
+        if (!strcmp(col->name, "Name")) {
+            cr_assert_str_eq(col->format, "name");
             has_name = true;
         }
     }
@@ -448,6 +462,61 @@ ParameterizedTestParameters(cells, computed)
          "['c','<unknown>','<none>','','<none>','Denied,Failed']"},
         {"webhooks", "admissionregistration.k8s.io", "ValidatingWebhookConfiguration",
          "{'metadata':{'name':'w'},'webhooks':[{},{}]}", "['w',2,'<unknown>']"},
+        {"quota", "", "ResourceQuota",
+         "{'metadata':{'name':'q'},'status':{'hard':{'pods':'10','limits.cpu':'4',"
+         " 'requests.cpu':'2','limits.memory':'8Gi'},'used':{'pods':'3','requests.cpu':'500m'}}}",
+         "['q','pods: 3/10, requests.cpu: 500m/2','limits.cpu: 0/4, limits.memory: 0/8Gi',"
+         "'<unknown>']"},
+        {"component status", "", "ComponentStatus",
+         "{'metadata':{'name':'etcd-0'},'conditions':[{'type':'Healthy','status':'True',"
+         " 'message':'ok'}]}",
+         "['etcd-0','Healthy','ok','']"},
+        {"component status unknown", "", "ComponentStatus", "{'metadata':{'name':'x'}}",
+         "['x','Unknown','','']"},
+        {"volume attachment", "storage.k8s.io", "VolumeAttachment",
+         "{'metadata':{'name':'va'},'spec':{'attacher':'csi.x','nodeName':'n1',"
+         " 'source':{'persistentVolumeName':'pv1'}},'status':{'attached':true}}",
+         "['va','csi.x','pv1','n1',true,'<unknown>']"},
+        {"csi storage capacity", "storage.k8s.io", "CSIStorageCapacity",
+         "{'metadata':{'name':'c'},'storageClassName':'fast'}", "['c','fast','<unset>']"},
+        {"flow schema", "flowcontrol.apiserver.k8s.io", "FlowSchema",
+         "{'metadata':{'name':'fs'},'spec':{'priorityLevelConfiguration':{'name':'global'},"
+         " 'matchingPrecedence':1000,'distinguisherMethod':{'type':'ByUser'}},"
+         " 'status':{'conditions':[{'type':'Dangling','status':'False'}]}}",
+         "['fs','global',1000,'ByUser','<unknown>','False']"},
+        {"flow schema bare", "flowcontrol.apiserver.k8s.io", "FlowSchema",
+         "{'metadata':{'name':'fs'},'spec':{'priorityLevelConfiguration':{'name':'p'}}}",
+         "['fs','p',0,'<none>','<unknown>','?']"},
+        {"priority level limited", "flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration",
+         "{'metadata':{'name':'pl'},'spec':{'type':'Limited','limited':{"
+         " 'limitResponse':{'type':'Queue','queuing':{'queues':64,'handSize':6,"
+         " 'queueLengthLimit':50}}}}}",
+         "['pl','Limited',30,64,6,50,'<unknown>']"},
+        {"priority level exempt", "flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration",
+         "{'metadata':{'name':'ex'},'spec':{'type':'Exempt','exempt':{}}}",
+         "['ex','Exempt','<none>','<none>','<none>','<none>','<unknown>']"},
+        {"api service local", "apiregistration.k8s.io", "APIService",
+         "{'metadata':{'name':'v1.apps'},'status':{'conditions':[{'type':'Available',"
+         " 'status':'True','reason':'Local'}]}}",
+         "['v1.apps','Local','True','<unknown>']"},
+        {"api service down", "apiregistration.k8s.io", "APIService",
+         "{'metadata':{'name':'v1beta1.metrics.k8s.io'},'spec':{'service':{'namespace':"
+         " 'kube-system','name':'metrics-server'}},'status':{'conditions':[{'type':'Available',"
+         " 'status':'False','reason':'MissingEndpoints'}]}}",
+         "['v1beta1.metrics.k8s.io','kube-system/metrics-server','False (MissingEndpoints)',"
+         "'<unknown>']"},
+        {"admission policy", "admissionregistration.k8s.io", "ValidatingAdmissionPolicy",
+         "{'metadata':{'name':'p'},'spec':{'validations':[{},{}],'paramKind':{"
+         " 'apiVersion':'v1','kind':'ConfigMap'}}}",
+         "['p',2,'v1/ConfigMap','<unknown>']"},
+        {"admission binding", "admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding",
+         "{'metadata':{'name':'b'},'spec':{'policyName':'p','paramRef':{'name':'cfg'}}}",
+         "['b','p','*/cfg','<unknown>']"},
+        {"admission binding selector", "admissionregistration.k8s.io",
+         "ValidatingAdmissionPolicyBinding",
+         "{'metadata':{'name':'b'},'spec':{'policyName':'p','paramRef':{'selector':{"
+         " 'matchLabels':{'env':'prod'}}}}}",
+         "['b','p','env=prod','<unknown>']"},
         {"lease", "coordination.k8s.io", "Lease",
          "{'metadata':{'name':'l','creationTimestamp':'2026-12-02T09:35:00Z'},"
          " 'spec':{'holderIdentity':'node-1'}}",
