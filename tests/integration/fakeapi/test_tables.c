@@ -59,6 +59,27 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
+/* The body of a GET of path as a Table, read for at most ms of real time (for watches). */
+static char *get_table_text(const char *path, long ms)
+{
+    CURL *h = curl_easy_init();
+    cr_assert_not_null(h);
+    char url[4096], *body = NULL;
+    snprintf(url, sizeof url, "%s%s", fakeapi_url(srv), path);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Accept: " TABLE_ACCEPT);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
+    CURLcode rc = curl_easy_perform(h);
+    cr_assert(rc == CURLE_OK || rc == CURLE_OPERATION_TIMEDOUT, "GET %s: %s", path,
+              curl_easy_strerror(rc));
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    return body ? body : strdup("");
+}
+
 /* GET path as a Table; asserts 200 and a Table document, returns it. */
 static json_t *get_table(const char *path)
 {
@@ -436,6 +457,41 @@ Test(tables, rbac)
     assert_columns(t, "Name,Role,Age", "Users,Groups,ServiceAccounts");
     assert_row(t, 0, "['read','Role/reader','10m','alice','devs','default/robot']");
     json_decref(t);
+}
+
+Test(tables, watch_events_as_tables)
+{
+    json_t *first = req(201, "POST", "/api/v1/namespaces/default/events",
+                        "{'metadata':{'name':'a'},'involvedObject':{'kind':'Pod','name':'p'},"
+                        "'reason':'Started','message':'one','type':'Normal','count':1,"
+                        "'lastTimestamp':'2026-12-02T09:35:36Z'}");
+    unsigned long long rv = rv_of(first);
+    json_decref(first);
+    create("/api/v1/namespaces/default/events",
+           "{'metadata':{'name':'b'},'involvedObject':{'kind':'Node','name':'n'},"
+           "'reason':'Rebooted','message':'two','type':'Warning','count':2,"
+           "'lastTimestamp':'2026-12-02T09:35:36Z'}");
+    advance(7 * SEC);
+    char *text = get_table_text(
+        S("/api/v1/namespaces/default/events?watch=true&resourceVersion=%llu", rv - 1), 1500);
+    char *nl = strchr(text, '\n');
+    cr_assert_not_null(nl, "no watch event: %s", text);
+    *nl = '\0';
+    json_t *e1 = json_loads(text, 0, NULL), *e2 = json_loads(nl + 1, JSON_DISABLE_EOF_CHECK, NULL);
+    cr_assert(e1 && e2, "events: %s", text);
+    cr_assert_str_eq(jstr(e1, "type"), "ADDED");
+    cr_assert_str_eq(jstr(e1, "object.kind"), "Table");
+    /* The first event carries the columns; later ones only their rows. */
+    cr_assert_eq(json_array_size(jget(e1, "object.columnDefinitions")), 10);
+    cr_assert_str_eq(jstr(e1, "object.columnDefinitions.0.name"), "Last Seen");
+    cr_assert_eq(json_array_size(jget(e2, "object.columnDefinitions")), 0);
+    assert_row(jget(e1, "object"), 0,
+               "['7s','Normal','Started','pod/p','','','one','<unknown>',1,'a']");
+    assert_row(jget(e2, "object"), 0,
+               "['7s','Warning','Rebooted','node/n','','','two','<unknown>',2,'b']");
+    json_decref(e1);
+    json_decref(e2);
+    free(text);
 }
 
 Test(tables, plain_json_still_served_without_the_table_accept)
