@@ -125,6 +125,22 @@ static void crd_defs(const json_t *cols, bool age_only, json_t *defs, bool *bad)
 
 /* ---- the table ------------------------------------------------------------------- */
 
+/* Stable insertion sort of a (shallow-copied) array by cmp: lists are small, order is kept. */
+static void sort_rows(json_t *arr, int (*cmp)(const json_t *, const json_t *))
+{
+    size_t n = json_array_size(arr);
+    for (size_t i = 1; i < n; i++) {
+        json_t *x = json_incref(json_array_get(arr, i));
+        size_t j = i;
+        while (j > 0 && cmp(json_array_get(arr, j - 1), x) > 0) {
+            json_array_set(arr, j, json_array_get(arr, j - 1));
+            j--;
+        }
+        json_array_set(arr, j, x);
+        json_decref(x);
+    }
+}
+
 static json_t *row_object(const json_t *obj)
 {
     json_t *meta = json_object_get(obj, "metadata");
@@ -156,10 +172,19 @@ json_t *fakeapi__table_new(const fakeapi__resource *r, json_t *items, const char
                  &bad);
     }
 
+    /* Some printers order a list's rows (FlowSchemas by precedence); sort a copy. */
+    json_t *order = NULL;
+    if (pr && pr->row_order && json_array_size(items) > 1) {
+        order = json_copy(items);
+        if (!order)
+            bad = true;
+        else
+            sort_rows(order, pr->row_order);
+    }
     json_t *rows = json_array();
     size_t i;
     const json_t *obj;
-    json_array_foreach(items, i, obj)
+    json_array_foreach(order ? order : items, i, obj)
     {
         json_t *cells = json_array();
         if (!cells) {
@@ -187,6 +212,7 @@ json_t *fakeapi__table_new(const fakeapi__resource *r, json_t *items, const char
         push(rows, row, &bad);
     }
 
+    json_decref(order);
     json_t *meta = json_object();
     if (meta && list_rv)
         put(meta, "resourceVersion", json_string(list_rv), &bad);

@@ -45,6 +45,8 @@ typedef struct fakeapi__printer {
     size_t ncols;
     /* Optional: the row's conditions (a new array), or NULL for none. */
     json_t *(*conditions)(const json_t *obj);
+    /* Optional: the order of a list's rows (qsort-style on two objects); NULL keeps the list's. */
+    int (*row_order)(const json_t *a, const json_t *b);
 } fakeapi__printer;
 
 #define FAKEAPI__COLS(a) a, sizeof a / sizeof a[0]

@@ -13,7 +13,7 @@ static const fakeapi__colspec default_cols[] = {
     {"Created At", "date", "", 0, fakeapi__desc_age, fakeapi__cell_created_at, NULL},
 };
 
-static const fakeapi__printer default_printer = {"", "", FAKEAPI__COLS(default_cols), NULL};
+static const fakeapi__printer default_printer = {"", "", FAKEAPI__COLS(default_cols), NULL, NULL};
 
 const fakeapi__printer *fakeapi__printer_default(void)
 {

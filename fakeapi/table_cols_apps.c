@@ -454,16 +454,16 @@ static const fakeapi__colspec pdb_cols[] = {
 };
 
 const fakeapi__printer fakeapi__printers_apps[] = {
-    {"apps", "Deployment", FAKEAPI__COLS(deploy_cols), NULL},
-    {"apps", "ReplicaSet", FAKEAPI__COLS(rs_cols), NULL},
-    {"", "ReplicationController", FAKEAPI__COLS(rc_cols), NULL},
-    {"apps", "StatefulSet", FAKEAPI__COLS(sts_cols), NULL},
-    {"apps", "DaemonSet", FAKEAPI__COLS(ds_cols), NULL},
-    {"apps", "ControllerRevision", FAKEAPI__COLS(cr_cols), NULL},
-    {"batch", "Job", FAKEAPI__COLS(job_cols), NULL},
-    {"batch", "CronJob", FAKEAPI__COLS(cronjob_cols), NULL},
-    {"autoscaling", "HorizontalPodAutoscaler", FAKEAPI__COLS(hpa_cols), NULL},
-    {"policy", "PodDisruptionBudget", FAKEAPI__COLS(pdb_cols), NULL},
+    {"apps", "Deployment", FAKEAPI__COLS(deploy_cols), NULL, NULL},
+    {"apps", "ReplicaSet", FAKEAPI__COLS(rs_cols), NULL, NULL},
+    {"", "ReplicationController", FAKEAPI__COLS(rc_cols), NULL, NULL},
+    {"apps", "StatefulSet", FAKEAPI__COLS(sts_cols), NULL, NULL},
+    {"apps", "DaemonSet", FAKEAPI__COLS(ds_cols), NULL, NULL},
+    {"apps", "ControllerRevision", FAKEAPI__COLS(cr_cols), NULL, NULL},
+    {"batch", "Job", FAKEAPI__COLS(job_cols), NULL, NULL},
+    {"batch", "CronJob", FAKEAPI__COLS(cronjob_cols), NULL, NULL},
+    {"autoscaling", "HorizontalPodAutoscaler", FAKEAPI__COLS(hpa_cols), NULL, NULL},
+    {"policy", "PodDisruptionBudget", FAKEAPI__COLS(pdb_cols), NULL, NULL},
 };
 const size_t fakeapi__printers_apps_n =
     sizeof fakeapi__printers_apps / sizeof fakeapi__printers_apps[0];

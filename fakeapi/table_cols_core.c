@@ -980,21 +980,21 @@ static const fakeapi__colspec cs_cols[] = {
 };
 
 const fakeapi__printer fakeapi__printers_core[] = {
-    {"", "Pod", FAKEAPI__COLS(pod_cols), pod_conditions},
-    {"", "PodTemplate", FAKEAPI__COLS(podtemplate_cols), NULL},
-    {"", "Service", FAKEAPI__COLS(svc_cols), NULL},
-    {"", "Endpoints", FAKEAPI__COLS(ep_cols), NULL},
-    {"", "Node", FAKEAPI__COLS(node_cols), NULL},
-    {"", "Event", FAKEAPI__COLS(event_cols), NULL},
-    {"events.k8s.io", "Event", FAKEAPI__COLS(event_new_cols), NULL},
-    {"", "ConfigMap", FAKEAPI__COLS(cm_cols), NULL},
-    {"", "Secret", FAKEAPI__COLS(secret_cols), NULL},
-    {"", "Namespace", FAKEAPI__COLS(ns_cols), NULL},
-    {"", "ServiceAccount", FAKEAPI__COLS(sa_cols), NULL},
-    {"", "PersistentVolumeClaim", FAKEAPI__COLS(pvc_cols), NULL},
-    {"", "PersistentVolume", FAKEAPI__COLS(pv_cols), NULL},
-    {"", "ResourceQuota", FAKEAPI__COLS(quota_cols), NULL},
-    {"", "ComponentStatus", FAKEAPI__COLS(cs_cols), NULL},
+    {"", "Pod", FAKEAPI__COLS(pod_cols), pod_conditions, NULL},
+    {"", "PodTemplate", FAKEAPI__COLS(podtemplate_cols), NULL, NULL},
+    {"", "Service", FAKEAPI__COLS(svc_cols), NULL, NULL},
+    {"", "Endpoints", FAKEAPI__COLS(ep_cols), NULL, NULL},
+    {"", "Node", FAKEAPI__COLS(node_cols), NULL, NULL},
+    {"", "Event", FAKEAPI__COLS(event_cols), NULL, NULL},
+    {"events.k8s.io", "Event", FAKEAPI__COLS(event_new_cols), NULL, NULL},
+    {"", "ConfigMap", FAKEAPI__COLS(cm_cols), NULL, NULL},
+    {"", "Secret", FAKEAPI__COLS(secret_cols), NULL, NULL},
+    {"", "Namespace", FAKEAPI__COLS(ns_cols), NULL, NULL},
+    {"", "ServiceAccount", FAKEAPI__COLS(sa_cols), NULL, NULL},
+    {"", "PersistentVolumeClaim", FAKEAPI__COLS(pvc_cols), NULL, NULL},
+    {"", "PersistentVolume", FAKEAPI__COLS(pv_cols), NULL, NULL},
+    {"", "ResourceQuota", FAKEAPI__COLS(quota_cols), NULL, NULL},
+    {"", "ComponentStatus", FAKEAPI__COLS(cs_cols), NULL, NULL},
 };
 const size_t fakeapi__printers_core_n =
     sizeof fakeapi__printers_core / sizeof fakeapi__printers_core[0];

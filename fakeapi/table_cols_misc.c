@@ -600,6 +600,17 @@ static const fakeapi__colspec fs_cols[] = {
      fs_missing_pl, NULL},
 };
 
+/* FlowSchemas list in the order the server matches them: precedence, then name. */
+static int fs_order(const json_t *a, const json_t *b)
+{
+    json_int_t pa = fakeapi__dig_int(a, "spec.matchingPrecedence", 0);
+    json_int_t pb = fakeapi__dig_int(b, "spec.matchingPrecedence", 0);
+    if (pa != pb)
+        return pa < pb ? -1 : 1;
+    const char *na = DIG_STR(a, "metadata.name"), *nb = DIG_STR(b, "metadata.name");
+    return strcmp(na ? na : "", nb ? nb : "");
+}
+
 /* A limited priority level's number at path (under spec.limited), or "<none>". */
 static json_t *plc_number(const json_t *o, int64_t now_ns, const void *arg)
 {
@@ -771,31 +782,33 @@ static const fakeapi__colspec vapb_cols[] = {
 };
 
 const fakeapi__printer fakeapi__printers_misc[] = {
-    {"rbac.authorization.k8s.io", "RoleBinding", FAKEAPI__COLS(rb_cols), NULL},
-    {"rbac.authorization.k8s.io", "ClusterRoleBinding", FAKEAPI__COLS(crb_cols), NULL},
-    {"coordination.k8s.io", "Lease", FAKEAPI__COLS(lease_cols), NULL},
-    {"networking.k8s.io", "Ingress", FAKEAPI__COLS(ing_cols), NULL},
-    {"networking.k8s.io", "IngressClass", FAKEAPI__COLS(ingclass_cols), NULL},
-    {"networking.k8s.io", "NetworkPolicy", FAKEAPI__COLS(netpol_cols), NULL},
-    {"discovery.k8s.io", "EndpointSlice", FAKEAPI__COLS(eps_cols), NULL},
-    {"storage.k8s.io", "StorageClass", FAKEAPI__COLS(sc_cols), NULL},
-    {"storage.k8s.io", "CSIDriver", FAKEAPI__COLS(csidriver_cols), NULL},
-    {"storage.k8s.io", "CSINode", FAKEAPI__COLS(csinode_cols), NULL},
-    {"scheduling.k8s.io", "PriorityClass", FAKEAPI__COLS(pc_cols), NULL},
-    {"node.k8s.io", "RuntimeClass", FAKEAPI__COLS(runtimeclass_cols), NULL},
-    {"certificates.k8s.io", "CertificateSigningRequest", FAKEAPI__COLS(csr_cols), NULL},
+    {"rbac.authorization.k8s.io", "RoleBinding", FAKEAPI__COLS(rb_cols), NULL, NULL},
+    {"rbac.authorization.k8s.io", "ClusterRoleBinding", FAKEAPI__COLS(crb_cols), NULL, NULL},
+    {"coordination.k8s.io", "Lease", FAKEAPI__COLS(lease_cols), NULL, NULL},
+    {"networking.k8s.io", "Ingress", FAKEAPI__COLS(ing_cols), NULL, NULL},
+    {"networking.k8s.io", "IngressClass", FAKEAPI__COLS(ingclass_cols), NULL, NULL},
+    {"networking.k8s.io", "NetworkPolicy", FAKEAPI__COLS(netpol_cols), NULL, NULL},
+    {"discovery.k8s.io", "EndpointSlice", FAKEAPI__COLS(eps_cols), NULL, NULL},
+    {"storage.k8s.io", "StorageClass", FAKEAPI__COLS(sc_cols), NULL, NULL},
+    {"storage.k8s.io", "CSIDriver", FAKEAPI__COLS(csidriver_cols), NULL, NULL},
+    {"storage.k8s.io", "CSINode", FAKEAPI__COLS(csinode_cols), NULL, NULL},
+    {"scheduling.k8s.io", "PriorityClass", FAKEAPI__COLS(pc_cols), NULL, NULL},
+    {"node.k8s.io", "RuntimeClass", FAKEAPI__COLS(runtimeclass_cols), NULL, NULL},
+    {"certificates.k8s.io", "CertificateSigningRequest", FAKEAPI__COLS(csr_cols), NULL, NULL},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", FAKEAPI__COLS(webhook_cols),
-     NULL},
+     NULL, NULL},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", FAKEAPI__COLS(webhook_cols),
+     NULL, NULL},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", FAKEAPI__COLS(vap_cols), NULL,
      NULL},
-    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", FAKEAPI__COLS(vap_cols), NULL},
     {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", FAKEAPI__COLS(vapb_cols),
+     NULL, NULL},
+    {"storage.k8s.io", "VolumeAttachment", FAKEAPI__COLS(va_cols), NULL, NULL},
+    {"storage.k8s.io", "CSIStorageCapacity", FAKEAPI__COLS(csc_cols), NULL, NULL},
+    {"flowcontrol.apiserver.k8s.io", "FlowSchema", FAKEAPI__COLS(fs_cols), NULL, fs_order},
+    {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", FAKEAPI__COLS(plc_cols), NULL,
      NULL},
-    {"storage.k8s.io", "VolumeAttachment", FAKEAPI__COLS(va_cols), NULL},
-    {"storage.k8s.io", "CSIStorageCapacity", FAKEAPI__COLS(csc_cols), NULL},
-    {"flowcontrol.apiserver.k8s.io", "FlowSchema", FAKEAPI__COLS(fs_cols), NULL},
-    {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", FAKEAPI__COLS(plc_cols), NULL},
-    {"apiregistration.k8s.io", "APIService", FAKEAPI__COLS(apisvc_cols), NULL},
+    {"apiregistration.k8s.io", "APIService", FAKEAPI__COLS(apisvc_cols), NULL, NULL},
 };
 const size_t fakeapi__printers_misc_n =
     sizeof fakeapi__printers_misc / sizeof fakeapi__printers_misc[0];

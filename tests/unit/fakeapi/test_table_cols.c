@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "table.h"
 #include "table_cols.h"
 
 /* 2026-12-02T09:35:36Z in ns. */
@@ -585,4 +586,49 @@ Test(cells, long_cells_truncate)
     cr_assert_eq(strlen(images), FAKEAPI__MAX_CELL - 1);
     json_decref(cells);
     free(obj);
+}
+
+/* ---- the Table document ---------------------------------------------------------------- */
+
+Test(table, flowschemas_list_in_matching_order)
+{
+    /* A built-in kind as the registry would describe it (it need not be served yet). */
+    char group[] = "flowcontrol.apiserver.k8s.io", kind[] = "FlowSchema";
+    fakeapi__resource r = {.group = group, .kind = kind};
+    json_t *items = J("[{'metadata':{'name':'catch-all'},'spec':{'matchingPrecedence':10000}},"
+                      " {'metadata':{'name':'exempt'},'spec':{'matchingPrecedence':1}},"
+                      " {'metadata':{'name':'b-mid'},'spec':{'matchingPrecedence':500}},"
+                      " {'metadata':{'name':'a-mid'},'spec':{'matchingPrecedence':500}}]");
+    json_t *t = fakeapi__table_new(&r, items, "9", NULL, T0_NS);
+    cr_assert_not_null(t);
+    const char *want[] = {"exempt", "a-mid", "b-mid", "catch-all"};
+    json_t *rows = json_object_get(t, "rows");
+    cr_assert_eq(json_array_size(rows), 4);
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_str_eq(
+            json_string_value(json_array_get(json_object_get(json_array_get(rows, i), "cells"), 0)),
+            want[i]);
+    /* The caller's list is left as it was. */
+    cr_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_array_get(items, 0), "metadata"), "name")),
+                     "catch-all");
+    cr_assert_eq(items->refcount, 1);
+    json_decref(t);
+    json_decref(items);
+}
+
+Test(table, not_yet_served_kinds_print_their_columns)
+{
+    char group[] = "policy", kind[] = "PodDisruptionBudget";
+    fakeapi__resource r = {.group = group, .kind = kind};
+    json_t *items = J("[{'metadata':{'name':'pdb','creationTimestamp':'2026-12-02T09:35:26Z'},"
+                      "  'spec':{'minAvailable':2},'status':{'disruptionsAllowed':0}}]");
+    json_t *t = fakeapi__table_new(&r, items, NULL, NULL, T0_NS);
+    cr_assert_not_null(t);
+    assert_json(json_object_get(json_array_get(json_object_get(t, "rows"), 0), "cells"),
+                "['pdb','2','N/A',0,'10s']", "pdb row");
+    assert_json(json_object_get(json_array_get(json_object_get(t, "columnDefinitions"), 3), "type"),
+                "'integer'", "Allowed Disruptions type");
+    json_decref(t);
+    json_decref(items);
 }
