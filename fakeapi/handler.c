@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "discovery.h"
 #include "fault.h"
 #include "metrics.h"
@@ -33,6 +34,16 @@ static void answer_doc(fakeapi__resp *resp, json_t *doc)
         not_served(resp);
 }
 
+/* The client accepts none of the shapes fakeapi writes (protobuf or YAML only, say). */
+static bool not_acceptable(const fakeapi__req *req, fakeapi__resp *resp)
+{
+    if (fakeapi__accept_pick(req->accept) != FAKEAPI__AS_NONE)
+        return false;
+    fakeapi__resp_error(resp, 406, "NotAcceptable", NULL,
+                        "only the following media types are accepted: application/json");
+    return true;
+}
+
 static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                         fakeapi__resp *resp)
 {
@@ -40,6 +51,10 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
         method_not_allowed(resp);
         return;
     }
+    bool discovery = rt->kind == FAKEAPI__RT_API || rt->kind == FAKEAPI__RT_APIS ||
+                     rt->kind == FAKEAPI__RT_GROUP || rt->kind == FAKEAPI__RT_GROUPVERSION;
+    if (discovery && not_acceptable(req, resp))
+        return;
     switch (rt->kind) {
     case FAKEAPI__RT_VERSION:
         answer_doc(resp, fakeapi__disc_version());
@@ -193,6 +208,25 @@ static bool check_params(const fakeapi__req *req, const fakeapi__route *rt, fake
     return true;
 }
 
+static const char *verb_of(const fakeapi__req *req, const fakeapi__route *rt);
+
+/*
+ * The verbs the resource allows (componentstatuses are read-only, a
+ * namespace cannot be deleted as a collection, reviews are create-only): 405
+ * otherwise, as the real server. Subresources check their own verbs.
+ */
+static bool verb_allowed(const fakeapi__ctx *c)
+{
+    if (c->rt->kind == FAKEAPI__RT_SUBRESOURCE)
+        return true;
+    const char *verb = verb_of(c->req, c->rt);
+    if (fakeapi__resource_allows(c->res, verb))
+        return true;
+    fakeapi__resp_error(c->resp, 405, "MethodNotAllowed", NULL,
+                        "the server does not allow this method on the requested resource");
+    return false;
+}
+
 static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                             fakeapi__resp *resp)
 {
@@ -212,7 +246,7 @@ static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const 
         c.ns = res->namespaced ? (has_ns ? rt->ns : NULL) : "";
         if (!has_ns && res->namespaced && strcmp(req->method, "GET") != 0)
             method_not_allowed(resp);
-        else if (check_params(req, rt, resp))
+        else if (!not_acceptable(req, resp) && verb_allowed(&c) && check_params(req, rt, resp))
             dispatch_verb(&c);
     }
     fakeapi__resource_unref(res);
