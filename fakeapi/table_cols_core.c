@@ -769,7 +769,8 @@ static json_t *pvc_phase(const json_t *o, int64_t now_ns, const void *arg)
     (void)arg;
     if (DIG_STR(o, "metadata.deletionTimestamp"))
         return json_string("Terminating");
-    return fakeapi__str_or(DIG_STR(o, "status.phase"), "");
+    /* The API defaults a claim's and a volume's phase to Pending. */
+    return fakeapi__str_or(DIG_STR(o, "status.phase"), "Pending");
 }
 
 static json_t *pvc_capacity(const json_t *o, int64_t now_ns, const void *arg)
@@ -801,7 +802,8 @@ static json_t *pvc_class(const json_t *o, int64_t now_ns, const void *arg)
 
 static const fakeapi__field f_vol_name = {"spec.volumeName", "", 0};
 static const fakeapi__field f_vac = {"spec.volumeAttributesClassName", "<unset>", 0};
-static const fakeapi__field f_vol_mode = {"spec.volumeMode", "<unset>", 0};
+/* volumeMode is defaulted to Filesystem by the API; absent, print that. */
+static const fakeapi__field f_vol_mode = {"spec.volumeMode", "Filesystem", 0};
 
 static const fakeapi__colspec pvc_cols[] = {
     FAKEAPI__COL_NAME,

@@ -418,7 +418,8 @@ static const fakeapi__colspec csinode_cols[] = {
 
 static const fakeapi__field f_pc_value = {"value", NULL, 0};
 static const fakeapi__field f_pc_default = {"globalDefault", NULL, 0};
-static const fakeapi__field f_pc_preempt = {"preemptionPolicy", "", 0};
+/* The API default, when the object does not say. */
+static const fakeapi__field f_pc_preempt = {"preemptionPolicy", "PreemptLowerPriority", 0};
 
 static const fakeapi__colspec pc_cols[] = {
     FAKEAPI__COL_NAME,

@@ -406,12 +406,15 @@ ParameterizedTestParameters(cells, computed)
         {"pvc pending, beta class", "", "PersistentVolumeClaim",
          "{'metadata':{'name':'d','annotations':{'volume.beta.kubernetes.io/storage-class':'old'}},"
          " 'spec':{'storageClassName':'fast'},'status':{'phase':'Pending'}}",
-         "['d','Pending','','','','old','<unset>','<unknown>','<unset>']"},
+         "['d','Pending','','','','old','<unset>','<unknown>','Filesystem']"},
+        {"pvc as stored before defaulting", "", "PersistentVolumeClaim",
+         "{'metadata':{'name':'d'},'spec':{}}",
+         "['d','Pending','','','','','<unset>','<unknown>','Filesystem']"},
         {"pv", "", "PersistentVolume",
          "{'metadata':{'name':'pv1'},'spec':{'capacity':{'storage':'5Gi'},"
          " 'accessModes':['ReadWriteOncePod'],'persistentVolumeReclaimPolicy':'Retain',"
          " 'claimRef':{'namespace':'ns','name':'data'}},'status':{'phase':'Bound'}}",
-         "['pv1','5Gi','RWOP','Retain','Bound','ns/data','','<unset>','','<unknown>','<unset>']"},
+         "['pv1','5Gi','RWOP','Retain','Bound','ns/data','','<unset>','','<unknown>','Filesystem']"},
         /* Everything else. */
         {"rolebinding", "rbac.authorization.k8s.io", "RoleBinding",
          "{'metadata':{'name':'rb'},'roleRef':{'kind':'ClusterRole','name':'view'},"
@@ -451,6 +454,9 @@ ParameterizedTestParameters(cells, computed)
          "{'metadata':{'name':'hi'},'value':1000,'globalDefault':true,"
          " 'preemptionPolicy':'Never'}",
          "['hi',1000,true,'<unknown>','Never']"},
+        {"priority class defaults", "scheduling.k8s.io", "PriorityClass",
+         "{'metadata':{'name':'lo'},'value':-5}",
+         "['lo',-5,false,'<unknown>','PreemptLowerPriority']"},
         {"csr", "certificates.k8s.io", "CertificateSigningRequest",
          "{'metadata':{'name':'c','creationTimestamp':'2026-12-02T09:35:26Z'},"
          " 'spec':{'signerName':'kubernetes.io/kube-apiserver-client','username':'alice',"
