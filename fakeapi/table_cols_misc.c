@@ -5,7 +5,9 @@
  * CSIDriver, CSINode, VolumeAttachment, CSIStorageCapacity), scheduling
  * PriorityClasses, node RuntimeClasses, certificates CSRs, admission
  * webhook configurations and validating admission policies, flow control
- * (FlowSchema, PriorityLevelConfiguration) and apiregistration APIServices,
+ * (FlowSchema, PriorityLevelConfiguration), apiregistration APIServices and
+ * the newer kinds (VolumeAttributesClass, ServiceCIDR, IPAddress,
+ * ClusterTrustBundle, StorageVersionMigration, mutating admission policies),
  * as the real server prints them. Kinds the real server has no printer for (Role,
  * ClusterRole, CustomResourceDefinition, ...) get the default Name and
  * Created At columns from table_cols.c.
@@ -782,6 +784,130 @@ static const fakeapi__colspec vapb_cols[] = {
     FAKEAPI__COL_AGE,
 };
 
+static const fakeapi__field f_map_mutations = {"spec.mutations", NULL, 0};
+
+static const fakeapi__colspec map_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"Mutations", "integer", "", 0,
+     "Mutation indicates the number of mutations rules defined in this configuration",
+     fakeapi__cell_count, &f_map_mutations},
+    {"ParamKind", "string", "", 0,
+     "ParamKind specifies the kind of resources used to parameterize this policy", vap_param_kind,
+     NULL},
+    FAKEAPI__COL_AGE,
+};
+
+/* ---- newer storage, networking, certificates, migration ---- */
+
+/* A VolumeAttributesClass's name, with " (default)" for the default class. */
+static json_t *vac_name(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    const json_t *ann = DIG(o, "metadata.annotations");
+    const char *v =
+        json_string_value(json_object_get(ann, "storage.kubernetes.io/is-default-class"));
+    const char *name = DIG_STR(o, "metadata.name");
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    fakeapi__cb_add(&b, name ? name : "");
+    if (v && !strcmp(v, "true"))
+        fakeapi__cb_add(&b, " (default)");
+    return json_string(b.s);
+}
+
+static const fakeapi__field f_vac_driver = {"driverName", "", 0};
+
+static const fakeapi__colspec vac_cols[] = {
+    {"Name", "string", "name", 0, fakeapi__desc_name, vac_name, NULL},
+    {"DriverName", "string", "", 0, "Name of the CSI driver", fakeapi__cell_str, &f_vac_driver},
+    FAKEAPI__COL_AGE,
+};
+
+static json_t *cidrs(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    size_t i;
+    const json_t *c;
+    json_array_foreach(DIG(o, "spec.cidrs"), i, c)
+    {
+        if (i)
+            fakeapi__cb_add(&b, ",");
+        fakeapi__cb_add(&b, json_string_value(c) ? json_string_value(c) : "");
+    }
+    return json_string(b.s);
+}
+
+static const fakeapi__colspec servicecidr_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"CIDRs", "string", "", 0, "CIDRs defines the IP blocks in CIDR notation", cidrs, NULL},
+    FAKEAPI__COL_AGE,
+};
+
+/* "resource.group/namespace/name" of the IPAddress's parent, lower case. */
+static json_t *ip_parent(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    const json_t *p = DIG(o, "spec.parentRef");
+    if (!json_is_object(p))
+        return json_string("<none>");
+    const char *res = json_string_value(json_object_get(p, "resource"));
+    const char *group = json_string_value(json_object_get(p, "group"));
+    const char *ns = json_string_value(json_object_get(p, "namespace"));
+    const char *name = json_string_value(json_object_get(p, "name"));
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    fakeapi__cb_add(&b, res ? res : "");
+    if (group && *group)
+        fakeapi__cb_addf(&b, ".%s", group);
+    for (size_t i = 0; i < b.len; i++)
+        if (b.s[i] >= 'A' && b.s[i] <= 'Z')
+            b.s[i] = (char)(b.s[i] - 'A' + 'a');
+    if (ns && *ns)
+        fakeapi__cb_addf(&b, "/%s", ns);
+    fakeapi__cb_addf(&b, "/%s", name ? name : "");
+    return json_string(b.s);
+}
+
+static const fakeapi__colspec ipaddress_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"ParentRef", "string", "", 0,
+     "ParentRef references the resource that an IPAddress is "
+     "attached to.",
+     ip_parent, NULL},
+    FAKEAPI__COL_AGE,
+};
+
+static const fakeapi__field f_ctb_signer = {"spec.signerName", "<none>", 0};
+
+static const fakeapi__colspec ctb_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"SignerName", "string", "", 0, "signerName indicates the associated signer, if any.",
+     fakeapi__cell_str, &f_ctb_signer},
+};
+
+static json_t *svm_resource(const json_t *o, int64_t now_ns, const void *arg)
+{
+    (void)now_ns;
+    (void)arg;
+    const char *res = DIG_STR(o, "spec.resource.resource");
+    const char *ver = DIG_STR(o, "spec.resource.version");
+    const char *group = DIG_STR(o, "spec.resource.group");
+    fakeapi__cellbuf b;
+    fakeapi__cb_init(&b);
+    fakeapi__cb_addf(&b, "%s.%s.%s", res ? res : "", ver ? ver : "", group ? group : "");
+    return json_string(b.s);
+}
+
+static const fakeapi__colspec svm_cols[] = {
+    FAKEAPI__COL_NAME,
+    {"Resource", "string", "", 0, "Fully qualified resource to migrate", svm_resource, NULL},
+};
+
 const fakeapi__printer fakeapi__printers_misc[] = {
     {"rbac.authorization.k8s.io", "RoleBinding", FAKEAPI__COLS(rb_cols), NULL, NULL},
     {"rbac.authorization.k8s.io", "ClusterRoleBinding", FAKEAPI__COLS(crb_cols), NULL, NULL},
@@ -810,6 +936,16 @@ const fakeapi__printer fakeapi__printers_misc[] = {
     {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", FAKEAPI__COLS(plc_cols), NULL,
      NULL},
     {"apiregistration.k8s.io", "APIService", FAKEAPI__COLS(apisvc_cols), NULL, NULL},
+    {"admissionregistration.k8s.io", "MutatingAdmissionPolicy", FAKEAPI__COLS(map_cols), NULL,
+     NULL},
+    /* A mutating binding has the validating one's columns. */
+    {"admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding", FAKEAPI__COLS(vapb_cols),
+     NULL, NULL},
+    {"storage.k8s.io", "VolumeAttributesClass", FAKEAPI__COLS(vac_cols), NULL, NULL},
+    {"networking.k8s.io", "ServiceCIDR", FAKEAPI__COLS(servicecidr_cols), NULL, NULL},
+    {"networking.k8s.io", "IPAddress", FAKEAPI__COLS(ipaddress_cols), NULL, NULL},
+    {"certificates.k8s.io", "ClusterTrustBundle", FAKEAPI__COLS(ctb_cols), NULL, NULL},
+    {"storagemigration.k8s.io", "StorageVersionMigration", FAKEAPI__COLS(svm_cols), NULL, NULL},
 };
 const size_t fakeapi__printers_misc_n =
     sizeof fakeapi__printers_misc / sizeof fakeapi__printers_misc[0];

@@ -414,7 +414,8 @@ ParameterizedTestParameters(cells, computed)
          "{'metadata':{'name':'pv1'},'spec':{'capacity':{'storage':'5Gi'},"
          " 'accessModes':['ReadWriteOncePod'],'persistentVolumeReclaimPolicy':'Retain',"
          " 'claimRef':{'namespace':'ns','name':'data'}},'status':{'phase':'Bound'}}",
-         "['pv1','5Gi','RWOP','Retain','Bound','ns/data','','<unset>','','<unknown>','Filesystem']"},
+         "['pv1','5Gi','RWOP','Retain','Bound','ns/"
+         "data','','<unset>','','<unknown>','Filesystem']"},
         /* Everything else. */
         {"rolebinding", "rbac.authorization.k8s.io", "RoleBinding",
          "{'metadata':{'name':'rb'},'roleRef':{'kind':'ClusterRole','name':'view'},"
@@ -524,6 +525,25 @@ ParameterizedTestParameters(cells, computed)
          "{'metadata':{'name':'b'},'spec':{'policyName':'p','paramRef':{'selector':{"
          " 'matchLabels':{'env':'prod'}}}}}",
          "['b','p','env=prod','<unknown>']"},
+        {"mutating policy", "admissionregistration.k8s.io", "MutatingAdmissionPolicy",
+         "{'metadata':{'name':'m'},'spec':{'mutations':[{}]}}", "['m',1,'<unset>','<unknown>']"},
+        {"volume attributes class", "storage.k8s.io", "VolumeAttributesClass",
+         "{'metadata':{'name':'gold','annotations':{'storage.kubernetes.io/is-default-class':"
+         " 'true'}},'driverName':'csi.x'}",
+         "['gold (default)','csi.x','<unknown>']"},
+        {"service cidr", "networking.k8s.io", "ServiceCIDR",
+         "{'metadata':{'name':'kubernetes'},'spec':{'cidrs':['10.96.0.0/12','fd00::/108']}}",
+         "['kubernetes','10.96.0.0/12,fd00::/108','<unknown>']"},
+        {"ip address", "networking.k8s.io", "IPAddress",
+         "{'metadata':{'name':'10.96.0.1'},'spec':{'parentRef':{'group':'','resource':'services',"
+         " 'namespace':'default','name':'kubernetes'}}}",
+         "['10.96.0.1','services/default/kubernetes','<unknown>']"},
+        {"cluster trust bundle", "certificates.k8s.io", "ClusterTrustBundle",
+         "{'metadata':{'name':'b'}}", "['b','<none>']"},
+        {"storage version migration", "storagemigration.k8s.io", "StorageVersionMigration",
+         "{'metadata':{'name':'m'},'spec':{'resource':{'group':'apps','version':'v1',"
+         " 'resource':'deployments'}}}",
+         "['m','deployments.v1.apps']"},
         {"lease", "coordination.k8s.io", "Lease",
          "{'metadata':{'name':'l','creationTimestamp':'2026-12-02T09:35:00Z'},"
          " 'spec':{'holderIdentity':'node-1'}}",
