@@ -459,6 +459,71 @@ Test(tables, rbac)
     json_decref(t);
 }
 
+Test(tables, other_ga_groups)
+{
+    create("/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+           "{'metadata':{'name':'web'},'spec':{'scaleTargetRef':{'apiVersion':'apps/v1',"
+           "'kind':'Deployment','name':'web'},'minReplicas':2,'maxReplicas':10,'metrics':["
+           "{'type':'Resource','resource':{'name':'cpu','target':{'type':'Utilization',"
+           "'averageUtilization':80}}}]}}");
+    status("/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/web",
+           "{'status':{'currentReplicas':3,'desiredReplicas':3,'currentMetrics':["
+           "{'type':'Resource','resource':{'name':'cpu','current':{'averageUtilization':41}}}]}}");
+    create(
+        "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+        "{'metadata':{'name':'old'},'spec':{'scaleTargetRef':{'apiVersion':'apps/v1',"
+        "'kind':'Deployment','name':'web'},'maxReplicas':3,'targetCPUUtilizationPercentage':50}}");
+    create("/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+           "{'metadata':{'name':'web'},'spec':{'maxUnavailable':'25%','selector':{'matchLabels':"
+           "{'app':'web'}}}}");
+    create("/apis/networking.k8s.io/v1/namespaces/default/ingresses",
+           "{'metadata':{'name':'web'},'spec':{'rules':[{'host':'a.example.com'},"
+           "{'host':'b.example.com'}]}}");
+    create("/apis/storage.k8s.io/v1/storageclasses",
+           "{'metadata':{'name':'slow'},'provisioner':'csi.example.com','reclaimPolicy':'Retain',"
+           "'volumeBindingMode':'WaitForFirstConsumer','allowVolumeExpansion':true}");
+    create("/apis/scheduling.k8s.io/v1/priorityclasses",
+           "{'metadata':{'name':'critical'},'value':1000000,'globalDefault':false,"
+           "'preemptionPolicy':'Never'}");
+    create("/apis/certificates.k8s.io/v1/certificatesigningrequests",
+           "{'metadata':{'name':'alice'},'spec':{'request':'"
+           "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K',"
+           "'signerName':'kubernetes.io/kube-apiserver-client','expirationSeconds':3600,"
+           "'usages':['client auth']}}");
+    advance(30 * SEC);
+
+    json_t *t = get_table("/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers");
+    assert_columns(t, "Name,Reference,Targets,MinPods,MaxPods,Replicas,Age", "");
+    assert_row(t, row_named(t, "web", 0), "['web','Deployment/web','cpu: 41%/80%','2',10,3,'30s']");
+    /* Stored once: the v1 object reads back through v2 with its target as a metric. */
+    cr_assert_str_eq(jstr(t, S("rows.%zu.cells.2", row_named(t, "old", 0))), "cpu: <unknown>/50%");
+    json_decref(t);
+    t = get_table("/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/old");
+    assert_row(t, 0, "['old','Deployment/web','cpu: <unknown>/50%','<unset>',3,0,'30s']");
+    json_decref(t);
+    t = get_table("/apis/policy/v1/namespaces/default/poddisruptionbudgets");
+    assert_columns(t, "Name,Min Available,Max Unavailable,Allowed Disruptions,Age", "");
+    assert_row(t, 0, "['web','N/A','25%',0,'30s']");
+    json_decref(t);
+    t = get_table("/apis/networking.k8s.io/v1/namespaces/default/ingresses");
+    assert_columns(t, "Name,Class,Hosts,Address,Ports,Age", "");
+    assert_row(t, 0, "['web','<none>','a.example.com,b.example.com','','80','30s']");
+    json_decref(t);
+    t = get_table("/apis/storage.k8s.io/v1/storageclasses/slow");
+    assert_row(t, 0, "['slow','csi.example.com','Retain','WaitForFirstConsumer',true,'30s']");
+    json_decref(t);
+    t = get_table("/apis/scheduling.k8s.io/v1/priorityclasses/critical");
+    assert_columns(t, "Name,Value,Global-Default,Age,PreemptionPolicy", "");
+    assert_row(t, 0, "['critical',1000000,false,'30s','Never']");
+    json_decref(t);
+    t = get_table("/apis/certificates.k8s.io/v1/certificatesigningrequests/alice");
+    assert_columns(t, "Name,Age,SignerName,Requestor,RequestedDuration,Condition", "");
+    cr_assert_str_eq(jstr(t, "rows.0.cells.2"), "kubernetes.io/kube-apiserver-client");
+    cr_assert_str_eq(jstr(t, "rows.0.cells.4"), "60m");
+    cr_assert_str_eq(jstr(t, "rows.0.cells.5"), "Pending");
+    json_decref(t);
+}
+
 Test(tables, watch_events_as_tables)
 {
     json_t *first = req(201, "POST", "/api/v1/namespaces/default/events",
