@@ -148,8 +148,31 @@ static json_t *row_object(const json_t *obj)
                      "meta.k8s.io/v1", "metadata", meta ? meta : json_object());
 }
 
+int fakeapi__table_include_parse(const char *v, fakeapi__table_include *out)
+{
+    static const struct {
+        const char *name;
+        fakeapi__table_include inc;
+    } names[] = {{"", FAKEAPI__INCLUDE_METADATA},
+                 {"Metadata", FAKEAPI__INCLUDE_METADATA},
+                 {"None", FAKEAPI__INCLUDE_NONE},
+                 {"Object", FAKEAPI__INCLUDE_OBJECT}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(v ? v : "", names[i].name)) {
+            *out = names[i].inc;
+            return 0;
+        }
+    return -1;
+}
+
 json_t *fakeapi__table_new(const fakeapi__resource *r, json_t *items, const char *list_rv,
                            const char *cont, int64_t now_ns)
+{
+    return fakeapi__table_new_incl(r, items, list_rv, cont, now_ns, FAKEAPI__INCLUDE_METADATA);
+}
+
+json_t *fakeapi__table_new_incl(const fakeapi__resource *r, json_t *items, const char *list_rv,
+                                const char *cont, int64_t now_ns, fakeapi__table_include include)
 {
     if (!r || !json_is_array(items))
         return NULL;
@@ -203,7 +226,11 @@ json_t *fakeapi__table_new(const fakeapi__resource *r, json_t *items, const char
             for (size_t c = 0; c < pr->ncols; c++)
                 push(cells, pr->cols[c].cell(obj, now_ns, pr->cols[c].arg), &bad);
         }
-        json_t *row = json_pack("{s:o, s:o}", "cells", cells, "object", row_object(obj));
+        json_t *row = json_pack("{s:o}", "cells", cells);
+        if (row && include == FAKEAPI__INCLUDE_METADATA)
+            put(row, "object", row_object(obj), &bad);
+        else if (row && include == FAKEAPI__INCLUDE_OBJECT)
+            put(row, "object", json_deep_copy(obj), &bad);
         json_t *conds = pr && pr->conditions ? pr->conditions(obj) : NULL;
         if (row && conds)
             put(row, "conditions", conds, &bad);

@@ -658,3 +658,50 @@ Test(table, not_yet_served_kinds_print_their_columns)
     json_decref(t);
     json_decref(items);
 }
+
+Test(table, include_object_modes)
+{
+    char group[] = "", kind[] = "ConfigMap";
+    fakeapi__resource r = {.group = group, .kind = kind};
+    json_t *items = J("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','uid':'u'},"
+                      "  'data':{'k':'v'}}]");
+    json_t *t = fakeapi__table_new_incl(&r, items, "3", NULL, T0_NS, FAKEAPI__INCLUDE_OBJECT);
+    json_t *obj = json_object_get(json_array_get(json_object_get(t, "rows"), 0), "object");
+    assert_json(obj,
+                "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','uid':'u'},"
+                "'data':{'k':'v'}}",
+                "whole object");
+    cr_assert_neq(obj, json_array_get(items, 0), "a copy, not the caller's object");
+    json_decref(t);
+
+    t = fakeapi__table_new_incl(&r, items, "3", NULL, T0_NS, FAKEAPI__INCLUDE_NONE);
+    cr_assert_null(json_object_get(json_array_get(json_object_get(t, "rows"), 0), "object"));
+    assert_json(json_object_get(json_array_get(json_object_get(t, "rows"), 0), "cells"),
+                "['a',1,'<unknown>']", "cells without an object");
+    json_decref(t);
+
+    t = fakeapi__table_new(&r, items, "3", NULL, T0_NS);
+    obj = json_object_get(json_array_get(json_object_get(t, "rows"), 0), "object");
+    assert_json(obj,
+                "{'kind':'PartialObjectMetadata','apiVersion':'meta.k8s.io/v1',"
+                "'metadata':{'name':'a','uid':'u'}}",
+                "metadata by default");
+    json_decref(t);
+    json_decref(items);
+}
+
+Test(table, include_object_values)
+{
+    fakeapi__table_include inc = FAKEAPI__INCLUDE_NONE;
+    cr_assert_eq(fakeapi__table_include_parse(NULL, &inc), 0);
+    cr_assert_eq(inc, FAKEAPI__INCLUDE_METADATA);
+    cr_assert_eq(fakeapi__table_include_parse("Object", &inc), 0);
+    cr_assert_eq(inc, FAKEAPI__INCLUDE_OBJECT);
+    cr_assert_eq(fakeapi__table_include_parse("None", &inc), 0);
+    cr_assert_eq(inc, FAKEAPI__INCLUDE_NONE);
+    cr_assert_eq(fakeapi__table_include_parse("Metadata", &inc), 0);
+    cr_assert_eq(inc, FAKEAPI__INCLUDE_METADATA);
+    cr_assert_eq(fakeapi__table_include_parse("object", &inc), -1, "values are case-sensitive");
+    cr_assert_eq(fakeapi__table_include_parse("Everything", &inc), -1);
+    cr_assert_eq(inc, FAKEAPI__INCLUDE_METADATA, "untouched on error");
+}
