@@ -26,6 +26,7 @@ const fakeapi__printer *fakeapi__printer_find(const char *group, const char *kin
         const fakeapi__printer *p;
         size_t n;
     } tables[] = {{fakeapi__printers_core, fakeapi__printers_core_n},
+                  {fakeapi__printers_events, fakeapi__printers_events_n},
                   {fakeapi__printers_apps, fakeapi__printers_apps_n},
                   {fakeapi__printers_misc, fakeapi__printers_misc_n}};
     if (!group || !kind)

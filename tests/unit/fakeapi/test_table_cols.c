@@ -566,12 +566,13 @@ Test(cells, every_printer_survives_an_empty_object)
         const fakeapi__printer *p;
         size_t n;
     } tables[] = {{fakeapi__printers_core, fakeapi__printers_core_n},
+                  {fakeapi__printers_events, fakeapi__printers_events_n},
                   {fakeapi__printers_apps, fakeapi__printers_apps_n},
                   {fakeapi__printers_misc, fakeapi__printers_misc_n}};
     static const char *const objs[] = {
         "{}", "{'metadata':{'name':7},'spec':[],'status':'x'}",
         "{'spec':{'containers':{},'ports':[1,'a'],'rules':7},'status':{'conditions':[1]}}"};
-    for (size_t t = 0; t < 3; t++)
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (size_t i = 0; i < tables[t].n; i++)
             for (size_t k = 0; k < sizeof objs / sizeof objs[0]; k++) {
                 json_t *cells = row_of(&tables[t].p[i], objs[k]);
