@@ -296,7 +296,7 @@ json_t *fakeapi__cell_created_at(const json_t *o, int64_t now_ns, const void *ar
     char buf[40];
     const char *ts = fakeapi__dig_str(o, "metadata.creationTimestamp");
     if (!ts || fakeapi__parse_time(ts, &t) < 0)
-        return json_null();
+        return json_string("0001-01-01T00:00:00Z"); /* Go's zero time, as the real one prints */
     fakeapi__fmt_time(t, buf, sizeof buf);
     return json_string(buf);
 }

@@ -423,6 +423,8 @@ ParameterizedTestParameters(cells, computed)
          "  "
          "{'kind':'Group','name':'devs'},{'kind':'ServiceAccount','name':'sa','namespace':'ns'}]}",
          "['rb','ClusterRole/view','<unknown>','alice, bob','devs','ns/sa']"},
+        {"role without a timestamp", "rbac.authorization.k8s.io", "ClusterRole",
+         "{'metadata':{'name':'r'}}", "['r','0001-01-01T00:00:00Z']"},
         {"role has created at", "rbac.authorization.k8s.io", "Role",
          "{'metadata':{'name':'r','creationTimestamp':'2026-12-02T11:35:36+02:00'}}",
          "['r','2026-12-02T09:35:36Z']"},
@@ -571,7 +573,19 @@ Test(cells, every_printer_survives_an_empty_object)
                   {fakeapi__printers_misc, fakeapi__printers_misc_n}};
     static const char *const objs[] = {
         "{}", "{'metadata':{'name':7},'spec':[],'status':'x'}",
-        "{'spec':{'containers':{},'ports':[1,'a'],'rules':7},'status':{'conditions':[1]}}"};
+        "{'spec':{'containers':{},'ports':[1,'a'],'rules':7},'status':{'conditions':[1]}}",
+        "{'metadata':{'labels':{'node-role.kubernetes.io/x':5,'kubernetes.io/role':[]},"
+        " 'annotations':7,'ownerReferences':[{'controller':true,'kind':3}]},"
+        " 'spec':{'selector':{'matchLabels':{'a':1},'matchExpressions':[{'key':'k',"
+        "  'operator':'In','values':[1,null]},{'operator':'Exists'},7]},"
+        "  'template':{'spec':{'containers':[7,{'name':1}],'nodeSelector':{'x':[]}}},"
+        "  'metrics':[7,{'type':'Resource'},{'type':'Pods','pods':7}],'tls':{},"
+        "  'readinessGates':[{},7],'initContainers':[7],'ports':[{'nodePort':'x'}],"
+        "  'scaleTargetRef':[],'subjects':[7]},"
+        " 'status':{'containerStatuses':[7,{'state':7,'lastState':{'terminated':{"
+        "  'finishedAt':'not a time'}}}],'initContainerStatuses':[{'state':{'terminated':7}}],"
+        "  'hard':{'a':1},'addresses':[7],'loadBalancer':{'ingress':[7,{}]}},"
+        " 'subsets':[7,{'addresses':[7],'ports':[7]}],'involvedObject':7,'series':{}}"};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (size_t i = 0; i < tables[t].n; i++)
             for (size_t k = 0; k < sizeof objs / sizeof objs[0]; k++) {
