@@ -32,6 +32,7 @@ typedef struct extra {
     const char *group, *plural;
     fakeapi__namerule name_rule;
     const char *const *fields;
+    const char *stored_as; /* another kind's store key: a view of its objects (convert.c) */
 } extra;
 
 static const char *const pod_fields[] = {
@@ -60,19 +61,19 @@ static const char *const rs_fields[] = {"status.replicas", NULL};
 #define SEG FAKEAPI__NAME_PATHSEGMENT
 
 static const extra extras[] = {
-    {"", "namespaces", LBL, ns_fields},
-    {"", "pods", SUB, pod_fields},
-    {"", "services", LBL, NULL},
-    {"", "events", SEG, event_fields},
-    {"", "secrets", SUB, secret_fields},
-    {"", "nodes", SUB, node_fields},
-    {"apps", "replicasets", SUB, rs_fields},
-    {"batch", "jobs", SUB, job_fields},
-    {"events.k8s.io", "events", SEG, NULL},
-    {"rbac.authorization.k8s.io", "roles", SEG, NULL},
-    {"rbac.authorization.k8s.io", "rolebindings", SEG, NULL},
-    {"rbac.authorization.k8s.io", "clusterroles", SEG, NULL},
-    {"rbac.authorization.k8s.io", "clusterrolebindings", SEG, NULL},
+    {"", "namespaces", LBL, ns_fields, NULL},
+    {"", "pods", SUB, pod_fields, NULL},
+    {"", "services", LBL, NULL, NULL},
+    {"", "events", SEG, event_fields, NULL},
+    {"", "secrets", SUB, secret_fields, NULL},
+    {"", "nodes", SUB, node_fields, NULL},
+    {"apps", "replicasets", SUB, rs_fields, NULL},
+    {"batch", "jobs", SUB, job_fields, NULL},
+    {"events.k8s.io", "events", SEG, NULL, "/events"},
+    {"rbac.authorization.k8s.io", "roles", SEG, NULL, NULL},
+    {"rbac.authorization.k8s.io", "rolebindings", SEG, NULL, NULL},
+    {"rbac.authorization.k8s.io", "clusterroles", SEG, NULL, NULL},
+    {"rbac.authorization.k8s.io", "clusterrolebindings", SEG, NULL, NULL},
 };
 
 static const extra *extra_for(const char *group, const char *plural)
@@ -251,12 +252,17 @@ static fakeapi__resource *resource_from_row(const fakeapi__tres *row)
     r->name_rule = x ? x->name_rule : FAKEAPI__NAME_SUBDOMAIN;
     r->field_selectors = x ? x->fields : NULL;
     r->update_needs_rv = !strcmp(row->kind, "Lease");
+    if (x && x->stored_as) {
+        free(r->store_key);
+        r->store_key = strdup(x->stored_as);
+        r->storage_version = false;
+    }
     if (r->subresources & FAKEAPI__SUB_SCALE) {
         r->scale_spec = strdup(".spec.replicas");
         r->scale_status = strdup(".status.replicas");
         r->scale_selector = strdup(".spec.selector");
     }
-    if (!r->short_names || !r->categories) {
+    if (!r->short_names || !r->categories || !r->store_key) {
         fakeapi__resource_unref(r);
         return NULL;
     }

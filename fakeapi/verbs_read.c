@@ -19,6 +19,7 @@
 #include "verbs.h"
 #include "watch.h"
 #include "accept.h"
+#include "convert.h"
 
 #define LIST_MAX_BYTES ((size_t)1 << 31)
 
@@ -35,10 +36,10 @@ static bool want_partial(const fakeapi__ctx *c)
 }
 
 
-/* Objects of multi-version CRDs are read through the version asked for. */
+/* Objects are read through the version asked for (multi-version CRDs, HPA v1). */
 static json_t *as_version(const fakeapi__ctx *c, json_t *obj)
 {
-    json_object_set_new(obj, "apiVersion", json_string(c->res->group_version));
+    fakeapi__convert_out(c->res, obj);
     return obj;
 }
 

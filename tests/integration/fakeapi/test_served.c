@@ -128,13 +128,66 @@ Test(served, kinds_of_new_groups_round_trip)
     o = req(200, "GET", "/apis/scheduling.k8s.io/v1/priorityclasses/high", NULL);
     cr_assert_eq(jint(o, "value"), 1000);
     json_decref(o);
-    /* Stored once, read through either version of the group. */
-    json_decref(req(201, "POST", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
-                    "{'metadata':{'name':'h'},'spec':{'scaleTargetRef':{'kind':'Deployment',"
-                    "'name':'web'},'maxReplicas':3}}"));
-    o = req(200, "GET", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/h", NULL);
+}
+
+#define HPA1 "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+#define HPA2 "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+
+/* Stored once as v2, read and written through either version, converted. */
+Test(served, hpa_is_converted_between_v1_and_v2)
+{
+    json_t *o = req(201, "POST", HPA1,
+                    "{'apiVersion':'autoscaling/v1','kind':'HorizontalPodAutoscaler','metadata':{"
+                    "'name':'h'},'spec':{'scaleTargetRef':{'apiVersion':'apps/v1','kind':"
+                    "'Deployment','name':'web'},'minReplicas':2,'maxReplicas':5,"
+                    "'targetCPUUtilizationPercentage':70}}");
     cr_assert_str_eq(jstr(o, "apiVersion"), "autoscaling/v1");
-    cr_assert_eq(jint(o, "spec.maxReplicas"), 3);
+    cr_assert_eq(jint(o, "spec.targetCPUUtilizationPercentage"), 70);
+    json_decref(o);
+    o = req(200, "GET", S("%s/h", HPA2), NULL);
+    cr_assert_str_eq(jstr(o, "apiVersion"), "autoscaling/v2");
+    cr_assert_str_eq(jstr(o, "spec.metrics.0.resource.name"), "cpu");
+    cr_assert_eq(jint(o, "spec.metrics.0.resource.target.averageUtilization"), 70);
+    cr_assert_null(jget(o, "spec.targetCPUUtilizationPercentage"));
+    json_decref(o);
+    /* A v1 watch sees v1 objects. */
+    wstream *w = ws_start_ok(S("%s?watch=true&resourceVersion=0", HPA1), NULL, 2000);
+    json_t *ev = ws_next(w, 2000);
+    cr_assert_not_null(ev);
+    cr_assert_str_eq(jstr(ev, "object.apiVersion"), "autoscaling/v1");
+    cr_assert_eq(jint(ev, "object.spec.targetCPUUtilizationPercentage"), 70);
+    json_decref(ev);
+    /* A merge patch through v1 changes the v2 metric. */
+    json_decref(req_ct(200, "PATCH", S("%s/h", HPA1), "application/merge-patch+json",
+                       "{'spec':{'targetCPUUtilizationPercentage':40}}"));
+    ev = ws_next(w, 2000);
+    cr_assert_not_null(ev);
+    cr_assert_str_eq(jstr(ev, "type"), "MODIFIED");
+    cr_assert_eq(jint(ev, "object.spec.targetCPUUtilizationPercentage"), 40);
+    json_decref(ev);
+    ws_close(w);
+    o = req(200, "GET", S("%s/h", HPA2), NULL);
+    cr_assert_eq(jint(o, "spec.metrics.0.resource.target.averageUtilization"), 40);
+    json_decref(o);
+    /* v2-only metrics survive a v1 read-modify-write. */
+    json_decref(req_ct(200, "PATCH", S("%s/h", HPA2), "application/merge-patch+json",
+                       "{'spec':{'metrics':[{'type':'Pods','pods':{'metric':{'name':'qps'},"
+                       "'target':{'type':'AverageValue','averageValue':'10'}}}]}}"));
+    o = req(200, "GET", S("%s/h", HPA1), NULL);
+    cr_assert_null(jget(o, "spec.targetCPUUtilizationPercentage"));
+    const char *ann = json_string_value(json_object_get(
+        jget(o, "metadata.annotations"), "autoscaling.alpha.kubernetes.io/metrics"));
+    cr_assert_not_null(ann);
+    cr_assert_not_null(strstr(ann, "\"metricName\":\"qps\""), "%s", ann);
+    /* Written back whole through v1 (kubectl edit): the v2 object is unchanged. */
+    char *body = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    json_decref(req(200, "PUT", S("%s/h", HPA1), body));
+    free(body);
+    o = req(200, "GET", S("%s/h", HPA2), NULL);
+    cr_assert_str_eq(jstr(o, "spec.metrics.0.pods.metric.name"), "qps");
+    cr_assert_eq(json_array_size(jget(o, "spec.metrics")), 1);
+    cr_assert_null(jget(o, "metadata.annotations"));
     json_decref(o);
 }
 
@@ -200,4 +253,46 @@ Test(served, unwritable_media_types_are_406)
     json_decref(st);
     json_decref(get_accept(406, "/apis", "application/yaml"));
     json_decref(get_accept(200, "/apis", "application/json"));
+}
+
+/* events.k8s.io/v1 is a view of the core Events under other field names. */
+Test(served, events_are_one_store_under_two_groups)
+{
+    wstream *w = ws_start_ok("/apis/events.k8s.io/v1/namespaces/default/events?watch=true", NULL,
+                             2000);
+    json_t *o = req(201, "POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+                    "{'apiVersion':'events.k8s.io/v1','kind':'Event','metadata':{'name':'e1'},"
+                    "'eventTime':'2026-01-02T03:04:05.000000Z','reportingController':'ctl',"
+                    "'reportingInstance':'ctl-1','action':'Sync','reason':'Synced','regarding':{"
+                    "'kind':'Pod','name':'p','namespace':'default'},'note':'all good','type':"
+                    "'Normal'}");
+    cr_assert_str_eq(jstr(o, "note"), "all good");
+    cr_assert_str_eq(jstr(o, "regarding.name"), "p");
+    json_decref(o);
+    o = req(200, "GET", "/api/v1/namespaces/default/events/e1", NULL);
+    cr_assert_str_eq(jstr(o, "apiVersion"), "v1");
+    cr_assert_str_eq(jstr(o, "message"), "all good");
+    cr_assert_str_eq(jstr(o, "involvedObject.name"), "p");
+    cr_assert_str_eq(jstr(o, "reportingComponent"), "ctl");
+    cr_assert_null(jget(o, "note"));
+    json_decref(o);
+    /* A core Event (what `kubectl get events` and older recorders use) reads through the new group. */
+    json_decref(req(201, "POST", "/api/v1/namespaces/default/events",
+                    "{'metadata':{'name':'e2'},'involvedObject':{'kind':'Pod','name':'q'},"
+                    "'reason':'Started','message':'started','count':3,'source':{'component':"
+                    "'kubelet'},'type':'Normal'}"));
+    o = req(200, "GET", "/apis/events.k8s.io/v1/namespaces/default/events", NULL);
+    cr_assert_eq(json_array_size(jget(o, "items")), 2);
+    cr_assert_str_eq(jstr(o, "items.1.regarding.name"), "q");
+    cr_assert_eq(jint(o, "items.1.deprecatedCount"), 3);
+    cr_assert_str_eq(jstr(o, "items.1.deprecatedSource.component"), "kubelet");
+    json_decref(o);
+    json_t *ev = ws_next(w, 2000);
+    cr_assert_str_eq(jstr(ev, "object.apiVersion"), "events.k8s.io/v1");
+    cr_assert_str_eq(jstr(ev, "object.note"), "all good");
+    json_decref(ev);
+    ev = ws_next(w, 2000);
+    cr_assert_str_eq(jstr(ev, "object.note"), "started");
+    json_decref(ev);
+    ws_close(w);
 }
