@@ -384,7 +384,7 @@ metadata:
 data:
   a: "0"
 EOF_YAML
-check_todo "includeObject not passed to the Table yet" "get cm --sort-by a data field" \
+check "get cm --sort-by a data field" \
     expect_eq zero first_sorted
 check "get rolebindings -o wide: header" \
     expect_out '^NAME +ROLE +AGE +USERS +GROUPS +SERVICEACCOUNTS$' kc get rolebindings $N -o wide
