@@ -191,7 +191,6 @@ json_t *fakeapi__disc_group(fakeapi__registry *reg, const char *group)
 
 static const char *const all_verbs[] = {"create", "delete", "deletecollection", "get",
                                         "list",   "patch",  "update",           "watch"};
-static const char *const sub_verbs[] = {"get", "patch", "update"};
 
 static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
 {
@@ -200,7 +199,10 @@ static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
     put(e, "singularName", json_string(r->singular), bad);
     put(e, "namespaced", json_boolean(r->namespaced), bad);
     put(e, "kind", json_string(r->kind), bad);
-    put(e, "verbs", str_array(all_verbs, sizeof all_verbs / sizeof all_verbs[0], bad), bad);
+    if (r->create_only)
+        put(e, "verbs", str_array(all_verbs, 1, bad), bad); /* "create" */
+    else
+        put(e, "verbs", str_array(all_verbs, sizeof all_verbs / sizeof all_verbs[0], bad), bad);
     /* Clients treat a present-but-empty list like an absent one; real servers omit it. */
     if (json_array_size(r->short_names))
         put(e, "shortNames", json_deep_copy(r->short_names), bad);
@@ -211,22 +213,26 @@ static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
     return e;
 }
 
-static json_t *subresource_entry(const fakeapi__resource *r, const char *sub, bool *bad)
+static json_t *subresource_entry(const fakeapi__resource *r, const fakeapi__subinfo *si,
+                                 bool *bad)
 {
     json_t *e = json_object();
-    char *name = xasprintf("%s/%s", r->plural, sub);
+    char *name = xasprintf("%s/%s", r->plural, si->name);
     put(e, "name", json_string(name), bad);
     free(name);
     put(e, "singularName", json_string(""), bad);
     put(e, "namespaced", json_boolean(r->namespaced), bad);
-    if (!strcmp(sub, "scale")) {
-        put(e, "group", json_string("autoscaling"), bad);
-        put(e, "version", json_string("v1"), bad);
-        put(e, "kind", json_string("Scale"), bad);
-    } else {
-        put(e, "kind", json_string(r->kind), bad);
+    if (si->group) {
+        put(e, "group", json_string(si->group), bad);
+        put(e, "version", json_string(si->version), bad);
     }
-    put(e, "verbs", str_array(sub_verbs, sizeof sub_verbs / sizeof sub_verbs[0], bad), bad);
+    char *kind = si->kind ? strdup(si->kind) : xasprintf("%s%s", r->kind, si->kind_suffix);
+    put(e, "kind", json_string(kind), bad);
+    free(kind);
+    size_t nv = 0;
+    while (si->verbs[nv])
+        nv++;
+    put(e, "verbs", str_array(si->verbs, nv, bad), bad);
     if (!e)
         *bad = true;
     return e;
@@ -250,10 +256,11 @@ json_t *fakeapi__disc_resources(fakeapi__registry *reg, const char *group, const
         found = true;
         gv = r->group_version;
         push(resources, resource_entry(r, &bad), &bad);
-        if (r->subresources & FAKEAPI__SUB_STATUS)
-            push(resources, subresource_entry(r, "status", &bad), &bad);
-        if (r->subresources & FAKEAPI__SUB_SCALE)
-            push(resources, subresource_entry(r, "scale", &bad), &bad);
+        size_t nsub;
+        const fakeapi__subinfo *subs = fakeapi__subresources(&nsub);
+        for (size_t k = 0; k < nsub; k++)
+            if (r->subresources & subs[k].bit)
+                push(resources, subresource_entry(r, &subs[k], &bad), &bad);
     }
     json_t *doc = NULL;
     if (found)

@@ -30,6 +30,17 @@ typedef struct builtin {
     const char *const *fields;
 } builtin;
 
+/* Kinds that only take POST and are answered, never stored: the reviews and
+ * bindings (store keys). */
+static const char *const create_only_keys[] = {"/bindings",
+                                               "authentication.k8s.io/selfsubjectreviews",
+                                               "authentication.k8s.io/tokenreviews",
+                                               "authorization.k8s.io/localsubjectaccessreviews",
+                                               "authorization.k8s.io/selfsubjectaccessreviews",
+                                               "authorization.k8s.io/selfsubjectrulesreviews",
+                                               "authorization.k8s.io/subjectaccessreviews",
+                                               NULL};
+
 static const char *const pod_fields[] = {
     "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",       "spec.serviceAccountName",
     "status.phase",  "status.podIP",       "status.nominatedNodeName", NULL};
@@ -56,17 +67,25 @@ static const char *const rs_fields[] = {"status.replicas", NULL};
 #define SUB FAKEAPI__NAME_SUBDOMAIN
 #define LBL FAKEAPI__NAME_LABEL
 #define SEG FAKEAPI__NAME_PATHSEGMENT
+#define POD_SUBS                                                                                   \
+    (ST | FAKEAPI__SUB_EVICTION | FAKEAPI__SUB_BINDING | FAKEAPI__SUB_LOG | FAKEAPI__SUB_EXEC |    \
+     FAKEAPI__SUB_PROXY)
+#define PX FAKEAPI__SUB_PROXY
+#define AUTHN "authentication.k8s.io"
+#define AUTHZ "authorization.k8s.io"
 
 static const builtin builtins[] = {
     {"", "v1", "Namespace", "namespaces", "namespace", false, "ns", "", ST, LBL, ns_fields},
-    {"", "v1", "Pod", "pods", "pod", true, "po", "all", ST, SUB, pod_fields},
-    {"", "v1", "Service", "services", "service", true, "svc", "all", ST, LBL, NULL},
+    {"", "v1", "Pod", "pods", "pod", true, "po", "all", POD_SUBS, SUB, pod_fields},
+    {"", "v1", "Binding", "bindings", "binding", true, "", "", 0, SUB, NULL},
+    {"", "v1", "Service", "services", "service", true, "svc", "all", ST | PX, LBL, NULL},
     {"", "v1", "Endpoints", "endpoints", "endpoints", true, "ep", "", 0, SUB, NULL},
     {"", "v1", "ConfigMap", "configmaps", "configmap", true, "cm", "", 0, SUB, NULL},
     {"", "v1", "Secret", "secrets", "secret", true, "", "", 0, SUB, secret_fields},
-    {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", true, "sa", "", 0, SUB, NULL},
+    {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", true, "sa", "",
+     FAKEAPI__SUB_TOKEN, SUB, NULL},
     {"", "v1", "Event", "events", "event", true, "ev", "", 0, SEG, event_fields},
-    {"", "v1", "Node", "nodes", "node", false, "no", "", ST, SUB, node_fields},
+    {"", "v1", "Node", "nodes", "node", false, "no", "", ST | PX, SUB, node_fields},
     {"", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", true,
      "pvc", "", ST, SUB, NULL},
     {"apps", "v1", "Deployment", "deployments", "deployment", true, "deploy", "all", ST | SC, SUB,
@@ -78,6 +97,19 @@ static const builtin builtins[] = {
     {"apps", "v1", "DaemonSet", "daemonsets", "daemonset", true, "ds", "all", ST, SUB, NULL},
     {"batch", "v1", "Job", "jobs", "job", true, "", "all", ST, SUB, job_fields},
     {"batch", "v1", "CronJob", "cronjobs", "cronjob", true, "cj", "all", ST, SUB, NULL},
+    {"policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", true,
+     "pdb", "", ST, SUB, NULL},
+    {AUTHN, "v1", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview", false, "", "", 0,
+     SUB, NULL},
+    {AUTHN, "v1", "TokenReview", "tokenreviews", "tokenreview", false, "", "", 0, SUB, NULL},
+    {AUTHZ, "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews",
+     "localsubjectaccessreview", true, "", "", 0, SUB, NULL},
+    {AUTHZ, "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+     false, "", "", 0, SUB, NULL},
+    {AUTHZ, "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+     false, "", "", 0, SUB, NULL},
+    {AUTHZ, "v1", "SubjectAccessReview", "subjectaccessreviews", "subjectaccessreview", false, "",
+     "", 0, SUB, NULL},
     {"coordination.k8s.io", "v1", "Lease", "leases", "lease", true, "", "", 0, SUB, NULL},
     {"events.k8s.io", "v1", "Event", "events", "event", true, "ev", "", 0, SEG, NULL},
     {"rbac.authorization.k8s.io", "v1", "Role", "roles", "role", true, "", "", 0, SEG, NULL},
@@ -170,12 +202,36 @@ void fakeapi__resource_unref(fakeapi__resource *r)
     free(r);
 }
 
+/* The subresources kube-apiserver 1.32 serves, with its discovery kinds and verbs. */
+static const char *const v_sub[] = {"get", "patch", "update", NULL};
+static const char *const v_create[] = {"create", NULL};
+static const char *const v_get[] = {"get", NULL};
+static const char *const v_connect[] = {"create", "get", NULL};
+static const char *const v_proxy[] = {"create", "delete", "get", "patch", "update", NULL};
+static const fakeapi__subinfo subinfos[] = {
+    {FAKEAPI__SUB_EXEC, "attach", NULL, NULL, "PodAttachOptions", NULL, v_connect},
+    {FAKEAPI__SUB_BINDING, "binding", NULL, NULL, "Binding", NULL, v_create},
+    {FAKEAPI__SUB_EVICTION, "eviction", "policy", "v1", "Eviction", NULL, v_create},
+    {FAKEAPI__SUB_EXEC, "exec", NULL, NULL, "PodExecOptions", NULL, v_connect},
+    {FAKEAPI__SUB_LOG, "log", NULL, NULL, NULL, "", v_get},
+    {FAKEAPI__SUB_EXEC, "portforward", NULL, NULL, "PodPortForwardOptions", NULL, v_connect},
+    {FAKEAPI__SUB_PROXY, "proxy", NULL, NULL, NULL, "ProxyOptions", v_proxy},
+    {FAKEAPI__SUB_SCALE, "scale", "autoscaling", "v1", "Scale", NULL, v_sub},
+    {FAKEAPI__SUB_STATUS, "status", NULL, NULL, NULL, "", v_sub},
+    {FAKEAPI__SUB_TOKEN, "token", "authentication.k8s.io", "v1", "TokenRequest", NULL, v_create},
+};
+
+const fakeapi__subinfo *fakeapi__subresources(size_t *n)
+{
+    *n = sizeof subinfos / sizeof subinfos[0];
+    return subinfos;
+}
+
 bool fakeapi__resource_has_sub(const fakeapi__resource *r, const char *sub)
 {
-    if (!strcmp(sub, "status"))
-        return r->subresources & FAKEAPI__SUB_STATUS;
-    if (!strcmp(sub, "scale"))
-        return r->subresources & FAKEAPI__SUB_SCALE;
+    for (size_t i = 0; i < sizeof subinfos / sizeof subinfos[0]; i++)
+        if (!strcmp(sub, subinfos[i].name))
+            return r->subresources & subinfos[i].bit;
     return false;
 }
 
@@ -211,6 +267,8 @@ static fakeapi__resource *resource_from_builtin(const builtin *b)
     r->subresources = b->subresources;
     r->name_rule = b->name_rule;
     r->field_selectors = b->fields;
+    for (const char *const *k = create_only_keys; *k; k++)
+        r->create_only = r->create_only || !strcmp(*k, r->store_key);
     r->update_needs_rv = !strcmp(b->kind, "Lease");
     if (b->subresources & FAKEAPI__SUB_SCALE) {
         r->scale_spec = strdup(".spec.replicas");

@@ -24,7 +24,29 @@
 enum {
     FAKEAPI__SUB_STATUS = 1 << 0,
     FAKEAPI__SUB_SCALE = 1 << 1,
+    FAKEAPI__SUB_EVICTION = 1 << 2, /* pods/eviction */
+    FAKEAPI__SUB_BINDING = 1 << 3,  /* pods/binding */
+    FAKEAPI__SUB_LOG = 1 << 4,      /* pods/log */
+    FAKEAPI__SUB_EXEC = 1 << 5,     /* pods/exec, pods/attach, pods/portforward */
+    FAKEAPI__SUB_PROXY = 1 << 6,    /* pods|nodes|services/proxy */
+    FAKEAPI__SUB_TOKEN = 1 << 7,    /* serviceaccounts/token */
 };
+
+/*
+ * One subresource as discovery lists it: the bit that enables it, its name,
+ * the kind it takes (group/version NULL: the resource's own; kind NULL: the
+ * resource's kind followed by kind_suffix) and its verbs (NULL-terminated).
+ */
+typedef struct fakeapi__subinfo {
+    unsigned bit;
+    const char *name;
+    const char *group, *version, *kind, *kind_suffix;
+    const char *const *verbs;
+} fakeapi__subinfo;
+
+/* Every subresource the server knows, in discovery order; *n gets the count.
+ * Static data. */
+const fakeapi__subinfo *fakeapi__subresources(size_t *n);
 
 /* How object names are checked (K8S-API.md item 26). */
 typedef enum fakeapi__namerule {
@@ -49,6 +71,7 @@ typedef struct fakeapi__resource {
     unsigned subresources;
     fakeapi__namerule name_rule;
     bool custom;                        /* from a CRD: no strategic merge patch */
+    bool create_only;                   /* reviews, bindings: POST only, never stored */
     bool update_needs_rv;               /* PUT without resourceVersion is 422 (Lease) */
     bool storage_version;               /* the version objects are stored in */
     const char *const *field_selectors; /* fields beyond metadata.name/namespace */
@@ -100,7 +123,7 @@ void fakeapi__registry_remove_crd(fakeapi__registry *reg, const char *name);
 fakeapi__resource *fakeapi__resource_ref(fakeapi__resource *r);
 void fakeapi__resource_unref(fakeapi__resource *r);
 
-/* True if r supports the subresource named sub ("status", "scale"). */
+/* True if r supports the subresource named sub ("status", "scale", "eviction"...). */
 bool fakeapi__resource_has_sub(const fakeapi__resource *r, const char *sub);
 
 /* The resource as Status details name it: "leases.coordination.k8s.io", "pods". */
