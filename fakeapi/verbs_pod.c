@@ -566,11 +566,13 @@ static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
     const char *rv = fakeapi__meta_str(binding, "resourceVersion");
     const char *bound = cur ? jstr(json_object_get(cur, "spec"), "nodeName") : NULL;
     if (rc != 0) {
-        c->res = pods; /* the 404 names pods */
+        fakeapi__resource *was = c->res;
+        c->res = pods; /* the 404 names pods, also for POST bindings */
         if (rc == 1)
             fakeapi__not_found(c, name);
         else
             fakeapi__storage_error(c);
+        c->res = was;
     } else if (fakeapi__meta_str(cur, "deletionTimestamp")) {
         binding_conflict(c, name, "pod %s is being deleted, cannot be assigned to a host", name);
     } else if (bound && *bound) {
