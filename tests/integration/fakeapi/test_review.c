@@ -246,6 +246,16 @@ Test(review, discovery_lists_subresources_and_reviews)
     disc_entry(policy, "poddisruptionbudgets/status");
     json_decref(policy);
 
+    /* OpenAPI has only the POST of each review. */
+    json_t *oa = req(200, "GET", "/openapi/v3/apis/authentication.k8s.io/v1", NULL);
+    json_t *item = json_object_get(json_object_get(oa, "paths"),
+                                   "/apis/authentication.k8s.io/v1/tokenreviews");
+    cr_assert(json_object_get(item, "post"));
+    cr_assert_null(json_object_get(item, "get"));
+    cr_assert_null(json_object_get(json_object_get(oa, "paths"),
+                                   "/apis/authentication.k8s.io/v1/tokenreviews/{name}"));
+    json_decref(oa);
+
     /* Reviews take only POST on their collection, and store nothing. */
     json_decref(req_fail(405, "MethodNotAllowed", "GET", AUTHN "/tokenreviews", NULL));
     json_decref(req_fail(405, "MethodNotAllowed", "GET", AUTHZ "/selfsubjectaccessreviews/x", NULL));
@@ -559,6 +569,9 @@ Test(review, kubelet_subresources_are_400)
     json_t *st = req_fail(400, "BadRequest", "GET", "/api/v1/nodes/n1/proxy", NULL);
     cr_assert_str_eq(jstr(st, "message"), "fakeapi has no kubelets: nodes/proxy is not supported");
     json_decref(st);
+    /* A proxy path goes on past the subresource. */
+    json_decref(req_fail(400, "BadRequest", "GET", "/api/v1/nodes/n1/proxy/metrics/cadvisor", NULL));
+    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/nodes/n1/status/more", NULL));
     json_decref(req(201, "POST", "/api/v1/namespaces/default/services",
                     "{'metadata':{'name':'s'},'spec':{'ports':[{'port':80}]}}"));
     json_decref(
