@@ -213,8 +213,7 @@ static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
     return e;
 }
 
-static json_t *subresource_entry(const fakeapi__resource *r, const fakeapi__subinfo *si,
-                                 bool *bad)
+static json_t *subresource_entry(const fakeapi__resource *r, const fakeapi__subinfo *si, bool *bad)
 {
     json_t *e = json_object();
     char *name = xasprintf("%s/%s", r->plural, si->name);

@@ -45,9 +45,9 @@ static void invalid_kind(fakeapi__ctx *c, const char *kind, const char *group, c
 {
     char cause[700];
     snprintf(cause, sizeof cause, "Invalid value: %s: %s", shown, why);
-    json_t *details = json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", name, "group",
-                                group, "kind", kind, "causes", "reason", "FieldValueInvalid",
-                                "message", cause, "field", field);
+    json_t *details =
+        json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", name, "group", group, "kind",
+                  kind, "causes", "reason", "FieldValueInvalid", "message", cause, "field", field);
     fakeapi__resp_error(c->resp, 422, "Invalid", details, "%s.%s \"%s\" is invalid: %s: %s", kind,
                         group, name, field, cause);
 }
@@ -249,8 +249,8 @@ static int check_token(fakeapi__ctx *c, const char *token, const json_t *want, j
                             json_pack("[s]", cred));
     }
     *user = json_pack("{s:s, s:s, s:[s, s, s], s:o}", "username", or_empty(jstr(claims, "sub")),
-                      "uid", sa_uid, "groups", "system:serviceaccounts", g2,
-                      "system:authenticated", "extra", extra);
+                      "uid", sa_uid, "groups", "system:serviceaccounts", g2, "system:authenticated",
+                      "extra", extra);
     *auds = found;
     found = NULL;
     rc = *user ? 0 : -1;
@@ -438,9 +438,8 @@ void fakeapi__do_token_request(fakeapi__ctx *c)
             fakeapi__storage_error(c);
         goto out;
     }
-    fakeapi__token_subject sub = {.ns = c->ns,
-                                  .sa_name = c->rt->name,
-                                  .sa_uid = or_empty(fakeapi__meta_str(sa, "uid"))};
+    fakeapi__token_subject sub = {
+        .ns = c->ns, .sa_name = c->rt->name, .sa_uid = or_empty(fakeapi__meta_str(sa, "uid"))};
     const json_t *ref = json_object_get(spec, "boundObjectRef");
     if (json_is_object(ref) && bound_object(c, ref, &sub, &bound) < 0)
         goto out;
@@ -510,7 +509,8 @@ static void access_review(fakeapi__ctx *c, json_t *body)
     json_t *spec = json_object_get(body, "spec");
     if (!attributes_ok(c, spec, local))
         return;
-    if (subject && !*or_empty(jstr(spec, "user")) && !json_array_size(json_object_get(spec, "groups"))) {
+    if (subject && !*or_empty(jstr(spec, "user")) &&
+        !json_array_size(json_object_get(spec, "groups"))) {
         invalid(c, "", "spec.user", "\"\"", "at least one of user or group must be specified");
         return;
     }
@@ -543,10 +543,9 @@ static void rules_review(fakeapi__ctx *c, json_t *body)
         return;
     }
     answer_review(c, body,
-                  json_pack("{s:[{s:[s], s:[s], s:[s]}], s:[{s:[s], s:[s]}], s:b}",
-                            "resourceRules", "verbs", "*", "apiGroups", "*", "resources", "*",
-                            "nonResourceRules", "verbs", "*", "nonResourceURLs", "*",
-                            "incomplete", 0));
+                  json_pack("{s:[{s:[s], s:[s], s:[s]}], s:[{s:[s], s:[s]}], s:b}", "resourceRules",
+                            "verbs", "*", "apiGroups", "*", "resources", "*", "nonResourceRules",
+                            "verbs", "*", "nonResourceURLs", "*", "incomplete", 0));
 }
 
 void fakeapi__do_review(fakeapi__ctx *c)

@@ -57,8 +57,9 @@ struct fakeapi_server {
     fakeapi__registry *reg;
     fakeapi__hub *hub;
     fakeapi__rng rng; /* under the store lock */
-    unsigned char sa_key[32]; /* signs service-account tokens (token.h); set at start */
     size_t max_body;
+    /* Signs service-account tokens (token.h); set at start, read-only after. */
+    unsigned char sa_key[32];
 
     /* gc.c: the background thread */
     pthread_t gc_thread;

@@ -105,7 +105,8 @@ static int put_ref(json_t *obj, const char *key, const char *name, const char *u
 {
     if (!name || !*name)
         return 0;
-    return json_object_set_new(obj, key, json_pack("{s:s, s:s}", "name", name, "uid", uid ? uid : ""));
+    return json_object_set_new(obj, key,
+                               json_pack("{s:s, s:s}", "name", name, "uid", uid ? uid : ""));
 }
 
 json_t *fakeapi__token_claims(const fakeapi__token_subject *sub, const json_t *auds, int64_t now_s,
@@ -142,8 +143,7 @@ static char *b64_json(const json_t *v)
 }
 
 /* The HS256 signature of signing_input[0..n), base64url-encoded. */
-static char *signature(const unsigned char key[FAKEAPI__TOKEN_KEY_LEN], const char *input,
-                       size_t n)
+static char *signature(const unsigned char key[FAKEAPI__TOKEN_KEY_LEN], const char *input, size_t n)
 {
     unsigned char mac[SHA256_LEN];
     if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, key, FAKEAPI__TOKEN_KEY_LEN, input, n, mac) < 0)

@@ -48,8 +48,8 @@ static void method_not_allowed(fakeapi__ctx *c)
 static void answer_success(fakeapi__ctx *c)
 {
     fakeapi__resp_json(c->resp, 201,
-                       json_pack("{s:s, s:s, s:{}, s:s, s:i}", "kind", "Status", "apiVersion",
-                                 "v1", "metadata", "status", "Success", "code", 201));
+                       json_pack("{s:s, s:s, s:{}, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+                                 "metadata", "status", "Success", "code", 201));
 }
 
 /* Read the pod the route names, inside t (the store lock held). 404/500
@@ -83,7 +83,7 @@ static fakeapi__labelsel *budget_selector(const json_t *sel)
     json_object_foreach(json_object_get(sel, "matchLabels"), k, v)
     {
         fakeapi__strbuf_addf(&sb, "%s%s=%s", sb.len ? "," : "", k,
-                       json_is_string(v) ? json_string_value(v) : "");
+                             json_is_string(v) ? json_string_value(v) : "");
     }
     size_t i;
     json_array_foreach(json_object_get(sel, "matchExpressions"), i, v)
@@ -167,8 +167,7 @@ typedef struct budget {
  * owner's scale); desired = minAvailable, or expected - maxUnavailable
  * (percentages of expected, rounded up); neither = 0.
  */
-static int budget_of(fakeapi__ctx *c, const json_t *pdb, const fakeapi__labelsel *sel,
-                     budget *b)
+static int budget_of(fakeapi__ctx *c, const json_t *pdb, const fakeapi__labelsel *sel, budget *b)
 {
     const json_t *st = json_object_get(pdb, "status");
     memset(b, 0, sizeof *b);
@@ -192,7 +191,8 @@ static int budget_of(fakeapi__ctx *c, const json_t *pdb, const fakeapi__labelsel
     json_t *p;
     json_array_foreach(pods, i, p)
     {
-        if (!fakeapi__labelsel_match(sel, json_object_get(json_object_get(p, "metadata"), "labels")))
+        if (!fakeapi__labelsel_match(sel,
+                                     json_object_get(json_object_get(p, "metadata"), "labels")))
             continue;
         expected++;
         if (!fakeapi__meta_str(p, "deletionTimestamp") && pod_ready(p))
@@ -228,8 +228,8 @@ static void budget_blocks(fakeapi__ctx *c, int retry_after, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(cause, sizeof cause, fmt, ap);
     va_end(ap);
-    json_t *details = json_pack("{s:[{s:s, s:s}]}", "causes", "reason", "DisruptionBudget",
-                                "message", cause);
+    json_t *details =
+        json_pack("{s:[{s:s, s:s}]}", "causes", "reason", "DisruptionBudget", "message", cause);
     if (retry_after > 0)
         json_object_set_new(details, "retryAfterSeconds", json_integer(retry_after));
     fakeapi__resp_error(c->resp, 429, "TooManyRequests", details, "%s", EVICT_BLOCKED);
@@ -359,7 +359,8 @@ static json_t *eviction_body(fakeapi__ctx *c)
 
 static bool preconditions_hold(fakeapi__ctx *c, const evict_opts *o, const json_t *pod)
 {
-    const char *uid = fakeapi__meta_str(pod, "uid"), *rv = fakeapi__meta_str(pod, "resourceVersion");
+    const char *uid = fakeapi__meta_str(pod, "uid"),
+               *rv = fakeapi__meta_str(pod, "resourceVersion");
     if (o->pre_uid && (!uid || strcmp(o->pre_uid, uid))) {
         fakeapi__resp_error(c->resp, 409, "Conflict", fakeapi__details(c->res, c->rt->name),
                             "Operation cannot be fulfilled on pods \"%s\": Precondition failed: "
@@ -407,7 +408,8 @@ static int covering_budget(fakeapi__ctx *c, const json_t *pod, json_t **out,
     json_t *pdb;
     json_array_foreach(all, i, pdb)
     {
-        fakeapi__labelsel *sel = budget_selector(json_object_get(json_object_get(pdb, "spec"), "selector"));
+        fakeapi__labelsel *sel =
+            budget_selector(json_object_get(json_object_get(pdb, "spec"), "selector"));
         if (!sel || !fakeapi__labelsel_match(sel, labels)) {
             fakeapi__labelsel_free(sel);
             continue;
@@ -464,7 +466,8 @@ static int check_budget(fakeapi__ctx *c, fakeapi__txn *t, const json_t *pod, boo
                             name);
         rc = 1;
     } else if (b.allowed == 0) {
-        budget_blocks(c, 0, "The disruption budget %s needs %lld healthy pods and has %lld currently",
+        budget_blocks(c, 0,
+                      "The disruption budget %s needs %lld healthy pods and has %lld currently",
                       name, b.desired, b.current);
         rc = 1;
     } else if (b.stored && !dry_run) {
@@ -545,13 +548,12 @@ static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
         else
             snprintf(msg, sizeof msg, "Unsupported value: \"%s\": supported values: \"Node\"",
                      tkind);
-        fakeapi__resp_error(c->resp, 422, "Invalid",
-                            json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", name, "kind",
-                                      "Binding", "causes", "reason",
-                                      node && *node ? "FieldValueNotSupported"
-                                                    : "FieldValueRequired",
-                                      "message", msg, "field", field),
-                            "Binding \"%s\" is invalid: %s: %s", name, field, msg);
+        fakeapi__resp_error(
+            c->resp, 422, "Invalid",
+            json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", name, "kind", "Binding", "causes",
+                      "reason", node && *node ? "FieldValueNotSupported" : "FieldValueRequired",
+                      "message", msg, "field", field),
+            "Binding \"%s\" is invalid: %s: %s", name, field, msg);
         return;
     }
     fakeapi__resource *pods = fakeapi__registry_find(c->srv->reg, "", "v1", "pods");
@@ -580,10 +582,13 @@ static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
     } else if (json_array_size(json_object_get(json_object_get(cur, "spec"), "schedulingGates"))) {
         binding_conflict(c, name, "pod %s has non-empty .spec.schedulingGates", name);
     } else if (uid && *uid && strcmp(uid, or_empty(fakeapi__meta_str(cur, "uid")))) {
-        binding_conflict(c, name, "Precondition failed: UID in precondition: %s, UID in object "
-                         "meta: %s", uid, or_empty(fakeapi__meta_str(cur, "uid")));
+        binding_conflict(c, name,
+                         "Precondition failed: UID in precondition: %s, UID in object "
+                         "meta: %s",
+                         uid, or_empty(fakeapi__meta_str(cur, "uid")));
     } else if (rv && *rv && strcmp(rv, or_empty(fakeapi__meta_str(cur, "resourceVersion")))) {
-        binding_conflict(c, name, "the object has been modified; please apply your changes to "
+        binding_conflict(c, name,
+                         "the object has been modified; please apply your changes to "
                          "the latest version and try again");
     } else if (!(next = json_deep_copy(cur))) {
         fakeapi__storage_error(c);
@@ -738,8 +743,8 @@ static const char *log_container(fakeapi__ctx *c, const json_t *pod)
     if (want && *want) {
         if (has_container(pod, want))
             return want;
-        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "container %s is not valid for pod %s",
-                            want, c->rt->name);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "container %s is not valid for pod %s", want, c->rt->name);
         return NULL;
     }
     const json_t *cts = json_object_get(json_object_get(pod, "spec"), "containers");

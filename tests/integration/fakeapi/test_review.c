@@ -231,8 +231,8 @@ Test(review, discovery_lists_subresources_and_reviews)
 
     json_t *authz = req(200, "GET", AUTHZ, NULL);
     static const char *const authz_kinds[] = {"localsubjectaccessreviews",
-                                              "selfsubjectaccessreviews",
-                                              "selfsubjectrulesreviews", "subjectaccessreviews"};
+                                              "selfsubjectaccessreviews", "selfsubjectrulesreviews",
+                                              "subjectaccessreviews"};
     for (size_t i = 0; i < 4; i++)
         cr_assert_str_eq(verbs_of(disc_entry(authz, authz_kinds[i])), "[\"create\"]");
     cr_assert(json_is_true(jget(disc_entry(authz, "localsubjectaccessreviews"), "namespaced")));
@@ -258,7 +258,8 @@ Test(review, discovery_lists_subresources_and_reviews)
 
     /* Reviews take only POST on their collection, and store nothing. */
     json_decref(req_fail(405, "MethodNotAllowed", "GET", AUTHN "/tokenreviews", NULL));
-    json_decref(req_fail(405, "MethodNotAllowed", "GET", AUTHZ "/selfsubjectaccessreviews/x", NULL));
+    json_decref(
+        req_fail(405, "MethodNotAllowed", "GET", AUTHZ "/selfsubjectaccessreviews/x", NULL));
     json_decref(req_fail(405, "MethodNotAllowed", "DELETE", AUTHZ "/subjectaccessreviews", NULL));
 }
 
@@ -304,8 +305,9 @@ Test(review, eviction_without_budget_deletes)
     cr_assert_eq(rev(), before);
     cr_assert_not(gone(PODS "/q"));
     /* policy/v1beta1 is accepted too. */
-    assert_evicted(req(201, "POST", PODS "/q/eviction",
-                       "{'apiVersion':'policy/v1beta1','kind':'Eviction','metadata':{'name':'q'}}"));
+    assert_evicted(
+        req(201, "POST", PODS "/q/eviction",
+            "{'apiVersion':'policy/v1beta1','kind':'Eviction','metadata':{'name':'q'}}"));
     cr_assert(gone(PODS "/q"));
 }
 
@@ -389,7 +391,8 @@ Test(review, eviction_with_stored_status)
                          "'currentHealthy':2,'desiredHealthy':1,'expectedPods':2}}",
                          gen - 1)));
     char *body = NULL;
-    char ev[] = "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"s1\"}}";
+    char ev[] =
+        "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"s1\"}}";
     httpc_resp r;
     cr_assert_eq(httpc_do("POST", S("%s" PODS "/s1/eviction", fakeapi_url(srv)), NULL, ev, &r), 0);
     cr_assert_eq(r.status, 429);
@@ -494,8 +497,8 @@ Test(review, binding_assigns_a_node_once)
                          "{'metadata':{'name':'nope'},'target':{'name':'n1'}}"));
     json_decref(req_fail(409, "Conflict", "POST", PODS "/w/binding",
                          "{'metadata':{'name':'w','uid':'other'},'target':{'name':'n1'}}"));
-    json_decref(req_fail(405, "MethodNotAllowed", "GET", "/api/v1/namespaces/default/bindings",
-                         NULL));
+    json_decref(
+        req_fail(405, "MethodNotAllowed", "GET", "/api/v1/namespaces/default/bindings", NULL));
     cr_assert_eq(rev(), before);
 }
 
@@ -570,7 +573,8 @@ Test(review, kubelet_subresources_are_400)
     cr_assert_str_eq(jstr(st, "message"), "fakeapi has no kubelets: nodes/proxy is not supported");
     json_decref(st);
     /* A proxy path goes on past the subresource. */
-    json_decref(req_fail(400, "BadRequest", "GET", "/api/v1/nodes/n1/proxy/metrics/cadvisor", NULL));
+    json_decref(
+        req_fail(400, "BadRequest", "GET", "/api/v1/nodes/n1/proxy/metrics/cadvisor", NULL));
     json_decref(req_fail(404, "NotFound", "GET", "/api/v1/nodes/n1/status/more", NULL));
     json_decref(req(201, "POST", "/api/v1/namespaces/default/services",
                     "{'metadata':{'name':'s'},'spec':{'ports':[{'port':80}]}}"));
@@ -633,8 +637,8 @@ Test(review, token_request_claims)
     json_decref(tr);
 
     /* Refused requests. */
-    json_t *st = req_fail(422, "Invalid", "POST", SAS "/robot/token",
-                          "{'spec':{'expirationSeconds':60}}");
+    json_t *st =
+        req_fail(422, "Invalid", "POST", SAS "/robot/token", "{'spec':{'expirationSeconds':60}}");
     cr_assert_str_eq(jstr(st, "message"),
                      "TokenRequest.authentication.k8s.io \"robot\" is invalid: "
                      "spec.expirationSeconds: Invalid value: 60: may not specify a duration "
@@ -783,11 +787,13 @@ Test(review, access_reviews_allow)
     cr_assert(json_is_true(jget(r, "status.allowed")));
     cr_assert_str_eq(jstr(r, "metadata.namespace"), "default");
     json_decref(r);
-    json_decref(req_fail(422, "Invalid", "POST", AUTHZ "/namespaces/default/localsubjectaccessreviews",
+    json_decref(req_fail(422, "Invalid", "POST",
+                         AUTHZ "/namespaces/default/localsubjectaccessreviews",
                          "{'spec':{'user':'u','resourceAttributes':{'namespace':'kube-system',"
                          "'verb':'get','resource':'pods'}}}"));
-    json_decref(req_fail(422, "Invalid", "POST", AUTHZ "/namespaces/default/localsubjectaccessreviews",
-                         "{'spec':{'user':'u','nonResourceAttributes':{'verb':'get','path':'/'}}}"));
+    json_decref(
+        req_fail(422, "Invalid", "POST", AUTHZ "/namespaces/default/localsubjectaccessreviews",
+                 "{'spec':{'user':'u','nonResourceAttributes':{'verb':'get','path':'/'}}}"));
 
     r = req(201, "POST", AUTHZ "/selfsubjectrulesreviews", "{'spec':{'namespace':'default'}}");
     cr_assert_str_eq(jstr(r, "status.resourceRules.0.verbs.0"), "*");
