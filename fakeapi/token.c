@@ -120,10 +120,12 @@ json_t *fakeapi__token_claims(const fakeapi__token_subject *sub, const json_t *a
     rc |= put_ref(k8s, "pod", sub->pod_name, sub->pod_uid);
     rc |= put_ref(k8s, "secret", sub->secret_name, sub->secret_uid);
     rc |= put_ref(k8s, "node", sub->node_name, sub->node_uid);
-    json_t *c = json_pack("{s:O, s:I, s:I, s:s, s:s?, s:o, s:I, s:s}", "aud", auds, "exp",
-                          (json_int_t)(now_s + exp_s), "iat", (json_int_t)now_s, "iss",
-                          FAKEAPI__SA_ISSUER, "jti", sub->jti && *sub->jti ? sub->jti : NULL,
-                          "kubernetes.io", k8s, "nbf", (json_int_t)now_s, "sub", user);
+    json_t *c =
+        json_pack("{s:O, s:I, s:I, s:s, s:o, s:I, s:s}", "aud", auds, "exp",
+                  (json_int_t)(now_s + exp_s), "iat", (json_int_t)now_s, "iss", FAKEAPI__SA_ISSUER,
+                  "kubernetes.io", k8s, "nbf", (json_int_t)now_s, "sub", user);
+    if (c && sub->jti && *sub->jti)
+        rc |= json_object_set_new(c, "jti", json_string(sub->jti));
     if (rc != 0) {
         json_decref(c);
         return NULL;
