@@ -6,7 +6,8 @@
 # `logs`, and exec/attach/port-forward refused with a clear message.
 # kubectl 1.32 sends the review and TokenRequest bodies as protobuf: those
 # checks are check_pb, and each is repeated with a JSON body through
-# `kubectl create --raw`, which must pass today. TAP on stdout.
+# `kubectl create --raw`, which must pass today; the official Python client
+# (JSON too) does the same through its typed API. TAP on stdout.
 . "$(dirname "$0")/lib.sh"
 
 server_start
@@ -178,5 +179,21 @@ check "attach is refused" \
     expect_fail 'pods/attach is not supported' kc attach w1
 check "port-forward is refused" \
     expect_fail 'pods/portforward is not supported' kc port-forward pod/w1 18080:80
+
+# --- the official Python client, which sends JSON ---------------------------
+
+PY=/usr/bin/python3
+if "$PY" -c 'import kubernetes' >/dev/null 2>&1; then
+    PYA="$(dirname "$0")/python_auth.py"
+    check "Python: a SelfSubjectAccessReview is allowed" expect_eq ok "$PY" "$PYA" "$KUBECONFIG_FILE" ssar
+    check "Python: a SelfSubjectReview names the admin" expect_eq ok "$PY" "$PYA" "$KUBECONFIG_FILE" whoami
+    check "Python: a TokenRequest's token and its TokenReview" \
+        expect_eq ok "$PY" "$PYA" "$KUBECONFIG_FILE" token
+    check "Python: an eviction goes, the next is held by the budget" \
+        expect_eq ok "$PY" "$PYA" "$KUBECONFIG_FILE" evict
+    check "Python: a pod's log" expect_eq ok "$PY" "$PYA" "$KUBECONFIG_FILE" logs
+else
+    skip "the Python client's reviews, tokens, evictions and logs" "python3-kubernetes is not installed"
+fi
 
 finish
