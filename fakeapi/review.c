@@ -114,6 +114,24 @@ static void answer_review(fakeapi__ctx *c, json_t *body, json_t *status)
     answer_as(c, c->res->kind, c->res->group_version, body, status);
 }
 
+/* spec.audiences: absent, or an array of strings. false when it answered. */
+static bool audiences_typed(fakeapi__ctx *c, const char *kind, const json_t *spec)
+{
+    char gostruct[64];
+    snprintf(gostruct, sizeof gostruct, "%sSpec", kind);
+    const json_t *a = json_object_get(spec, "audiences");
+    if (!fakeapi__typed(c, kind, gostruct, "spec.audiences", a, JSON_ARRAY, "[]string"))
+        return false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+    {
+        if (!fakeapi__typed(c, kind, gostruct, "spec.audiences", v, JSON_STRING, "string"))
+            return false;
+    }
+    return true;
+}
+
 /* ---- tokens ---------------------------------------------------------------------------- */
 
 /* Read one object with the store lock taken here: 0, 1 absent, -1 error. */
@@ -279,6 +297,12 @@ static json_t *requester(fakeapi__ctx *c)
 static void token_review(fakeapi__ctx *c, json_t *body)
 {
     const json_t *spec = json_object_get(body, "spec");
+    if (!fakeapi__typed(c, "TokenReview", "TokenReview", "spec", spec, JSON_OBJECT,
+                        "v1.TokenReviewSpec") ||
+        !fakeapi__typed(c, "TokenReview", "TokenReviewSpec", "spec.token",
+                        json_object_get(spec, "token"), JSON_STRING, "string") ||
+        !audiences_typed(c, "TokenReview", spec))
+        return;
     const char *token = jstr(spec, "token");
     if (!token || !*token) {
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
@@ -377,12 +401,9 @@ static long long expiration(fakeapi__ctx *c, const json_t *spec)
     const json_t *e = json_object_get(spec, "expirationSeconds");
     if (!e || json_is_null(e))
         return DEFAULT_EXPIRATION_S;
-    if (!json_is_integer(e)) {
-        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
-                            "TokenRequest in version \"v1\" cannot be handled as a TokenRequest: "
-                            "spec.expirationSeconds: expected an integer");
+    if (!fakeapi__typed(c, "TokenRequest", "TokenRequestSpec", "spec.expirationSeconds", e,
+                        JSON_INTEGER, "int64"))
         return -1;
-    }
     long long n = json_integer_value(e);
     char shown[32];
     snprintf(shown, sizeof shown, "%lld", n);
@@ -425,6 +446,13 @@ void fakeapi__do_token_request(fakeapi__ctx *c)
         goto out;
     }
     json_t *spec = json_object_get(body, "spec");
+    if (!fakeapi__typed(c, "TokenRequest", "TokenRequest", "spec", spec, JSON_OBJECT,
+                        "v1.TokenRequestSpec") ||
+        !audiences_typed(c, "TokenRequest", spec) ||
+        !fakeapi__typed(c, "TokenRequest", "TokenRequestSpec", "spec.boundObjectRef",
+                        json_object_get(spec, "boundObjectRef"), JSON_OBJECT,
+                        "v1.BoundObjectReference"))
+        goto out;
     if (!json_is_object(spec))
         json_object_set_new(body, "spec", spec = json_object());
     long long exp = expiration(c, spec);

@@ -41,6 +41,15 @@ void fakeapi__do_subresource(fakeapi__ctx *c);
 void fakeapi__do_pod_sub(fakeapi__ctx *c);
 /* POST .../namespaces/<ns>/bindings (verbs_pod.c). */
 void fakeapi__do_binding(fakeapi__ctx *c);
+/*
+ * A field of the wrong JSON type: answers 400 as the API server's decoder
+ * words it ("TokenRequest in version "v1" cannot be handled as a
+ * TokenRequest: json: cannot unmarshal string into Go struct field
+ * TokenRequestSpec.spec.audiences of type []string") and returns false.
+ * Absent or null v, or v of type want: true. (verbs_pod.c)
+ */
+bool fakeapi__typed(fakeapi__ctx *c, const char *kind, const char *gostruct, const char *field,
+                    const json_t *v, json_type want, const char *gotype);
 /* review.c: POST on a create-only kind (the reviews, bindings). */
 void fakeapi__do_review(fakeapi__ctx *c);
 /* review.c: POST serviceaccounts/<name>/token. */

@@ -44,6 +44,39 @@ static void method_not_allowed(fakeapi__ctx *c)
                         "the server does not allow this method on the requested resource");
 }
 
+/* The JSON type of v as Go's decoder names it in messages. */
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "null";
+    }
+}
+
+bool fakeapi__typed(fakeapi__ctx *c, const char *kind, const char *gostruct, const char *field,
+                    const json_t *v, json_type want, const char *gotype)
+{
+    if (!v || json_is_null(v) || json_typeof(v) == want)
+        return true;
+    fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                        "%s in version \"v1\" cannot be handled as a %s: json: cannot unmarshal "
+                        "%s into Go struct field %s.%s of type %s",
+                        kind, kind, json_kind(v), gostruct, field, gotype);
+    return false;
+}
+
 /* 201 {kind: Status, status: Success}: what eviction and binding answer. */
 static void answer_success(fakeapi__ctx *c)
 {
@@ -343,6 +376,17 @@ static json_t *eviction_body(fakeapi__ctx *c)
                             "the API version in the data (%s) does not match the expected API "
                             "version (policy/v1)",
                             av);
+    } else if (!fakeapi__typed(c, "Eviction", "Eviction", "deleteOptions",
+                               json_object_get(ev, "deleteOptions"), JSON_OBJECT,
+                               "v1.DeleteOptions") ||
+               !fakeapi__typed(c, "Eviction", "DeleteOptions", "deleteOptions.dryRun",
+                               json_object_get(json_object_get(ev, "deleteOptions"), "dryRun"),
+                               JSON_ARRAY, "[]string") ||
+               !fakeapi__typed(
+                   c, "Eviction", "DeleteOptions", "deleteOptions.preconditions",
+                   json_object_get(json_object_get(ev, "deleteOptions"), "preconditions"),
+                   JSON_OBJECT, "v1.Preconditions")) {
+        /* answered */
     } else if (!name || strcmp(name, c->rt->name)) {
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
                             "name in URL does not match name in Eviction object");
@@ -659,10 +703,14 @@ static json_t *binding_body(fakeapi__ctx *c)
     if (b && (!json_is_object(b) || (kind && strcmp(kind, "Binding")))) {
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "not a Binding object: %s",
                             kind ? kind : "not an object");
-        json_decref(b);
-        return NULL;
+    } else if (b && !fakeapi__typed(c, "Binding", "Binding", "target", json_object_get(b, "target"),
+                                    JSON_OBJECT, "v1.ObjectReference")) {
+        /* answered */
+    } else {
+        return b;
     }
-    return b;
+    json_decref(b);
+    return NULL;
 }
 
 void fakeapi__do_binding(fakeapi__ctx *c)

@@ -287,6 +287,17 @@ Test(review, eviction_without_budget_deletes)
     json_decref(req_fail(400, "BadRequest", "POST", PODS "/q/eviction",
                          "{'apiVersion':'policy/v1','kind':'Pod','metadata':{'name':'q'}}"));
     json_decref(req_fail(400, "BadRequest", "POST", PODS "/q/eviction", "{nope"));
+    st = req_fail(400, "BadRequest", "POST", PODS "/q/eviction",
+                  "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'q'},"
+                  "'deleteOptions':'now'}");
+    cr_assert_str_eq(jstr(st, "message"),
+                     "Eviction in version \"v1\" cannot be handled as a Eviction: json: cannot "
+                     "unmarshal string into Go struct field Eviction.deleteOptions of type "
+                     "v1.DeleteOptions");
+    json_decref(st);
+    json_decref(req_fail(400, "BadRequest", "POST", PODS "/q/eviction",
+                         "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'q'},"
+                         "'deleteOptions':{'dryRun':'All'}}"));
     json_decref(req_fail(422, "Invalid", "POST", PODS "/q/eviction",
                          "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'q'},"
                          "'deleteOptions':{'propagationPolicy':'Sometimes'}}"));
@@ -493,6 +504,8 @@ Test(review, binding_assigns_a_node_once)
                          "{'metadata':{'name':'w'},'target':{'kind':'Pod','name':'x'}}"));
     json_decref(req_fail(400, "BadRequest", "POST", PODS "/w/binding",
                          "{'metadata':{'name':'z'},'target':{'name':'n1'}}"));
+    json_decref(req_fail(400, "BadRequest", "POST", PODS "/w/binding",
+                         "{'metadata':{'name':'w'},'target':'n1'}"));
     json_decref(req_fail(404, "NotFound", "POST", "/api/v1/namespaces/default/bindings",
                          "{'metadata':{'name':'nope'},'target':{'name':'n1'}}"));
     json_decref(req_fail(409, "Conflict", "POST", PODS "/w/binding",
@@ -664,6 +677,20 @@ Test(review, token_request_claims)
     json_decref(req_fail(422, "Invalid", "POST", SAS "/robot/token",
                          "{'metadata':{'name':'other'},'spec':{}}"));
     json_decref(req_fail(405, "MethodNotAllowed", "GET", SAS "/robot/token", NULL));
+    /* Fields of the wrong type are refused as the decoder refuses them. */
+    st = req_fail(400, "BadRequest", "POST", SAS "/robot/token", "{'spec':{'audiences':'vault'}}");
+    cr_assert_str_eq(jstr(st, "message"),
+                     "TokenRequest in version \"v1\" cannot be handled as a TokenRequest: json: "
+                     "cannot unmarshal string into Go struct field TokenRequestSpec.spec.audiences "
+                     "of type []string");
+    json_decref(st);
+    json_decref(
+        req_fail(400, "BadRequest", "POST", SAS "/robot/token", "{'spec':{'audiences':[1]}}"));
+    json_decref(req_fail(400, "BadRequest", "POST", SAS "/robot/token",
+                         "{'spec':{'expirationSeconds':'3600'}}"));
+    json_decref(req_fail(400, "BadRequest", "POST", SAS "/robot/token",
+                         "{'spec':{'boundObjectRef':'bp'}}"));
+    json_decref(req_fail(400, "BadRequest", "POST", SAS "/robot/token", "{'spec':[]}"));
     json_decref(pod);
     json_decref(sa);
 }
@@ -729,6 +756,9 @@ Test(review, token_review_checks_tokens)
     free(tok);
 
     json_decref(req_fail(400, "BadRequest", "POST", AUTHN "/tokenreviews", "{'spec':{}}"));
+    json_decref(req_fail(400, "BadRequest", "POST", AUTHN "/tokenreviews", "{'spec':{'token':5}}"));
+    json_decref(req_fail(400, "BadRequest", "POST", AUTHN "/tokenreviews",
+                         "{'spec':{'token':'x','audiences':{}}}"));
     json_decref(req_fail(400, "BadRequest", "POST", AUTHN "/tokenreviews",
                          "{'kind':'SelfSubjectReview','spec':{'token':'x'}}"));
 }
