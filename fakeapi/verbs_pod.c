@@ -493,10 +493,14 @@ static int check_budget(fakeapi__ctx *c, fakeapi__txn *t, const json_t *pod, boo
         return rc;
     budget b;
     const char *name = fakeapi__meta_str(pdb, "name");
+    const char *policy = jstr(json_object_get(pdb, "spec"), "unhealthyPodEvictionPolicy");
+    bool unhealthy_always = policy && !strcmp(policy, "AlwaysAllow");
     if (budget_of(c, pdb, sel, &b) < 0) {
         rc = -1;
-    } else if (!pod_ready(pod) && b.current >= b.desired && b.desired > 0) {
-        rc = 0; /* an unready pod does not count towards healthy: nothing to take */
+    } else if (!pod_ready(pod) && (unhealthy_always || (b.current >= b.desired && b.desired > 0))) {
+        /* An unready pod does not count towards healthy: nothing to take, when
+         * the budget is met (IfHealthyBudget, the default) or always. */
+        rc = 0;
     } else if (b.stored && b.pending) {
         budget_blocks(c, 10, "The disruption budget %s is still being processed by the server.",
                       name);

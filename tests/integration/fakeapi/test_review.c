@@ -385,6 +385,20 @@ Test(review, eviction_readiness_counts)
                    "The disruption budget one needs 1 healthy pods and has 1 currently");
     /* The unready one may go: it takes nothing from the healthy count. */
     assert_evicted(evict(201, "r2"));
+
+    /* A budget not met holds unready pods too, unless its policy is AlwaysAllow. */
+    mk_pod("r3", "{'app':'w'}", "Running");
+    json_decref(req_ct(200, "PATCH", PODS "/r3/status", "application/merge-patch+json",
+                       "{'status':{'conditions':[{'type':'Ready','status':'False'}]}}"));
+    json_decref(req_ct(200, "PATCH", PDBS "/one", "application/merge-patch+json",
+                       "{'spec':{'minAvailable':2}}"));
+    assert_blocked(evict(429, "r3"),
+                   "The disruption budget one needs 2 healthy pods and has 1 currently");
+    json_decref(req_ct(200, "PATCH", PDBS "/one", "application/merge-patch+json",
+                       "{'spec':{'unhealthyPodEvictionPolicy':'AlwaysAllow'}}"));
+    assert_evicted(evict(201, "r3"));
+    assert_blocked(evict(429, "r1"),
+                   "The disruption budget one needs 2 healthy pods and has 1 currently");
 }
 
 Test(review, eviction_with_stored_status)
