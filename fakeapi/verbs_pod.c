@@ -7,7 +7,7 @@
  *
  * Facts from kube-apiserver's pod storage (eviction.go, the BindingREST and
  * LogLocation in pkg/registry/core/pod); the differences are in
- * docs/fakeapi.md ("Pod subresources"). Runs on the request's thread; writes
+ * docs/fakeapi.md ("Subresources and review APIs"). Runs on the request's thread; writes
  * go through one transaction (txn.h), so an eviction's budget check and its
  * delete are atomic with respect to every other request.
  */
@@ -103,6 +103,14 @@ static json_t *load_pod(fakeapi__ctx *c, fakeapi__txn *t)
 
 /* ---- PodDisruptionBudgets ----------------------------------------------------- */
 
+/* A label key or value as a selector term may hold it: nothing that would
+ * read as selector syntax (a value "a,b" must not become two terms). */
+static bool label_token(const char *s)
+{
+    return s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./") ==
+                    strlen(s);
+}
+
 /*
  * A metav1.LabelSelector as a parsed selector. NULL when it selects nothing:
  * absent, empty (a budget with an empty selector matches no pod, as the real
@@ -115,14 +123,15 @@ static fakeapi__labelsel *budget_selector(const json_t *sel)
     json_t *v;
     json_object_foreach(json_object_get(sel, "matchLabels"), k, v)
     {
-        fakeapi__strbuf_addf(&sb, "%s%s=%s", sb.len ? "," : "", k,
-                             json_is_string(v) ? json_string_value(v) : "");
+        if (!*k || !label_token(k) || !label_token(json_string_value(v)))
+            goto bad;
+        fakeapi__strbuf_addf(&sb, "%s%s=%s", sb.len ? "," : "", k, json_string_value(v));
     }
     size_t i;
     json_array_foreach(json_object_get(sel, "matchExpressions"), i, v)
     {
         const char *key = jstr(v, "key"), *op = jstr(v, "operator");
-        if (!key || !op)
+        if (!key || !*key || !op || !label_token(key))
             goto bad;
         const char *sep = sb.len ? "," : "";
         if (!strcmp(op, "Exists")) {
@@ -135,7 +144,9 @@ static fakeapi__labelsel *budget_selector(const json_t *sel)
             json_t *val;
             json_array_foreach(json_object_get(v, "values"), j, val)
             {
-                fakeapi__strbuf_addf(&sb, "%s%s", j ? "," : "", or_empty(json_string_value(val)));
+                if (!label_token(json_string_value(val)))
+                    goto bad;
+                fakeapi__strbuf_addf(&sb, "%s%s", j ? "," : "", json_string_value(val));
             }
             fakeapi__strbuf_addf(&sb, ")");
         } else {

@@ -465,6 +465,16 @@ Test(review, eviction_two_budgets_and_terminating)
     /* An empty selector matches nothing: with x2 gone, only x1 covers t. */
     json_decref(req_ct(200, "PATCH", PDBS "/x2", "application/merge-patch+json",
                        "{'spec':{'selector':{'matchExpressions':null}}}"));
+    assert_evicted(req(201, "POST", PODS "/t/eviction?dryRun=All",
+                       "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'t'}}"));
+    /* A selector value that would read as two terms ("app=t,app") is invalid
+     * and matches nothing: still one budget. */
+    json_decref(req(201, "POST", PDBS,
+                    "{'metadata':{'name':'x3'},'spec':{'maxUnavailable':0,'selector':"
+                    "{'matchLabels':{'app':'t,app'}}}}"));
+    assert_evicted(req(201, "POST", PODS "/t/eviction?dryRun=All",
+                       "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'t'}}"));
+    json_decref(req(200, "DELETE", PDBS "/x3", NULL));
     /* A terminating pod is deleted without a budget check, and stays until its
      * finalizer goes. */
     json_decref(req_ct(200, "PATCH", PODS "/t", "application/merge-patch+json",
