@@ -232,7 +232,8 @@ static int check_token(fakeapi__ctx *c, const char *token, const json_t *want, j
         json_decref(obj);
         obj = NULL;
         const char *what = pod ? "pod" : "secret";
-        if (get_locked(c, pod ? "/pods" : "/secrets", ns, jstr(bound, "name"), &obj) != 0 ||
+        if (get_locked(c, pod ? "/pods" : "/secrets", ns, or_empty(jstr(bound, "name")), &obj) !=
+                0 ||
             fakeapi__meta_str(obj, "deletionTimestamp")) {
             snprintf(err, errlen, "service account token has been invalidated");
             goto out;

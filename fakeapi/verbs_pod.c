@@ -189,7 +189,8 @@ static long long scaled(const json_t *v, long long total)
     const char *s = json_string_value(v);
     char *end;
     long long pct = s ? strtoll(s, &end, 10) : -1;
-    if (!s || end == s || strcmp(end, "%") || pct < 0)
+    /* More than 100% is invalid anyway; the bound keeps the product in range. */
+    if (!s || end == s || strcmp(end, "%") || pct < 0 || pct > 1000000)
         return -1;
     return (pct * total + 99) / 100;
 }
