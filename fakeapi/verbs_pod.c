@@ -841,7 +841,7 @@ static long long log_option(fakeapi__ctx *c, const char *name)
                             "%s: strconv.ParseInt: parsing \"%s\": invalid syntax", name, v);
         return -2;
     }
-    if (n < 0 || (n == 0 && !strcmp(name, "limitBytes"))) {
+    if (n < 0 || (n == 0 && strcmp(name, "tailLines"))) {
         fakeapi__resp_error(c->resp, 422, "Invalid", NULL,
                             "PodLogOptions \"%s\" is invalid: %s: Invalid value: %lld: must be "
                             "greater than %s0",
@@ -864,7 +864,7 @@ static void do_log(fakeapi__ctx *c)
     }
     long long tail = log_option(c, "tailLines");
     long long limit = tail == -2 ? -2 : log_option(c, "limitBytes");
-    if (tail == -2 || limit == -2)
+    if (tail == -2 || limit == -2 || log_option(c, "sinceSeconds") == -2)
         return;
     json_t *pod = NULL;
     fakeapi__store_lock(c->srv->store);
@@ -878,6 +878,13 @@ static void do_log(fakeapi__ctx *c)
         return;
     }
     const char *ct = log_container(c, pod);
+    if (ct && fakeapi__q_bool(c->req, "previous")) {
+        /* No container ever ran, so none has terminated (the kubelet's words). */
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "previous terminated container \"%s\" in pod \"%s\" not found", ct,
+                            c->rt->name);
+        ct = NULL;
+    }
     if (!ct) {
         json_decref(pod);
         return;

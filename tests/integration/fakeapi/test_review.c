@@ -574,6 +574,15 @@ Test(review, log_is_text_from_the_annotation)
     json_decref(req_fail(422, "Invalid", "GET", PODS "/l/log?tailLines=-1", NULL));
     json_decref(req_fail(400, "BadRequest", "GET", PODS "/l/log?limitBytes=x", NULL));
     json_decref(req_fail(404, "NotFound", "GET", PODS "/none/log", NULL));
+    json_decref(req_fail(422, "Invalid", "GET", PODS "/l/log?sinceSeconds=0", NULL));
+    st = req_fail(400, "BadRequest", "GET", PODS "/l/log?previous=true", NULL);
+    cr_assert_str_eq(jstr(st, "message"),
+                     "previous terminated container \"c\" in pod \"l\" not found");
+    json_decref(st);
+    cr_assert_eq(
+        raw("GET", PODS "/l/log?sinceSeconds=10&previous=false", NULL, NULL, &body, NULL, 0), 200);
+    cr_assert_str_eq(body, "one\ntwo\nthree\n");
+    free(body);
 
     /* Two containers: one must be named; each may have its own log. */
     json_decref(req(201, "POST", PODS,
