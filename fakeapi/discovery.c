@@ -11,6 +11,7 @@
  * drops the whole document at the end instead of checking every call.
  */
 #include "discovery.h"
+#include "types.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -189,8 +190,22 @@ json_t *fakeapi__disc_group(fakeapi__registry *reg, const char *group)
 
 /* ---- resource lists ---------------------------------------------------------------- */
 
-static const char *const all_verbs[] = {"create", "delete", "deletecollection", "get",
-                                        "list",   "patch",  "update",           "watch"};
+static const char *const sub_verbs[] = {"get", "patch", "update"};
+
+/* A comma-separated list ("get,list") as a JSON array. */
+static json_t *csv_array(const char *csv, bool *bad)
+{
+    json_t *a = json_array();
+    for (const char *p = csv; a && p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        push(a, json_stringn(p, len), bad);
+        p = comma ? comma + 1 : NULL;
+    }
+    if (!a)
+        *bad = true;
+    return a;
+}
 
 static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
 {
@@ -199,10 +214,7 @@ static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
     put(e, "singularName", json_string(r->singular), bad);
     put(e, "namespaced", json_boolean(r->namespaced), bad);
     put(e, "kind", json_string(r->kind), bad);
-    if (r->create_only)
-        put(e, "verbs", str_array(all_verbs, 1, bad), bad); /* "create" */
-    else
-        put(e, "verbs", str_array(all_verbs, sizeof all_verbs / sizeof all_verbs[0], bad), bad);
+    put(e, "verbs", csv_array(r->verbs, bad), bad);
     /* Clients treat a present-but-empty list like an absent one; real servers omit it. */
     if (json_array_size(r->short_names))
         put(e, "shortNames", json_deep_copy(r->short_names), bad);
@@ -213,28 +225,66 @@ static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
     return e;
 }
 
-static json_t *subresource_entry(const fakeapi__resource *r, const fakeapi__subinfo *si, bool *bad)
+static json_t *subresource_entry(const fakeapi__resource *r, const char *sub, bool *bad)
 {
     json_t *e = json_object();
-    char *name = xasprintf("%s/%s", r->plural, si->name);
+    char *name = xasprintf("%s/%s", r->plural, sub);
     put(e, "name", json_string(name), bad);
     free(name);
     put(e, "singularName", json_string(""), bad);
     put(e, "namespaced", json_boolean(r->namespaced), bad);
-    if (si->group) {
-        put(e, "group", json_string(si->group), bad);
-        put(e, "version", json_string(si->version), bad);
+    if (!strcmp(sub, "scale")) {
+        put(e, "group", json_string("autoscaling"), bad);
+        put(e, "version", json_string("v1"), bad);
+        put(e, "kind", json_string("Scale"), bad);
+    } else {
+        put(e, "kind", json_string(r->kind), bad);
     }
-    char *kind = si->kind ? strdup(si->kind) : xasprintf("%s%s", r->kind, si->kind_suffix);
-    put(e, "kind", json_string(kind), bad);
-    free(kind);
-    size_t nv = 0;
-    while (si->verbs[nv])
-        nv++;
-    put(e, "verbs", str_array(si->verbs, nv, bad), bad);
+    put(e, "verbs", str_array(sub_verbs, sizeof sub_verbs / sizeof sub_verbs[0], bad), bad);
     if (!e)
         *bad = true;
     return e;
+}
+
+/* A built-in's subresource as the type tables give it ("pods/eviction" is a policy/v1 Eviction). */
+static json_t *table_subresource_entry(const fakeapi__resource *r, const fakeapi__tres *t,
+                                       bool *bad)
+{
+    json_t *e = json_object();
+    put(e, "name", json_string(t->resource), bad);
+    put(e, "singularName", json_string(""), bad);
+    put(e, "namespaced", json_boolean(r->namespaced), bad);
+    if (strcmp(t->kind_group_version, r->group_version)) {
+        const char *slash = strchr(t->kind_group_version, '/');
+        put(e, "group",
+            slash ? json_stringn(t->kind_group_version, (size_t)(slash - t->kind_group_version))
+                  : json_string(""),
+            bad);
+        put(e, "version", json_string(slash ? slash + 1 : t->kind_group_version), bad);
+    }
+    put(e, "kind", json_string(t->kind), bad);
+    put(e, "verbs", csv_array(t->verbs, bad), bad);
+    if (!e)
+        *bad = true;
+    return e;
+}
+
+static void push_subresources(json_t *resources, const fakeapi__resource *r, bool *bad)
+{
+    if (!r->row) {
+        if (r->subresources & FAKEAPI__SUB_STATUS)
+            push(resources, subresource_entry(r, "status", bad), bad);
+        if (r->subresources & FAKEAPI__SUB_SCALE)
+            push(resources, subresource_entry(r, "scale", bad), bad);
+        return;
+    }
+    size_t plen = strlen(r->plural);
+    for (size_t i = 0; i < fakeapi__ntress; i++) {
+        const fakeapi__tres *t = &fakeapi__tress[i];
+        if (!strcmp(t->group, r->group) && !strcmp(t->version, r->version) &&
+            !strncmp(t->resource, r->plural, plen) && t->resource[plen] == '/')
+            push(resources, table_subresource_entry(r, t, bad), bad);
+    }
 }
 
 json_t *fakeapi__disc_resources(fakeapi__registry *reg, const char *group, const char *version)
@@ -255,11 +305,7 @@ json_t *fakeapi__disc_resources(fakeapi__registry *reg, const char *group, const
         found = true;
         gv = r->group_version;
         push(resources, resource_entry(r, &bad), &bad);
-        size_t nsub;
-        const fakeapi__subinfo *subs = fakeapi__subresources(&nsub);
-        for (size_t k = 0; k < nsub; k++)
-            if (r->subresources & subs[k].bit)
-                push(resources, subresource_entry(r, &subs[k], &bad), &bad);
+        push_subresources(resources, r, &bad);
     }
     json_t *doc = NULL;
     if (found)
@@ -588,7 +634,7 @@ static void resource_paths(json_t *paths, const fakeapi__resource *r, const char
     static const opkind coll_ops[] = {OP_LIST, OP_CREATE, OP_DELETECOLLECTION};
     static const opkind item_ops[] = {OP_GET, OP_REPLACE, OP_PATCH, OP_DELETE};
     static const opkind sub_ops[] = {OP_GET, OP_REPLACE, OP_PATCH};
-    if (r->create_only) {
+    if (!r->stored) {
         /* Reviews and bindings: POST on the collection, nothing else. */
         static const opkind create_only[] = {OP_CREATE};
         put(paths, coll, path_item(&t, r->namespaced, false, create_only, 1, bad), bad);

@@ -1,7 +1,8 @@
 /*
  * registry.h - the table of every kind the server serves.
  *
- * Built-in kinds come from one static table (registry.c); each served version
+ * Built-in kinds come from the generated type tables (types.h: every served
+ * built-in resource with its kind's message); each served version
  * of a CustomResourceDefinition adds an entry when the CRD is stored and
  * loses it when the CRD goes. Discovery, OpenAPI, routing, validation and the
  * store all read this table; nothing else describes a kind.
@@ -32,28 +33,15 @@ enum {
     FAKEAPI__SUB_TOKEN = 1 << 7,    /* serviceaccounts/token */
 };
 
-/*
- * One subresource as discovery lists it: the bit that enables it, its name,
- * the kind it takes (group/version NULL: the resource's own; kind NULL: the
- * resource's kind followed by kind_suffix) and its verbs (NULL-terminated).
- */
-typedef struct fakeapi__subinfo {
-    unsigned bit;
-    const char *name;
-    const char *group, *version, *kind, *kind_suffix;
-    const char *const *verbs;
-} fakeapi__subinfo;
-
-/* Every subresource the server knows, in discovery order; *n gets the count.
- * Static data. */
-const fakeapi__subinfo *fakeapi__subresources(size_t *n);
-
 /* How object names are checked (K8S-API.md item 26). */
 typedef enum fakeapi__namerule {
     FAKEAPI__NAME_SUBDOMAIN = 0, /* DNS-1123 subdomain, <= 253 */
     FAKEAPI__NAME_LABEL,         /* DNS-1123 label, <= 63 */
     FAKEAPI__NAME_PATHSEGMENT,   /* anything but "", ".", "..", '/', '%' (RBAC) */
 } fakeapi__namerule;
+
+struct fakeapi__tres;
+struct fakeapi__tmsg;
 
 typedef struct fakeapi__resource {
     atomic_int refs;
@@ -71,7 +59,6 @@ typedef struct fakeapi__resource {
     unsigned subresources;
     fakeapi__namerule name_rule;
     bool custom;                        /* from a CRD: no strategic merge patch */
-    bool create_only;                   /* reviews, bindings: POST only, never stored */
     bool update_needs_rv;               /* PUT without resourceVersion is 422 (Lease) */
     bool storage_version;               /* the version objects are stored in */
     const char *const *field_selectors; /* fields beyond metadata.name/namespace */
@@ -81,6 +68,10 @@ typedef struct fakeapi__resource {
     char *scale_status;                 /* ".status.replicas" */
     char *scale_selector;               /* ".status.selector" or NULL */
     char *crd_name;                     /* "crontabs.stable.example.com" for custom kinds */
+    const char *verbs;                  /* "create,delete,...": what the resource allows */
+    bool stored;                        /* false for reviews and bindings: answered, never kept */
+    const struct fakeapi__tres *row;    /* built-ins: the type-table row, else NULL */
+    const struct fakeapi__tmsg *type;   /* built-ins: the kind's message, else NULL */
 } fakeapi__resource;
 
 typedef struct fakeapi__registry fakeapi__registry;
@@ -122,6 +113,9 @@ void fakeapi__registry_remove_crd(fakeapi__registry *reg, const char *name);
 
 fakeapi__resource *fakeapi__resource_ref(fakeapi__resource *r);
 void fakeapi__resource_unref(fakeapi__resource *r);
+
+/* True if r allows verb ("get", "list", "watch", "create", ...). */
+bool fakeapi__resource_allows(const fakeapi__resource *r, const char *verb);
 
 /* True if r supports the subresource named sub ("status", "scale", "eviction"...). */
 bool fakeapi__resource_has_sub(const fakeapi__resource *r, const char *sub);

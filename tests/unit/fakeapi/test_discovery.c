@@ -173,8 +173,10 @@ Test(discovery, apis_groups_in_registration_order_once_each)
 {
     json_t *doc = fakeapi__disc_apis(reg);
     json_t *groups = json_object_get(doc, "groups");
-    cr_assert_str_eq(str_at(json_array_get(groups, 0), "name"), "apps");
-    cr_assert_str_eq(str_at(json_array_get(groups, 1), "name"), "batch");
+    /* The real server's order (its group priorities). */
+    cr_assert_str_eq(str_at(json_array_get(groups, 0), "name"), "apiregistration.k8s.io");
+    cr_assert_str_eq(str_at(json_array_get(groups, 1), "name"), "apps");
+    cr_assert_str_eq(str_at(json_array_get(groups, 2), "name"), "events.k8s.io");
     /* The CRD group was registered last. */
     json_t *last = json_array_get(groups, json_array_size(groups) - 1);
     cr_assert_str_eq(str_at(last, "name"), "stable.example.com");
@@ -905,7 +907,7 @@ Test(table, nodes_namespaces_leases_jobs)
         "   'template':{'spec':{'containers':[{'name':'c','image':'i'}]}}}}},"
         "  'status':{'active':[{'name':'x'}],'lastScheduleTime':'2026-12-02T09:35:06Z'}}]",
         T0_NS);
-    assert_json(cells(t, 0), "['cj','@hourly','<none>',true,1,'30s','0s','c','i','<none>']", "cj");
+    assert_json(cells(t, 0), "['cj','@hourly','<none>','True',1,'30s','0s','c','i','<none>']", "cj");
     json_decref(t);
 }
 
@@ -920,12 +922,14 @@ Test(table, crds_print_created_at_and_others_age)
     assert_json(cells(t, 0), "['x.y.z','2026-01-01T00:00:00Z']", "crd");
     json_decref(t);
 
-    t = table_for("", "serviceaccounts", "v1",
-                  "[{'metadata':{'name':'sa','creationTimestamp':'2026-12-01T09:35:36Z'}}]", T0_NS);
+    /* A built-in kind the real server has no printer for: the default convertor's columns. */
+    t = table_for("rbac.authorization.k8s.io", "roles", "v1",
+                  "[{'metadata':{'name':'r','creationTimestamp':'2026-12-01T09:35:36.5Z'}}]",
+                  T0_NS);
     names = col_names(t);
-    assert_json(names, "['Name','Age']", "default columns");
+    assert_json(names, "['Name','Created At']", "default columns");
     json_decref(names);
-    assert_json(cells(t, 0), "['sa','24h']", "sa");
+    assert_json(cells(t, 0), "['r','2026-12-01T09:35:36Z']", "role");
     json_decref(t);
 }
 
