@@ -634,6 +634,12 @@ static void resource_paths(json_t *paths, const fakeapi__resource *r, const char
     static const opkind coll_ops[] = {OP_LIST, OP_CREATE, OP_DELETECOLLECTION};
     static const opkind item_ops[] = {OP_GET, OP_REPLACE, OP_PATCH, OP_DELETE};
     static const opkind sub_ops[] = {OP_GET, OP_REPLACE, OP_PATCH};
+    if (!r->stored) {
+        /* Reviews and bindings: POST on the collection, nothing else. */
+        static const opkind create_only[] = {OP_CREATE};
+        put(paths, coll, path_item(&t, r->namespaced, false, create_only, 1, bad), bad);
+        goto out;
+    }
     put(paths, coll, path_item(&t, r->namespaced, false, coll_ops, 3, bad), bad);
 
     char *item = xasprintf("%s/{name}", coll);
