@@ -831,59 +831,67 @@ const struct fakeapi__tmsg *fakeapi__pb_kind_msg(const char *api_version, const 
 
 static const char magic[4] = {'k', '8', 's', '\0'};
 
+/* Once the typeMeta is read, an error names the kind. */
+static int kind_fail(pb_ctx *c, const json_t *tm, const char *detail)
+{
+    const char *kind = json_string_value(json_object_get(tm, "kind"));
+    const char *api_version = json_string_value(json_object_get(tm, "apiVersion"));
+    if (!kind || !*kind)
+        return fail(c, "%s", detail);
+    return fail(c, "protobuf body of kind \"%s\" (%s) does not decode: %s", kind,
+                api_version ? api_version : "", detail);
+}
+
 static int decode_envelope(pb_ctx *c, pb_buf b, int depth, json_t **out)
 {
-    pb_buf raw = {NULL, NULL}, enc = {NULL, NULL}, p, tb = {NULL, NULL};
+    pb_buf raw = {NULL, NULL}, enc = {NULL, NULL}, p;
     json_t *tm = NULL, *obj = NULL, *s;
-    const fakeapi__tmsg *msg;
+    const fakeapi__tmsg *msg, *tmm;
     const char *kind, *api_version;
+    char detail[256];
+    pb_ctx in = {detail, sizeof detail};
     uint64_t num;
     unsigned wt;
     int rc = -1, r;
 
+    detail[0] = '\0';
     if (depth > PB_MAX_DEPTH)
         return fail(c, "protobuf: messages nested deeper than %d levels", PB_MAX_DEPTH);
     if (left(&b) < sizeof magic || memcmp(b.p, magic, sizeof magic) != 0)
         return fail(c, "protobuf body does not start with the Kubernetes magic \"k8s\\0\"");
     b.p += sizeof magic;
-    while ((r = read_tag(c, &b, &num, &wt, "Unknown")) == 0) {
+    if (!(tm = json_object()))
+        return fail(c, "protobuf: out of memory");
+    if (!(tmm = fakeapi__type_find("k8s.io.apimachinery.pkg.runtime.TypeMeta"))) {
+        fail(c, "protobuf: internal error: no runtime.TypeMeta");
+        goto out;
+    }
+    while ((r = read_tag(&in, &b, &num, &wt, "Unknown")) == 0) {
         if (num >= 1 && num <= 4 && wt != WT_LEN) {
-            fail(c, "protobuf: field %llu of Unknown has wire type %u, want 2",
+            fail(&in, "protobuf: field %llu of Unknown has wire type %u, want 2",
                  (unsigned long long)num, wt);
-            goto out;
+            goto bad;
         }
         if (num == 1) {
-            if (read_len(c, &b, &tb, "Unknown", "typeMeta") < 0)
-                goto out;
+            if (read_len(&in, &b, &p, "Unknown", "typeMeta") < 0 ||
+                decode_fields(&in, tmm, p, tm, depth + 1, true) < 0)
+                goto bad;
         } else if (num == 2) {
-            if (read_len(c, &b, &raw, "Unknown", "raw") < 0)
-                goto out;
+            if (read_len(&in, &b, &raw, "Unknown", "raw") < 0)
+                goto bad;
         } else if (num == 3) {
-            if (read_len(c, &b, &enc, "Unknown", "contentEncoding") < 0)
-                goto out;
+            if (read_len(&in, &b, &enc, "Unknown", "contentEncoding") < 0)
+                goto bad;
         } else if (num == 4) {
             /* contentType of raw: always protobuf inside a protobuf body. */
-            if (read_len(c, &b, &p, "Unknown", "contentType") < 0)
-                goto out;
-        } else if (skip_field(c, &b, wt, num, "Unknown") < 0) {
-            goto out;
+            if (read_len(&in, &b, &p, "Unknown", "contentType") < 0)
+                goto bad;
+        } else if (skip_field(&in, &b, wt, num, "Unknown") < 0) {
+            goto bad;
         }
     }
     if (r < 0)
-        goto out;
-    if (!(tm = json_object())) {
-        fail(c, "protobuf: out of memory");
-        goto out;
-    }
-    if (tb.p) {
-        const fakeapi__tmsg *tmm = fakeapi__type_find("k8s.io.apimachinery.pkg.runtime.TypeMeta");
-        if (!tmm) {
-            fail(c, "protobuf: internal error: no runtime.TypeMeta");
-            goto out;
-        }
-        if (decode_fields(c, tmm, tb, tm, depth + 1, true) < 0)
-            goto out;
-    }
+        goto bad;
     if (enc.p && enc.p != enc.end) {
         fail(c, "protobuf body with contentEncoding \"%.*s\" is not supported; send JSON",
              (int)(left(&enc) > 64 ? 64 : left(&enc)), (const char *)enc.p);
@@ -909,19 +917,14 @@ static int decode_envelope(pb_ctx *c, pb_buf b, int depth, json_t **out)
         fail(c, "protobuf: out of memory");
         goto out;
     }
-    if (raw.p) {
-        char detail[256];
-        pb_ctx inner = {detail, sizeof detail};
-        detail[0] = '\0';
-        if (decode_fields(&inner, msg, raw, obj, depth + 1, false) < 0) {
-            fail(c, "protobuf body of kind \"%s\" (%s) does not decode: %s", kind, api_version,
-                 detail);
-            goto out;
-        }
-    }
+    if (raw.p && decode_fields(&in, msg, raw, obj, depth + 1, false) < 0)
+        goto bad;
     *out = obj;
     obj = NULL;
     rc = 0;
+    goto out;
+bad:
+    kind_fail(c, tm, detail);
 out:
     json_decref(obj);
     json_decref(tm);
