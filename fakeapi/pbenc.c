@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "protobuf.h"
-#include "timefmt.h"
 
 #define ENC_MAX_DEPTH 100
 
@@ -151,15 +150,23 @@ static int unbase64(enc *e, const char *s, size_t n, uint8_t **out, size_t *outl
     return 0;
 }
 
-/* A Go duration string ("1h2m3.5s", "-1.5ms", "0") in nanoseconds. */
+/* A Go duration string ("1h2m3.5s", "-1.5ms", "0") in nanoseconds, exactly
+ * (integer arithmetic, as time.ParseDuration). */
 static int parse_duration(const char *s, int64_t *out)
 {
     static const struct {
         const char *unit;
-        double ns;
-    } units[] = {{"ns", 1},         {"us", 1e3},  {"\xc2\xb5s", 1e3}, {"\xce\xbcs", 1e3},
-                 {"ms", 1e6},       {"s", 1e9},   {"m", 60e9},        {"h", 3600e9}};
-    double total = 0;
+        uint64_t ns;
+    } units[] = {{"ns", 1},
+                 {"us", 1000},
+                 {"\xc2\xb5s", 1000},
+                 {"\xce\xbcs", 1000},
+                 {"ms", 1000000},
+                 {"s", UINT64_C(1000000000)},
+                 {"m", UINT64_C(60000000000)},
+                 {"h", UINT64_C(3600000000000)}};
+    const uint64_t limit = (uint64_t)INT64_MAX + 1;
+    uint64_t total = 0;
     bool neg = false;
     if (*s == '-' || *s == '+')
         neg = *s++ == '-';
@@ -170,13 +177,23 @@ static int parse_duration(const char *s, int64_t *out)
     if (!*s)
         return -1;
     while (*s) {
-        char *endp;
-        if (!((*s >= '0' && *s <= '9') || *s == '.'))
+        uint64_t whole = 0, frac = 0, scale = 1;
+        bool digits = false;
+        for (; *s >= '0' && *s <= '9'; s++, digits = true) {
+            if (whole > (limit - 9) / 10)
+                return -1;
+            whole = whole * 10 + (uint64_t)(*s - '0');
+        }
+        if (*s == '.') {
+            for (s++; *s >= '0' && *s <= '9'; s++, digits = true) {
+                if (scale <= UINT64_C(100000000000000000)) {
+                    frac = frac * 10 + (uint64_t)(*s - '0');
+                    scale *= 10;
+                }
+            }
+        }
+        if (!digits)
             return -1;
-        double v = strtod(s, &endp);
-        if (endp == s)
-            return -1;
-        s = endp;
         size_t best = 0, bi = 0;
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
             size_t l = strlen(units[i].unit);
@@ -187,12 +204,87 @@ static int parse_duration(const char *s, int64_t *out)
         }
         if (!best)
             return -1;
-        total += v * units[bi].ns;
+        uint64_t u = units[bi].ns;
+        if (whole > limit / u)
+            return -1;
+        /* frac/scale of a unit: exact when scale divides u (what Go's own
+         * strings need), rounded down otherwise, as Go does. */
+        uint64_t part = u % scale == 0 ? frac * (u / scale)
+                                   : (uint64_t)((long double)frac * (long double)u /
+                                                (long double)scale);
+        uint64_t v = whole * u + part;
+        if (v > limit || total > limit - v)
+            return -1;
+        total += v;
         s += best;
     }
-    if (total > 9.2e18)
+    if (total > limit - 1 && !neg)
         return -1;
-    *out = (int64_t)llround(neg ? -total : total);
+    *out = neg ? (int64_t)(0 - total) : (int64_t)total;
+    return 0;
+}
+
+static bool digits_at(const char *s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* RFC 3339 ("2006-01-02T15:04:05.999999Z07:00"), years 0001-9999, to
+ * seconds and nanoseconds. */
+static int parse_rfc3339(const char *s, int64_t *secs, int64_t *nanos)
+{
+    int y, mo, d, h, mi, sec;
+    if (strlen(s) < 20 || !digits_at(s, 4, &y) || s[4] != '-' || !digits_at(s + 5, 2, &mo) ||
+        s[7] != '-' || !digits_at(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+        !digits_at(s + 11, 2, &h) || s[13] != ':' || !digits_at(s + 14, 2, &mi) ||
+        s[16] != ':' || !digits_at(s + 17, 2, &sec))
+        return -1;
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
+        return -1;
+    const char *p = s + 19;
+    int64_t frac = 0, scale = 100000000;
+    if (*p == '.') {
+        if (!(p[1] >= '0' && p[1] <= '9'))
+            return -1;
+        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+            frac += (*p - '0') * scale;
+    }
+    int64_t offset = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int oh, om;
+        if (!digits_at(p + 1, 2, &oh) || p[3] != ':' || !digits_at(p + 4, 2, &om) || oh > 23 ||
+            om > 59)
+            return -1;
+        offset = (oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p)
+        return -1;
+    *secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec -
+            offset;
+    *nanos = frac;
     return 0;
 }
 
@@ -375,11 +467,9 @@ static const fakeapi__tfield *field_named(const fakeapi__tmsg *m, const char *pr
 
 static int encode_time(enc *e, const fakeapi__tmsg *m, const json_t *v)
 {
-    int64_t ns;
-    if (!json_is_string(v) || fakeapi__parse_time(json_string_value(v), &ns) < 0)
+    int64_t secs, nanos;
+    if (!json_is_string(v) || parse_rfc3339(json_string_value(v), &secs, &nanos) < 0)
         return efail(e, "%s: want an RFC 3339 time, not %s", m->short_name, jtype(v));
-    int64_t secs = ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000);
-    int64_t nanos = ns - secs * 1000000000;
     if (put_tag(e, 1, 0) < 0 || put_varint(e, (uint64_t)secs) < 0)
         return -1;
     /* Time carries whole seconds; MicroTime its microseconds. */

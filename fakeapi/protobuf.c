@@ -289,15 +289,11 @@ static void civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
 #define PB_TIME_MAX INT64_C(253402300799)
 
 
-/* A Time or MicroTime as JSON; *out is NULL for Go's zero time, which the
- * JSON encoder writes as null: the field is left out. */
+/* A Time or MicroTime as JSON. Time carries whole seconds: upstream reads
+ * no nanos back (so JSON and protobuf clients see the same value). */
 static int fmt_time(pb_ctx *c, int64_t secs, int64_t nanos, bool micro, json_t **out,
                     const char *what)
 {
-    if (secs == 0 && nanos == 0) {
-        *out = NULL;
-        return 0;
-    }
     if (nanos < 0 || nanos > 999999999)
         return fail(c, "protobuf: %s has nanos %lld outside 0-999999999", what, (long long)nanos);
     if (secs < PB_TIME_MIN || secs > PB_TIME_MAX)
@@ -702,6 +698,10 @@ static int raw_value(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, int depth, jso
                       &jerr);
     if (!*out)
         return fail(c, "protobuf: the %s is not JSON: %s", m->short_name, jerr.text);
+    if (json_is_null(*out)) {
+        json_decref(*out);
+        *out = NULL;
+    }
     return 0;
 }
 
@@ -780,6 +780,12 @@ static int value_of(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, int depth, json
         return fail(c, "protobuf: messages nested deeper than %d levels", PB_MAX_DEPTH);
     if (m->special == FAKEAPI__S_RAW)
         return raw_value(c, m, b, depth, out);
+    /* Go's zero time is written as an empty message (and as null in JSON:
+     * the field is left out); {seconds 0} is 1970. */
+    if ((m->special == FAKEAPI__S_TIME || m->special == FAKEAPI__S_MICROTIME) && !left(&b)) {
+        *out = NULL;
+        return 0;
+    }
     if (!(o = json_object()))
         return fail(c, "protobuf: out of memory");
     if (m->special == FAKEAPI__S_NONE) {

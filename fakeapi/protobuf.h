@@ -41,8 +41,9 @@
  *    every value kept ("" included, message values such as Quantity too);
  *    bytes become base64;
  *  - meta.v1.Time becomes "2006-01-02T15:04:05Z", MicroTime
- *    "2006-01-02T15:04:05.000000Z"; a zero time ({0,0}, Go's zero time) is
- *    dropped where the JSON encoder would have written null; Duration a Go
+ *    "2006-01-02T15:04:05.000000Z" (Time keeps whole seconds, as upstream
+ *    reads it); an empty one (Go's zero time, as go-to-protobuf writes it)
+ *    is dropped where the JSON encoder would have written null; Duration a Go
  *    duration string ("1h2m3s"); Quantity its string; IntOrString a bare
  *    number or string; RawExtension, FieldsV1 and apiextensions JSON the raw
  *    JSON they carry (an embedded protobuf envelope is decoded in turn); Go
