@@ -249,7 +249,7 @@ static int make_string(pb_ctx *c, const pb_buf *v, json_t **out, const char *msg
         return fail(c, "protobuf: %s in %s is not valid UTF-8", what, msg);
     if (memchr(v->p, 0, n))
         return fail(c, "protobuf: %s in %s contains a NUL byte", what, msg);
-    *out = json_stringn((const char *)v->p, n);
+    *out = json_stringn_nocheck((const char *)v->p, n); /* checked above */
     if (!*out)
         return fail(c, "protobuf: out of memory");
     return 0;
@@ -261,7 +261,7 @@ static int make_base64(pb_ctx *c, const pb_buf *v, json_t **out)
     char *s = fakeapi__base64_encode(v->p, left(v), &o);
     if (!s)
         return fail(c, "protobuf: out of memory");
-    *out = json_stringn(s, o);
+    *out = json_stringn_nocheck(s, o); /* base64 is ASCII */
     free(s);
     if (!*out)
         return fail(c, "protobuf: out of memory");
@@ -470,7 +470,7 @@ static int set_or_drop(pb_ctx *c, json_t *obj, const char *key, json_t *v)
         json_object_del(obj, key);
         return 0;
     }
-    if (json_object_set_new(obj, key, v) < 0)
+    if (json_object_set_new_nocheck(obj, key, v) < 0)
         return fail(c, "protobuf: out of memory");
     return 0;
 }
@@ -483,7 +483,7 @@ static json_t *array_at(pb_ctx *c, json_t *obj, const char *key)
     if (json_is_array(a))
         return a;
     a = json_array();
-    if (!a || json_object_set_new(obj, key, a) < 0) {
+    if (!a || json_object_set_new_nocheck(obj, key, a) < 0) {
         json_decref(a);
         fail(c, "protobuf: out of memory");
         return NULL;
@@ -560,12 +560,12 @@ static int map_entry(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield *f
     json_t *map = json_object_get(obj, key);
     if (!json_is_object(map)) {
         map = json_object();
-        if (!map || json_object_set_new(obj, key, map) < 0) {
+        if (!map || json_object_set_new_nocheck(obj, key, map) < 0) {
             json_decref(jv);
             return fail(c, "protobuf: out of memory");
         }
     }
-    if (json_object_setn_new(map, ks, kn, jv) < 0)
+    if (json_object_setn_new_nocheck(map, ks, kn, jv) < 0) /* checked above */
         return fail(c, "protobuf: out of memory");
     return 0;
 }
@@ -590,7 +590,11 @@ static int decode_field(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield
      * the .proto says: parsers take both. */
     if (repeated && !(f->flags & FAKEAPI__F_MAP) && want != WT_LEN && wt == WT_LEN) {
         pb_buf run;
-        if (read_len(c, b, &run, m->short_name, f->proto) < 0 || !(arr = array_at(c, obj, key)))
+        if (read_len(c, b, &run, m->short_name, f->proto) < 0)
+            return -1;
+        if (left(&run) == 0) /* nothing in it: the list stays as it was */
+            return 0;
+        if (!(arr = array_at(c, obj, key)))
             return -1;
         while (left(&run) > 0) {
             if (read_value(c, &run, want, &x, &p, m->short_name, f->proto) < 0 ||
@@ -622,7 +626,7 @@ static int decode_field(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield
         json_t *o = json_object_get(obj, key);
         if (!json_is_object(o)) {
             o = json_object();
-            if (!o || json_object_set_new(obj, key, o) < 0)
+            if (!o || json_object_set_new_nocheck(obj, key, o) < 0)
                 return fail(c, "protobuf: out of memory");
         }
         return decode_fields(c, sub, p, o, depth + 1, false);
@@ -705,36 +709,11 @@ static int raw_value(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, int depth, jso
     return 0;
 }
 
-static json_int_t int_at(const json_t *o, const char *key)
-{
-    return json_integer_value(json_object_get(o, key));
-}
-
 /* JSON of the messages whose JSON is their own, from their fields by proto name. */
 static int special_value(pb_ctx *c, const fakeapi__tmsg *m, json_t *raw, json_t **out)
 {
-    const char *s;
     json_t *v;
     switch (m->special) {
-    case FAKEAPI__S_TIME:
-    case FAKEAPI__S_MICROTIME:
-        return fmt_time(c, (int64_t)int_at(raw, "seconds"), (int64_t)int_at(raw, "nanos"),
-                        m->special == FAKEAPI__S_MICROTIME, out, m->short_name);
-    case FAKEAPI__S_DURATION:
-        *out = go_duration((int64_t)int_at(raw, "duration"));
-        break;
-    case FAKEAPI__S_QUANTITY:
-        s = json_string_value(json_object_get(raw, "string"));
-        *out = json_string(s && *s ? s : "0");
-        break;
-    case FAKEAPI__S_INTORSTRING:
-        if (int_at(raw, "type") == 1) {
-            v = json_object_get(raw, "strVal");
-            *out = v ? json_incref(v) : json_string("");
-        } else {
-            *out = json_integer(int_at(raw, "intVal"));
-        }
-        break;
     case FAKEAPI__S_SLICE:
         v = m->nfields ? json_object_get(raw, m->fields[0].proto) : NULL;
         *out = v ? json_incref(v) : json_array();
@@ -771,6 +750,60 @@ static int special_value(pb_ctx *c, const fakeapi__tmsg *m, json_t *raw, json_t 
     return 0;
 }
 
+/*
+ * Time, MicroTime, Duration, Quantity, IntOrString: small messages of
+ * scalars, read straight off the wire (the hot path of every pod template:
+ * no intermediate object). Field numbers and wire types from the tables.
+ */
+static int scalar_special(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, json_t **out)
+{
+    int64_t v[4] = {0, 0, 0, 0};
+    pb_buf str = {b.p, b.p};
+    bool have_str = false;
+    uint64_t num, x;
+    unsigned wt;
+    int rc;
+    while ((rc = read_tag(c, &b, &num, &wt, m->short_name)) == 0) {
+        const fakeapi__tfield *f = num < 4 ? fakeapi__type_field_num(m, (uint32_t)num) : NULL;
+        if (!f) {
+            if (skip_field(c, &b, wt, num, m->short_name) < 0)
+                return -1;
+            continue;
+        }
+        if (wt != wire_of(f->type))
+            return fail(c, "protobuf: field %u (%s) of %s has wire type %u, want %u", f->number,
+                        f->proto, m->short_name, wt, wire_of(f->type));
+        if (read_value(c, &b, wt, &x, &str, m->short_name, f->proto) < 0)
+            return -1;
+        if (f->type == FAKEAPI__T_STRING)
+            have_str = true;
+        else
+            v[num] = f->type == FAKEAPI__T_INT32 ? (int64_t)(int32_t)(uint32_t)x : (int64_t)x;
+    }
+    if (rc < 0)
+        return -1;
+    switch (m->special) {
+    case FAKEAPI__S_TIME:
+    case FAKEAPI__S_MICROTIME:
+        return fmt_time(c, v[1], v[2], m->special == FAKEAPI__S_MICROTIME, out, m->short_name);
+    case FAKEAPI__S_DURATION:
+        *out = go_duration(v[1]);
+        break;
+    case FAKEAPI__S_QUANTITY:
+        if (have_str && left(&str))
+            return make_string(c, &str, out, m->short_name, "string");
+        *out = json_string("0");
+        break;
+    default: /* IntOrString: type 1 is a string */
+        if (v[1] == 1 && have_str)
+            return make_string(c, &str, out, m->short_name, "strVal");
+        *out = v[1] == 1 ? json_string("") : json_integer((json_int_t)(int32_t)v[2]);
+    }
+    if (!*out)
+        return fail(c, "protobuf: out of memory");
+    return 0;
+}
+
 /* The JSON of one message value; *out NULL when JSON would write null. */
 static int value_of(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, int depth, json_t **out)
 {
@@ -786,6 +819,10 @@ static int value_of(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, int depth, json
         *out = NULL;
         return 0;
     }
+    if (m->special == FAKEAPI__S_TIME || m->special == FAKEAPI__S_MICROTIME ||
+        m->special == FAKEAPI__S_DURATION || m->special == FAKEAPI__S_QUANTITY ||
+        m->special == FAKEAPI__S_INTORSTRING)
+        return scalar_special(c, m, b, out);
     if (!(o = json_object()))
         return fail(c, "protobuf: out of memory");
     if (m->special == FAKEAPI__S_NONE) {
