@@ -2,12 +2,14 @@
  * test_protobuf.c - Kubernetes protobuf bodies decoded to JSON.
  *
  * The first tests replay bodies captured from kubectl 1.32 (`kubectl create
- * ... -v=9` prints them as a hex dump). The rest build bodies with a tiny
- * test-only encoder (varints, tags, nested messages), since no protobuf
- * encoder is available here, and compare the JSON with the expected
- * document. Every error case also checks that *out is left untouched and the
- * message says what went wrong. JSON in the tables uses single quotes;
- * load() turns them into double quotes.
+ * ... -v=9` prints them as a hex dump); the last replays the bodies captured
+ * on the wire (tests/fixtures/protobuf) against kubectl's own JSON of the
+ * same objects. The rest build bodies with a tiny writer (varints, tags,
+ * nested messages) so each wire-format case is spelled out byte by byte,
+ * and compare the JSON with the expected document. Every error case also
+ * checks that *out is left untouched and the message says what went wrong.
+ * JSON in the tables uses single quotes; load() turns them into double
+ * quotes. (Round trips of every message through pbenc.c: test_pbenc.c.)
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
