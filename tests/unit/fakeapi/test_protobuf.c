@@ -869,3 +869,19 @@ Test(captured, every_fixture_decodes_to_kubectls_json)
         free(js);
     }
 }
+
+/* `kubectl delete --grace-period=0 --force`: gracePeriodSeconds 0 is a Go
+ * pointer, so present means set (kept once the pointer list marks it). */
+Test(kinds, delete_options_in_any_group_version)
+{
+    pbw raw = {0}, pre = {0};
+    w_int(&raw, 1, 0);
+    w_str(&pre, 1, "u-1");
+    w_msg(&raw, 2, &pre);
+    w_str(&raw, 4, "Foreground");
+    w_str(&raw, 5, "All");
+    pbw body = envelope("apps/v1", "DeleteOptions", &raw);
+    ok_pb(&body, "{'apiVersion':'apps/v1','kind':'DeleteOptions','gracePeriodSeconds':0,"
+                 "'preconditions':{'uid':'u-1'},'propagationPolicy':'Foreground',"
+                 "'dryRun':['All']}");
+}
