@@ -507,7 +507,7 @@ static int map_entry(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield *f
     pb_buf kb = {v.p, v.p}, vb = {v.p, v.p};
     uint64_t kx = 0, vx = 0, num;
     unsigned wt, kwt = wire_of(f->map_key), vwt = wire_of(f->type);
-    bool have_val = false, zero;
+    bool zero;
     int rc;
     while ((rc = read_tag(c, &v, &num, &wt, key)) == 0) {
         if (num == 1 || num == 2) {
@@ -518,8 +518,6 @@ static int map_entry(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield *f
             if (read_value(c, &v, wt, num == 1 ? &kx : &vx, num == 1 ? &kb : &vb,
                            m->short_name, key) < 0)
                 return -1;
-            if (num == 2)
-                have_val = true;
         } else if (skip_field(c, &v, wt, num, key) < 0) {
             return -1;
         }
@@ -548,8 +546,6 @@ static int map_entry(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield *f
         const fakeapi__tmsg *sub = fakeapi__type_at(f->msg);
         if (!sub)
             return fail(c, "protobuf: internal error: no message for %s", key);
-        if (!have_val)
-            vb.p = vb.end = v.end;
         if (value_of(c, sub, vb, depth + 1, &jv) < 0)
             return -1;
         if (!jv && !(jv = json_null()))
@@ -722,10 +718,11 @@ static int special_value(pb_ctx *c, const fakeapi__tmsg *m, json_t *raw, json_t 
         if (!strcmp(m->short_name, "GroupVersion")) {
             const char *g = json_string_value(json_object_get(raw, "group"));
             const char *ver = json_string_value(json_object_get(raw, "version"));
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s%s%s", g && *g ? g : "", g && *g ? "/" : "",
-                     ver ? ver : "");
-            *out = json_string(buf);
+            char *gv = NULL;
+            if (asprintf(&gv, "%s%s%s", g && *g ? g : "", g && *g ? "/" : "", ver ? ver : "") < 0)
+                gv = NULL;
+            *out = gv ? json_string(gv) : NULL;
+            free(gv);
         } else if (!strcmp(m->short_name, "JSONSchemaPropsOrBool")) {
             /* The schema if there is one, else the bool. */
             v = json_object_get(raw, "schema");
