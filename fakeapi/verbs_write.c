@@ -131,8 +131,9 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
     }
     if (fakeapi__media_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
         char err[384];
-        /* Custom resources have no protobuf form (the real server: 415). */
-        if (c->res && c->res->custom) {
+        /* Custom resources have no protobuf form (the real server: 415);
+         * their scale subresource is a built-in autoscaling/v1 Scale. */
+        if (c->res && c->res->custom && !(c->rt && !strcmp(c->rt->sub, "scale"))) {
             fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL,
                                 "the body of the request was in an unknown format - accepted "
                                 "media types include: application/json, application/yaml");

@@ -5,7 +5,8 @@
  * --from=cronjob` and `drain` (tests/fixtures/protobuf) are POSTed as
  * captured and the stored objects checked; DELETE and deletecollection take
  * protobuf DeleteOptions; a body that does not decode is 400 naming the
- * kind and stores nothing; a custom resource's protobuf body is 415.
+ * kind and stores nothing; a custom resource's protobuf body is 415 (its
+ * scale subresource's, a built-in Scale, is not).
  */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
@@ -315,6 +316,41 @@ Test(protobuf, bad_bodies_are_400_naming_the_kind_and_store_nothing)
     json_decref(r);
     cr_assert(!gone(S("%s/stay", CM("default"))));
     free(pb);
+}
+
+/* client-go's scale client PUTs an autoscaling/v1 Scale, as protobuf to a
+ * built-in; a custom resource's scale is that built-in Scale too. */
+Test(protobuf, scale_bodies_for_builtins_and_custom_resources)
+{
+    json_decref(req(201, "POST", DEPLOYS, deploy_body("web")));
+    uint8_t *pb;
+    size_t n;
+    long st = 0;
+    encode("{'apiVersion':'autoscaling/v1','kind':'Scale','metadata':{'name':'web',"
+           "'namespace':'default'},'spec':{'replicas':4}}",
+           &pb, &n);
+    json_t *r = send_bin("PUT", S("%s/web/scale", DEPLOYS), PB, pb, n, &st);
+    cr_assert_eq(st, 200, "got %ld: %s", st, r ? json_dumps(r, JSON_COMPACT) : "");
+    cr_assert_eq(jint(r, "spec.replicas"), 4);
+    json_decref(r);
+    free(pb);
+    json_t *d = req(200, "GET", S("%s/web", DEPLOYS), NULL);
+    cr_assert_eq(jint(d, "spec.replicas"), 4);
+    json_decref(d);
+
+    json_decref(mk_crd());
+    json_decref(
+        req(201, "POST", WIDGETS, "{'metadata':{'name':'w'},'spec':{'color':'red','replicas':2}}"));
+    encode("{'apiVersion':'autoscaling/v1','kind':'Scale','metadata':{'name':'w',"
+           "'namespace':'default'},'spec':{'replicas':6}}",
+           &pb, &n);
+    r = send_bin("PUT", S("%s/w/scale", WIDGETS), PB, pb, n, &st);
+    cr_assert_eq(st, 200, "got %ld: %s", st, r ? json_dumps(r, JSON_COMPACT) : "");
+    json_decref(r);
+    free(pb);
+    json_t *w = req(200, "GET", S("%s/w", WIDGETS), NULL);
+    cr_assert_eq(jint(w, "spec.replicas"), 6);
+    json_decref(w);
 }
 
 Test(protobuf, custom_resources_stay_json_only)
