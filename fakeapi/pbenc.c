@@ -209,9 +209,9 @@ static int parse_duration(const char *s, int64_t *out)
             return -1;
         /* frac/scale of a unit: exact when scale divides u (what Go's own
          * strings need), rounded down otherwise, as Go does. */
-        uint64_t part = u % scale == 0 ? frac * (u / scale)
-                                   : (uint64_t)((long double)frac * (long double)u /
-                                                (long double)scale);
+        uint64_t part = u % scale == 0
+                            ? frac * (u / scale)
+                            : (uint64_t)((long double)frac * (long double)u / (long double)scale);
         uint64_t v = whole * u + part;
         if (v > limit || total > limit - v)
             return -1;
@@ -254,8 +254,8 @@ static int parse_rfc3339(const char *s, int64_t *secs, int64_t *nanos)
     int y, mo, d, h, mi, sec;
     if (strlen(s) < 20 || !digits_at(s, 4, &y) || s[4] != '-' || !digits_at(s + 5, 2, &mo) ||
         s[7] != '-' || !digits_at(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-        !digits_at(s + 11, 2, &h) || s[13] != ':' || !digits_at(s + 14, 2, &mi) ||
-        s[16] != ':' || !digits_at(s + 17, 2, &sec))
+        !digits_at(s + 11, 2, &h) || s[13] != ':' || !digits_at(s + 14, 2, &mi) || s[16] != ':' ||
+        !digits_at(s + 17, 2, &sec))
         return -1;
     if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
         return -1;
@@ -282,8 +282,8 @@ static int parse_rfc3339(const char *s, int64_t *secs, int64_t *nanos)
     }
     if (*p)
         return -1;
-    *secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec -
-            offset;
+    *secs =
+        days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec - offset;
     *nanos = frac;
     return 0;
 }

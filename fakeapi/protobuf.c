@@ -288,7 +288,6 @@ static void civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
 #define PB_TIME_MIN INT64_C(-62135596800)
 #define PB_TIME_MAX INT64_C(253402300799)
 
-
 /* A Time or MicroTime as JSON. Time carries whole seconds: upstream reads
  * no nanos back (so JSON and protobuf clients see the same value). */
 static int fmt_time(pb_ctx *c, int64_t secs, int64_t nanos, bool micro, json_t **out,
@@ -297,8 +296,7 @@ static int fmt_time(pb_ctx *c, int64_t secs, int64_t nanos, bool micro, json_t *
     if (nanos < 0 || nanos > 999999999)
         return fail(c, "protobuf: %s has nanos %lld outside 0-999999999", what, (long long)nanos);
     if (secs < PB_TIME_MIN || secs > PB_TIME_MAX)
-        return fail(c, "protobuf: %s has seconds %lld outside years 1-9999", what,
-                    (long long)secs);
+        return fail(c, "protobuf: %s has seconds %lld outside years 1-9999", what, (long long)secs);
     int64_t days = (secs >= 0 ? secs : secs - 86399) / 86400, y;
     int64_t sod = secs - days * 86400;
     unsigned mon, day;
@@ -515,8 +513,8 @@ static int map_entry(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield *f
             if (wt != want)
                 return fail(c, "protobuf: %s in %s: wire type %u for a map entry's %s, want %u",
                             key, m->short_name, wt, num == 1 ? "key" : "value", want);
-            if (read_value(c, &v, wt, num == 1 ? &kx : &vx, num == 1 ? &kb : &vb,
-                           m->short_name, key) < 0)
+            if (read_value(c, &v, wt, num == 1 ? &kx : &vx, num == 1 ? &kb : &vb, m->short_name,
+                           key) < 0)
                 return -1;
         } else if (skip_field(c, &v, wt, num, key) < 0) {
             return -1;
@@ -572,7 +570,8 @@ static int decode_field(pb_ctx *c, const fakeapi__tmsg *m, const fakeapi__tfield
     const char *key = proto_names ? f->proto : f->json;
     unsigned want = wire_of(f->type);
     bool repeated = (f->flags & FAKEAPI__F_REPEATED) != 0, zero = false;
-    bool keep = proto_names || (f->flags & FAKEAPI__F_POINTER) || !(f->flags & FAKEAPI__F_OMITEMPTY);
+    bool keep =
+        proto_names || (f->flags & FAKEAPI__F_POINTER) || !(f->flags & FAKEAPI__F_OMITEMPTY);
     const fakeapi__tmsg *sub = f->type == FAKEAPI__T_MSG ? fakeapi__type_at(f->msg) : NULL;
     pb_buf p = {b->p, b->p};
     uint64_t x = 0;
@@ -679,8 +678,8 @@ static int raw_value(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, int depth, jso
             if (read_len(c, &b, &raw, m->short_name, "raw") < 0)
                 return -1;
         } else if (num == 1) {
-            return fail(c, "protobuf: field 1 (raw) of %s has wire type %u, want 2",
-                        m->short_name, wt);
+            return fail(c, "protobuf: field 1 (raw) of %s has wire type %u, want 2", m->short_name,
+                        wt);
         } else if (skip_field(c, &b, wt, num, m->short_name) < 0) {
             return -1;
         }
@@ -841,7 +840,7 @@ static int value_of(pb_ctx *c, const fakeapi__tmsg *m, pb_buf b, int depth, json
 
 /* Registered in every group-version (meta/v1 register.go). */
 static const char *const everywhere[] = {
-    "DeleteOptions", "ListOptions", "GetOptions",  "CreateOptions",
+    "DeleteOptions", "ListOptions",  "GetOptions", "CreateOptions",
     "UpdateOptions", "PatchOptions", "WatchEvent", NULL,
 };
 

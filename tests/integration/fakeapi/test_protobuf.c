@@ -130,9 +130,9 @@ static json_t *post_captured(const char *name, const char *collection, const cha
     size_t n;
     void *pb = slurp(name, "pb", &n);
     long st = 0;
-    json_t *created = send_bin("POST", S("%s?fieldManager=kubectl-create&fieldValidation=Strict",
-                                         collection),
-                               PB, pb, n, &st);
+    json_t *created =
+        send_bin("POST", S("%s?fieldManager=kubectl-create&fieldValidation=Strict", collection), PB,
+                 pb, n, &st);
     cr_assert_eq(st, 201, "%s: POST answered %ld: %s", name, st,
                  created ? json_dumps(created, JSON_COMPACT) : "(not JSON)");
     free(pb);
@@ -168,8 +168,8 @@ Test(protobuf, kubectl_create_job_and_cronjob_and_job_from_cronjob)
         post_captured("create_cronjob", "/apis/batch/v1/namespaces/default/cronjobs", "nightly");
     cr_assert_str_eq(jstr(cj, "spec.schedule"), "*/5 * * * *");
     json_decref(cj);
-    json_t *m =
-        post_captured("create_job_from_cronjob", "/apis/batch/v1/namespaces/default/jobs", "manual");
+    json_t *m = post_captured("create_job_from_cronjob", "/apis/batch/v1/namespaces/default/jobs",
+                              "manual");
     cr_assert_str_eq(jstr(m, "metadata.ownerReferences.0.kind"), "CronJob");
     cr_assert_eq(json_is_true(jget(m, "metadata.ownerReferences.0.controller")), true);
     cr_assert_str_eq(json_string_value(json_object_get(jget(m, "metadata.annotations"),
@@ -180,8 +180,8 @@ Test(protobuf, kubectl_create_job_and_cronjob_and_job_from_cronjob)
 
 Test(protobuf, kubectl_create_service_clusterip)
 {
-    json_t *s = post_captured("create_service_clusterip", "/api/v1/namespaces/default/services",
-                              "web");
+    json_t *s =
+        post_captured("create_service_clusterip", "/api/v1/namespaces/default/services", "web");
     cr_assert_eq(jint(s, "spec.ports.0.port"), 80);
     /* targetPort is an IntOrString: a bare number in JSON. */
     cr_assert(json_is_integer(jget(s, "spec.ports.0.targetPort")));
@@ -203,8 +203,7 @@ Test(protobuf, kubectl_create_rbac)
     r = post_captured("create_clusterrole", S("%s/clusterroles", rbac), "creader");
     cr_assert_str_eq(jstr(r, "rules.0.resources.0"), "nodes");
     json_decref(r);
-    r = post_captured("create_clusterrolebinding", S("%s/clusterrolebindings", rbac),
-                      "creader-b");
+    r = post_captured("create_clusterrolebinding", S("%s/clusterrolebindings", rbac), "creader-b");
     cr_assert_str_eq(jstr(r, "subjects.0.kind"), "Group");
     json_decref(r);
 }

@@ -130,7 +130,7 @@ static json_t *sample_msg(sampler *s, const fakeapi__tmsg *m)
                 continue;
             const char *key = f->map_key == FAKEAPI__T_STRING ? "key-1"
                               : f->map_key == FAKEAPI__T_BOOL ? "true"
-                                                               : "7";
+                                                              : "7";
             v = json_object();
             json_object_set_new(v, key, val);
         } else if (f->flags & FAKEAPI__F_REPEATED) {
@@ -218,7 +218,7 @@ Test(round_trip, every_served_kind_in_its_envelope)
 Test(round_trip, options_kinds_in_any_group_version)
 {
     const char *gvs[] = {"v1", "apps/v1", "meta.k8s.io/v1", "rbac.authorization.k8s.io/v1"};
-    const char *kinds[] = {"DeleteOptions", "ListOptions", "GetOptions",
+    const char *kinds[] = {"DeleteOptions", "ListOptions",   "GetOptions",
                            "CreateOptions", "UpdateOptions", "PatchOptions"};
     for (size_t g = 0; g < 4; g++)
         for (size_t k = 0; k < 6; k++) {
@@ -298,8 +298,8 @@ Test(specials, packed_and_unpacked_repeated_numbers)
 Test(specials, map_of_quantities_and_int_or_string)
 {
     /* ResourceRequirements.limits (1): map<string, Quantity>. */
-    const uint8_t limits[] = {0x0a, 0x0d, 0x0a, 0x03, 'c', 'p', 'u', 0x12, 0x06,
-                              0x0a, 0x04, '5',  '0',  '0', 'm'};
+    const uint8_t limits[] = {0x0a, 0x0d, 0x0a, 0x03, 'c', 'p', 'u', 0x12,
+                              0x06, 0x0a, 0x04, '5',  '0', '0', 'm'};
     json_t *r = decode_as("k8s.io.api.core.v1.ResourceRequirements", limits, sizeof limits);
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "limits"), "cpu")),
                      "500m");
@@ -322,8 +322,8 @@ Test(specials, raw_extension_holding_json_or_an_envelope)
     cr_assert_eq(json_integer_value(json_object_get(j, "a")), 1);
     json_decref(j);
     /* A ControllerRevision's data holding a protobuf ConfigMap. */
-    json_t *cm = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "data",
-                           "k", "v");
+    json_t *cm =
+        json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "data", "k", "v");
     uint8_t *inner = NULL;
     size_t n = 0;
     char err[256];
@@ -340,10 +340,10 @@ Test(specials, raw_extension_holding_json_or_an_envelope)
     /* Bad raw JSON is an error, not a crash. */
     const uint8_t bad[] = {0x0a, 0x02, '{', '"'};
     json_t *out = NULL;
-    cr_assert_eq(fakeapi__pb_decode_msg(
-                     fakeapi__type_find("k8s.io.apimachinery.pkg.runtime.RawExtension"), bad,
-                     sizeof bad, &out, err, sizeof err),
-                 -1);
+    cr_assert_eq(
+        fakeapi__pb_decode_msg(fakeapi__type_find("k8s.io.apimachinery.pkg.runtime.RawExtension"),
+                               bad, sizeof bad, &out, err, sizeof err),
+        -1);
     cr_assert(strstr(err, "is not JSON"), "%s", err);
     free(inner);
     free(wrapped);

@@ -818,11 +818,16 @@ Test(api, error_buffer_may_be_small_or_null)
  * left out: the decoder drops what JSON writes as null). */
 
 static const char *const captured[] = {
-    "create_deployment",        "create_job",
-    "create_cronjob",           "create_job_from_cronjob",
-    "create_service_clusterip", "create_role",
-    "create_rolebinding",       "create_clusterrole",
-    "create_clusterrolebinding", "drain_delete_pod",
+    "create_deployment",
+    "create_job",
+    "create_cronjob",
+    "create_job_from_cronjob",
+    "create_service_clusterip",
+    "create_role",
+    "create_rolebinding",
+    "create_clusterrole",
+    "create_clusterrolebinding",
+    "drain_delete_pod",
 };
 
 static void *slurp(const char *name, const char *ext, size_t *len)
