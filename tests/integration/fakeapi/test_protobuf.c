@@ -297,6 +297,17 @@ Test(protobuf, bad_bodies_are_400_naming_the_kind_and_store_nothing)
     json_decref(r);
     cr_assert(gone(S("%s/web", DEPLOYS)));
 
+    /* A body of another kind than the resource's. */
+    size_t rn;
+    void *role = slurp("create_role", "pb", &rn);
+    r = send_bin("POST", DEPLOYS, PB, role, rn, &st);
+    cr_assert_eq(st, 400, "got %ld", st);
+    assert_failure(r, 400, "BadRequest");
+    cr_assert(strstr(jstr(r, "message"), "Deployment"), "%s", jstr(r, "message"));
+    json_decref(r);
+    free(role);
+    cr_assert(gone(S("%s/reader", DEPLOYS)));
+
     r = send_bin("POST", DEPLOYS, PB, "k8s\0\x0a", 6, &st);
     cr_assert_eq(st, 400);
     assert_failure(r, 400, "BadRequest");
