@@ -452,7 +452,12 @@ static int scalar_json(pb_ctx *c, uint8_t type, uint64_t x, const pb_buf *p, jso
         if (!isfinite(d))
             return fail(c, "protobuf: %s in %s is not a finite number", what, msg);
         *zero = d == 0;
-        *out = json_real(d);
+        /* Go's encoding/json writes an integral float64 without a fraction
+         * (minimum: 1, not 1.0); so does this, within doubles' exact range. */
+        if (d == floor(d) && fabs(d) < 9007199254740992.0)
+            *out = json_integer((json_int_t)d);
+        else
+            *out = json_real(d);
         break;
     default:
         return fail(c, "protobuf: internal error: field type %d", (int)type);

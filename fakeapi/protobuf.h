@@ -39,7 +39,8 @@
  *    empty ("spec": {});
  *  - repeated numbers are read packed or unpacked; maps become objects,
  *    every value kept ("" included, message values such as Quantity too);
- *    bytes become base64;
+ *    bytes become base64; an integral double a bare integer (as Go writes
+ *    float64 1: "minimum": 1);
  *  - meta.v1.Time becomes "2006-01-02T15:04:05Z", MicroTime
  *    "2006-01-02T15:04:05.000000Z" (Time keeps whole seconds, as upstream
  *    reads it); an empty one (Go's zero time, as go-to-protobuf writes it)

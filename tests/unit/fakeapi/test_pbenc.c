@@ -370,3 +370,68 @@ Test(encode, wrong_json_types_are_errors)
     cr_assert(strstr(err, "no kind \"Widget\""), "%s", err);
     json_decref(d);
 }
+
+static void rt_value(const char *msg, json_t *v)
+{
+    const fakeapi__tmsg *m = fakeapi__type_find(msg);
+    uint8_t *pb = NULL;
+    size_t n = 0;
+    char err[256];
+    json_t *got = NULL;
+    cr_assert_not_null(m, "%s", msg);
+    cr_assert_eq(fakeapi__pb_encode_msg(m, v, &pb, &n, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(fakeapi__pb_decode_msg(m, pb, n, &got, err, sizeof err), 0, "%s", err);
+    char *w = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *g = got ? json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("null");
+    cr_assert(json_equal(v, got), "%s: want %s, got %s", msg, w, g);
+    free(w);
+    free(g);
+    free(pb);
+    json_decref(got);
+    json_decref(v);
+}
+
+/* The unions of apiextensions take every one of their JSON forms. */
+Test(specials, json_schema_unions_and_group_version)
+{
+    const char *ax = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.";
+    char name[160];
+    snprintf(name, sizeof name, "%sJSONSchemaPropsOrBool", ax);
+    rt_value(name, json_true());
+    rt_value(name, json_false());
+    rt_value(name, json_pack("{s:s,s:{s:{s:s}}}", "type", "object", "properties", "a", "type",
+                             "integer"));
+    snprintf(name, sizeof name, "%sJSONSchemaPropsOrStringArray", ax);
+    rt_value(name, json_pack("[s,s]", "a", "b"));
+    rt_value(name, json_pack("{s:s}", "type", "string"));
+    snprintf(name, sizeof name, "%sJSONSchemaPropsOrArray", ax);
+    rt_value(name, json_pack("{s:s}", "type", "string"));
+    rt_value(name, json_pack("[{s:s},{s:s}]", "type", "string", "type", "integer"));
+    snprintf(name, sizeof name, "%sJSON", ax);
+    rt_value(name, json_pack("[i,s,b]", 1, "x", 0));
+    rt_value(name, json_string("just a string"));
+    rt_value("k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersion", json_string("apps/v1"));
+    rt_value("k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersion", json_string("v1"));
+    /* A CRD with a nested schema survives whole. */
+    json_t *crd = json_loads(
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"names\":{\"plural\":\"widgets\",\"kind\":\"Widget\"},\"scope\":\"Namespaced\","
+        "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":"
+        "{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+        "\"x-kubernetes-preserve-unknown-fields\":true,\"properties\":{\"size\":{\"type\":"
+        "\"integer\",\"minimum\":1,\"default\":3},\"tags\":{\"type\":\"array\",\"items\":{\"type\":"
+        "\"string\"}}},\"additionalProperties\":false,\"required\":[\"size\"]}}}}}]}}",
+        0, NULL);
+    cr_assert_not_null(crd);
+    uint8_t *pb = NULL;
+    size_t n = 0;
+    char err[256];
+    json_t *got = NULL;
+    cr_assert_eq(fakeapi__pb_encode(crd, &pb, &n, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(fakeapi__pb_decode(pb, n, &got, err, sizeof err), 0, "%s", err);
+    cr_assert(json_equal(crd, got), "%s", json_dumps(got, JSON_COMPACT));
+    free(pb);
+    json_decref(got);
+    json_decref(crd);
+}
