@@ -130,9 +130,17 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
         return NULL;
     }
     if (fakeapi__media_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
-        char err[256];
+        char err[384];
+        /* Custom resources have no protobuf form (the real server: 415);
+         * their scale subresource is a built-in autoscaling/v1 Scale. */
+        if (c->res && c->res->custom && !(c->rt && !strcmp(c->rt->sub, "scale"))) {
+            fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL,
+                                "the body of the request was in an unknown format - accepted "
+                                "media types include: application/json, application/yaml");
+            return NULL;
+        }
         if (fakeapi__pb_decode(req->body, req->body_len, &v, err, sizeof err) < 0) {
-            fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL, "%s", err);
+            fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s", err);
             return NULL;
         }
         return v;

@@ -8,13 +8,15 @@
  *   bare_mhd_get_rate        the same GET loop against a bare libmicrohttpd server
  *   get_vs_bare_ratio        get_rate / bare_mhd_get_rate
  *   list10k_latency          one GET of a namespace holding 10,000 ~1 KB objects
+ *   pb_decode_deployment     protobuf.c decoding a ~1 KiB Deployment body (as kubectl
+ *                            sends it) to JSON, microseconds per decode (target 20)
  *   create_inprocess_growth  fakeapi_request POST creates, one thread, timed per chunk
  *                            of 10,000 up to --grow objects: does create slow down as
  *                            the store grows?
  *
  * Usage: bench_fakeapi [--clients N] [--seconds S] [--rounds R] [--starts N]
  *                      [--big N] [--grow N] [--quick]
- *                      [--only start|rates|create|list10k|growth]
+ *                      [--only start|rates|create|list10k|protobuf|growth]
  * --only create runs the create phase alone (R rounds, the store growing).
  * growth is not part of the default run.
  * Rates are the best of R rounds of S seconds each; latencies are medians.
@@ -41,6 +43,8 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "pbenc.h"
+#include "protobuf.h"
 
 #define MAX_CLIENTS 256
 #define KEEP_OBJECTS 1024                /* objects per client reused by get and update */
@@ -697,6 +701,88 @@ out:
     return rc;
 }
 
+/* A Deployment as `kubectl create deployment` and a chart would write it. */
+static const char pb_deployment[] =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+    "\"namespace\":\"shop\",\"labels\":{\"app\":\"web\",\"tier\":\"frontend\","
+    "\"app.kubernetes.io/managed-by\":\"Helm\"},\"annotations\":{\"meta.helm.sh/release-name\":"
+    "\"shop\",\"meta.helm.sh/release-namespace\":\"shop\"}},\"spec\":{\"replicas\":3,"
+    "\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"strategy\":{\"type\":\"RollingUpdate\","
+    "\"rollingUpdate\":{\"maxUnavailable\":\"25%\",\"maxSurge\":1}},\"template\":{\"metadata\":"
+    "{\"labels\":{\"app\":\"web\",\"tier\":\"frontend\"},\"annotations\":{\"checksum/config\":"
+    "\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"}},\"spec\":{"
+    "\"serviceAccountName\":"
+    "\"web\",\"terminationGracePeriodSeconds\":30,\"containers\":[{\"name\":\"nginx\",\"image\":"
+    "\"nginx:1.27\",\"imagePullPolicy\":\"IfNotPresent\",\"args\":[\"--port\",\"8080\"],"
+    "\"ports\":[{\"name\":\"http\",\"containerPort\":8080,\"protocol\":\"TCP\"}],\"env\":"
+    "[{\"name\":\"MODE\",\"value\":\"production\"},{\"name\":\"LOG_LEVEL\",\"value\":\"info\"},"
+    "{\"name\":\"UPSTREAM\",\"value\":\"http://api.shop.svc.cluster.local:8080\"},"
+    "{\"name\":\"DB_PASSWORD\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"db\",\"key\":"
+    "\"password\"}}},{\"name\":\"POD_NAME\",\"valueFrom\":"
+    "{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"metadata.name\"}}}],\"resources\":"
+    "{\"limits\":{\"cpu\":\"500m\",\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"100m\","
+    "\"memory\":\"128Mi\"}},\"readinessProbe\":{\"httpGet\":{\"path\":\"/healthz\",\"port\":"
+    "\"http\"},\"initialDelaySeconds\":5,\"periodSeconds\":10},\"livenessProbe\":{\"tcpSocket\":"
+    "{\"port\":8080},\"failureThreshold\":3,\"timeoutSeconds\":2},\"securityContext\":"
+    "{\"runAsNonRoot\":true,\"runAsUser\":101,\"allowPrivilegeEscalation\":false,"
+    "\"capabilities\":{\"drop\":[\"ALL\"]}},\"volumeMounts\":[{\"name\":"
+    "\"config\",\"mountPath\":\"/etc/nginx/conf.d\",\"readOnly\":true}]},{\"name\":\"sidecar\","
+    "\"image\":\"busybox:1.36\",\"command\":[\"sh\",\"-c\",\"tail -f /dev/null\"]}],\"volumes\":"
+    "[{\"name\":\"config\",\"configMap\":{\"name\":\"web-config\",\"defaultMode\":420}},{\"name\":"
+    "\"tls\",\"secret\":{\"secretName\":"
+    "\"web-tls\",\"optional\":false}}],"
+    "\"nodeSelector\":{\"kubernetes.io/os\":\"linux\"},\"tolerations\":[{\"key\":\"dedicated\","
+    "\"operator\":\"Equal\",\"value\":\"web\",\"effect\":\"NoSchedule\"}],\"imagePullSecrets\":"
+    "[{\"name\":\"registry-credentials\"}],\"priorityClassName\":\"frontend-high\"}}},"
+    "\"status\":{}}";
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* protobuf.c decoding a ~1 KiB Deployment body (decode and free): the
+ * median of batches. */
+static int bench_protobuf(void)
+{
+    enum { BATCH = 2000, BATCHES = 15 };
+    json_t *obj = json_loads(pb_deployment, 0, NULL);
+    uint8_t *pb = NULL;
+    size_t n = 0;
+    char err[256];
+    double us[BATCHES], cpu[BATCHES];
+    if (!obj || fakeapi__pb_encode(obj, &pb, &n, err, sizeof err) < 0) {
+        fprintf(stderr, "bench: encoding the Deployment: %s\n", obj ? err : "bad JSON");
+        json_decref(obj);
+        return -1;
+    }
+    json_decref(obj);
+    for (int b = 0; b < BATCHES; b++) {
+        double t0 = now_s(), c0 = thread_cpu_s();
+        for (int i = 0; i < BATCH; i++) {
+            json_t *out = NULL;
+            if (fakeapi__pb_decode(pb, n, &out, err, sizeof err) < 0) {
+                fprintf(stderr, "bench: decode: %s\n", err);
+                free(pb);
+                return -1;
+            }
+            json_decref(out);
+        }
+        us[b] = (now_s() - t0) * 1e6 / BATCH;
+        cpu[b] = (thread_cpu_s() - c0) * 1e6 / BATCH;
+    }
+    /* The thread's CPU time too: on a shared machine the wall clock also
+     * counts the time other processes had the core. */
+    printf("{\"bench\":\"pb_decode_deployment\",\"value\":%.2f,\"unit\":\"us\","
+           "\"stat\":\"median_of_%d_batches_of_%d\",\"cpu_us\":%.2f,\"body_bytes\":%zu,"
+           "\"target_us\":20}\n",
+           median(us, BATCHES), BATCHES, BATCH, median(cpu, BATCHES), n);
+    free(pb);
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -723,7 +809,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->grow = atoi(v);
         else if (!strcmp(a, "--only") &&
                  (!strcmp(v, "start") || !strcmp(v, "rates") || !strcmp(v, "create") ||
-                  !strcmp(v, "list10k") || !strcmp(v, "growth")))
+                  !strcmp(v, "list10k") || !strcmp(v, "protobuf") || !strcmp(v, "growth")))
             o->only = v;
         else
             return -1;
@@ -751,7 +837,7 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &o) < 0) {
         fprintf(stderr,
                 "usage: %s [--clients N] [--seconds S] [--rounds R] [--starts N] "
-                "[--big N] [--grow N] [--only start|rates|create|list10k|growth] "
+                "[--big N] [--grow N] [--only start|rates|create|list10k|protobuf|growth] "
                 "[--quick]\n",
                 argv[0]);
         return 2;
@@ -761,6 +847,7 @@ int main(int argc, char **argv)
     int rc = (want(&o, "start") && bench_start(&o) < 0) ||
              (want(&o, "rates") && bench_rates(&o) < 0) ||
              (want(&o, "list10k") && bench_big_list(&o) < 0) ||
+             (want(&o, "protobuf") && bench_protobuf() < 0) ||
              (want(&o, "growth") && bench_growth(&o) < 0);
     curl_global_cleanup();
     if (rc)
