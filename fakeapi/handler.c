@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "discovery.h"
+#include "openapi.h"
 #include "fault.h"
 #include "metrics.h"
 #include "verbs.h"

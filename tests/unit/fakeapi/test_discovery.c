@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "discovery.h"
+#include "openapi.h"
 #include "registry.h"
 #include "table.h"
 #include "timefmt.h"
