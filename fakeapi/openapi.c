@@ -14,6 +14,8 @@
  */
 #include "openapi.h"
 
+#include "types.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -448,116 +450,341 @@ out:
     free(tail);
 }
 
-/* ---- OpenAPI v3: schemas ------------------------------------------------------------- */
+/* ---- OpenAPI v3: built-in schemas from the type tables ------------------------------ */
 
 /*
- * Top-level fields of the built-in kinds, "name:type" comma-separated. The
- * server does not model built-in schemas below the top level (it validates
- * what it understands and keeps the rest), so these exist for `kubectl
- * explain` and nothing else. Unlisted kinds have spec and status.
+ * A built-in message's definition name, as the real server names it: the
+ * proto package with its leading "k8s.io" reversed and Go's module dashes
+ * back ("k8s.io.apiextensions_apiserver.pkg...JSON" ->
+ * "io.k8s.apiextensions-apiserver.pkg...JSON").
  */
-typedef struct builtin_fields {
-    const char *group, *kind, *fields;
-} builtin_fields;
+static void def_name(const fakeapi__tmsg *m, char *out, size_t len)
+{
+    const char *n = m->name;
+    if (!strncmp(n, "k8s.io.", 7))
+        snprintf(out, len, "io.k8s.%s", n + 7);
+    else
+        snprintf(out, len, "%s", n);
+    for (char *p = out; *p; p++)
+        if (*p == '_')
+            *p = '-';
+}
 
-static const builtin_fields builtin_tops[] = {
-    {"", "ConfigMap", "data:map,binaryData:map,immutable:boolean"},
-    {"", "Secret", "data:map,stringData:map,type:string,immutable:boolean"},
-    {"", "ServiceAccount",
-     "secrets:array,imagePullSecrets:array,automountServiceAccountToken:boolean"},
-    {"", "Endpoints", "subsets:array"},
-    {"", "Event",
-     "involvedObject:object,reason:string,message:string,source:object,firstTimestamp:string,"
-     "lastTimestamp:string,count:integer,type:string,eventTime:string,series:object,action:string,"
-     "related:object,reportingComponent:string,reportingInstance:string"},
-    {"events.k8s.io", "Event",
-     "eventTime:string,series:object,reportingController:string,reportingInstance:string,"
-     "action:string,reason:string,regarding:object,related:object,note:string,type:string,"
-     "deprecatedSource:object,deprecatedFirstTimestamp:string,deprecatedLastTimestamp:string,"
-     "deprecatedCount:integer"},
-    {"rbac.authorization.k8s.io", "Role", "rules:array"},
-    {"rbac.authorization.k8s.io", "ClusterRole", "rules:array,aggregationRule:object"},
-    {"rbac.authorization.k8s.io", "RoleBinding", "subjects:array,roleRef:object"},
-    {"rbac.authorization.k8s.io", "ClusterRoleBinding", "subjects:array,roleRef:object"},
-    {"coordination.k8s.io", "Lease", "spec:object"},
-};
+/* What every schema builder carries: the schemas built so far and the failure flag. */
+typedef struct oactx {
+    json_t *schemas;
+    bool bad;
+} oactx;
+
+static void emit_msg(oactx *o, const fakeapi__tmsg *m);
+
+/* A reference to the definition of m, which is built (once) into o->schemas. */
+static json_t *msg_ref(oactx *o, const fakeapi__tmsg *m)
+{
+    char name[256];
+    def_name(m, name, sizeof name);
+    emit_msg(o, m);
+    return ref_to(name);
+}
+
+static json_t *scalar_schema(uint8_t type)
+{
+    switch (type) {
+    case FAKEAPI__T_STRING:
+        return json_pack("{s:s}", "type", "string");
+    case FAKEAPI__T_BOOL:
+        return json_pack("{s:s}", "type", "boolean");
+    case FAKEAPI__T_INT32:
+        return json_pack("{s:s, s:s}", "type", "integer", "format", "int32");
+    case FAKEAPI__T_INT64:
+        return json_pack("{s:s, s:s}", "type", "integer", "format", "int64");
+    case FAKEAPI__T_DOUBLE:
+        return json_pack("{s:s, s:s}", "type", "number", "format", "double");
+    case FAKEAPI__T_BYTES:
+        return json_pack("{s:s, s:s}", "type", "string", "format", "byte");
+    default:
+        return json_object();
+    }
+}
+
+/* The schema of one value of field f (one element of a list, one map value). */
+static json_t *elem_schema(oactx *o, const fakeapi__tfield *f)
+{
+    if (f->type != FAKEAPI__T_MSG)
+        return scalar_schema(f->type);
+    const fakeapi__tmsg *m = fakeapi__type_at(f->msg);
+    if (!m)
+        return json_object();
+    if (m->special == FAKEAPI__S_SLICE && m->nfields > 0) {
+        /* A named Go slice (ExtraValue): its JSON is the bare array, so is its schema. */
+        return json_pack("{s:s, s:o}", "type", "array", "items", elem_schema(o, &m->fields[0]));
+    }
+    return msg_ref(o, m);
+}
+
+static const char *list_type_name(uint8_t list)
+{
+    switch (list) {
+    case FAKEAPI__L_ATOMIC:
+        return "atomic";
+    case FAKEAPI__L_SET:
+        return "set";
+    case FAKEAPI__L_MAP:
+        return "map";
+    default:
+        return NULL;
+    }
+}
+
+/* "a,b" -> ["a", "b"]. */
+static json_t *split_keys(const char *keys)
+{
+    json_t *a = json_array();
+    for (const char *p = keys; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        json_array_append_new(a, json_stringn(p, len));
+        p = comma ? comma + 1 : NULL;
+    }
+    return a;
+}
+
+/* The schema of field f as its parent's property. */
+static json_t *field_schema(oactx *o, const fakeapi__tfield *f)
+{
+    json_t *s;
+    const fakeapi__tmsg *fm = f->type == FAKEAPI__T_MSG ? fakeapi__type_at(f->msg) : NULL;
+    if (f->flags & FAKEAPI__F_MAP) {
+        s = json_pack("{s:s, s:o}", "type", "object", "additionalProperties", elem_schema(o, f));
+    } else if (f->flags & FAKEAPI__F_REPEATED) {
+        s = json_pack("{s:s, s:o}", "type", "array", "items", elem_schema(o, f));
+        const char *lt = list_type_name(f->list);
+        if (lt)
+            put(s, "x-kubernetes-list-type", json_string(lt), &o->bad);
+        if (f->list == FAKEAPI__L_MAP && f->list_keys)
+            put(s, "x-kubernetes-list-map-keys", split_keys(f->list_keys), &o->bad);
+    } else if (fm && fm->special != FAKEAPI__S_SLICE) {
+        /* A message: v3 wraps the reference so that siblings (a default) may sit beside it. */
+        s = json_pack("{s:[o]}", "allOf", elem_schema(o, f));
+        if (fm->special == FAKEAPI__S_NONE && !(f->flags & (FAKEAPI__F_OMITEMPTY | FAKEAPI__F_OPTIONAL)))
+            put(s, "default", json_object(), &o->bad);
+    } else {
+        s = elem_schema(o, f);
+    }
+    if (f->patch) {
+        char strategy[64] = "";
+        if (f->patch & FAKEAPI__P_MERGE)
+            strcat(strategy, "merge");
+        if (f->patch & FAKEAPI__P_RETAINKEYS)
+            strcat(strategy, *strategy ? ",retainKeys" : "retainKeys");
+        if (f->patch & FAKEAPI__P_REPLACE)
+            strcat(strategy, *strategy ? ",replace" : "replace");
+        put(s, "x-kubernetes-patch-strategy", json_string(strategy), &o->bad);
+    }
+    if (f->merge_key)
+        put(s, "x-kubernetes-patch-merge-key", json_string(f->merge_key), &o->bad);
+    if (!s)
+        o->bad = true;
+    return s;
+}
+
+/* kube-openapi's rule: a field is required unless omitempty or +optional; +required wins. */
+static bool field_required(const fakeapi__tfield *f)
+{
+    if (f->flags & FAKEAPI__F_REQUIRED)
+        return true;
+    return !(f->flags & (FAKEAPI__F_OMITEMPTY | FAKEAPI__F_OPTIONAL));
+}
+
+/* The properties (and required names) of m's fields, inline fields flattened. */
+static void add_fields(oactx *o, const fakeapi__tmsg *m, json_t *props, json_t *required,
+                       int depth)
+{
+    for (size_t i = 0; i < m->nfields; i++) {
+        const fakeapi__tfield *f = &m->fields[i];
+        if (f->flags & FAKEAPI__F_NOJSON)
+            continue;
+        if (f->flags & FAKEAPI__F_INLINE) {
+            const fakeapi__tmsg *im = fakeapi__type_at(f->msg);
+            if (im && depth < 8)
+                add_fields(o, im, props, required, depth + 1);
+            continue;
+        }
+        if (!*f->json)
+            continue;
+        put(props, f->json, field_schema(o, f), &o->bad);
+        if (field_required(f))
+            push(required, json_string(f->json), &o->bad);
+    }
+}
+
+/*
+ * The group-version-kinds m is served as: every resource row whose body or
+ * list is m, without repeats. meta/v1 Status is the core "Status" kind.
+ */
+static json_t *msg_gvks(const fakeapi__tmsg *m)
+{
+    json_t *a = json_array();
+    int idx = (int)(m - fakeapi__tmsgs);
+    if (!strcmp(m->name, "k8s.io.apimachinery.pkg.apis.meta.v1.Status")) {
+        json_array_append_new(a, gvk_obj("", "v1", "Status"));
+        return a;
+    }
+    for (size_t i = 0; i < fakeapi__ntress; i++) {
+        const fakeapi__tres *t = &fakeapi__tress[i];
+        char kind[128];
+        const char *gv;
+        if (t->msg == idx) {
+            snprintf(kind, sizeof kind, "%s", t->kind);
+            gv = t->kind_group_version;
+        } else if (t->list_msg == idx) {
+            snprintf(kind, sizeof kind, "%s", m->short_name);
+            gv = t->kind_group_version;
+        } else {
+            continue;
+        }
+        char group[128] = "";
+        const char *version = gv;
+        const char *slash = strchr(gv, '/');
+        if (slash) {
+            snprintf(group, sizeof group, "%.*s", (int)(slash - gv), gv);
+            version = slash + 1;
+        }
+        bool dup = false;
+        size_t j;
+        json_t *e;
+        json_array_foreach(a, j, e)
+        {
+            if (!strcmp(json_string_value(json_object_get(e, "group")), group) &&
+                !strcmp(json_string_value(json_object_get(e, "version")), version) &&
+                !strcmp(json_string_value(json_object_get(e, "kind")), kind))
+                dup = true;
+        }
+        if (!dup)
+            json_array_append_new(a, gvk_obj(group, version, kind));
+    }
+    return a;
+}
+
+/* The definition of a message with its own JSON form (Time, Quantity, ...). */
+static json_t *special_schema(const fakeapi__tmsg *m)
+{
+    switch (m->special) {
+    case FAKEAPI__S_TIME:
+    case FAKEAPI__S_MICROTIME:
+        return json_pack("{s:s, s:s}", "type", "string", "format", "date-time");
+    case FAKEAPI__S_DURATION:
+        return json_pack("{s:s}", "type", "string");
+    case FAKEAPI__S_QUANTITY:
+        return json_pack("{s:[{s:s}, {s:s}]}", "oneOf", "type", "string", "type", "number");
+    case FAKEAPI__S_INTORSTRING:
+        return json_pack("{s:s, s:s}", "type", "string", "format", "int-or-string");
+    case FAKEAPI__S_RAW: {
+        size_t len = strlen(m->name);
+        /* apiextensions JSON holds any value; RawExtension and FieldsV1 are objects. */
+        if (len >= 5 && !strcmp(m->name + len - 5, ".JSON"))
+            return json_object();
+        return json_pack("{s:s}", "type", "object");
+    }
+    default:
+        /* JSONSchemaPropsOr*: a schema or something else; nothing to say in OpenAPI. */
+        return json_object();
+    }
+}
+
+/* Build m's definition into o->schemas, and what it refers to, unless already there. */
+static void emit_msg(oactx *o, const fakeapi__tmsg *m)
+{
+    char name[256];
+    def_name(m, name, sizeof name);
+    if (json_object_get(o->schemas, name))
+        return;
+    if (m->special != FAKEAPI__S_NONE && m->special != FAKEAPI__S_SLICE) {
+        put(o->schemas, name, special_schema(m), &o->bad);
+        return;
+    }
+    /* Placed first so that recursive types (JSONSchemaProps) stop here. */
+    json_t *s = json_pack("{s:s}", "type", "object");
+    if (!s || json_object_set_new(o->schemas, name, s) != 0) {
+        o->bad = true;
+        return;
+    }
+    json_t *props = json_object();
+    json_t *required = json_array();
+    json_t *gvks = msg_gvks(m);
+    if (json_array_size(gvks) > 0) {
+        put(props, "apiVersion", json_pack("{s:s}", "type", "string"), &o->bad);
+        put(props, "kind", json_pack("{s:s}", "type", "string"), &o->bad);
+    }
+    add_fields(o, m, props, required, 0);
+    put(s, "properties", props, &o->bad);
+    if (json_array_size(required) > 0)
+        put(s, "required", required, &o->bad);
+    else
+        json_decref(required);
+    if (json_array_size(gvks) > 0)
+        put(s, "x-kubernetes-group-version-kind", gvks, &o->bad);
+    else
+        json_decref(gvks);
+    if (m->atomic)
+        put(s, "x-kubernetes-map-type", json_string("atomic"), &o->bad);
+}
+
+static void emit_named(oactx *o, const char *proto_name)
+{
+    const fakeapi__tmsg *m = fakeapi__type_find(proto_name);
+    if (m)
+        emit_msg(o, m);
+    else
+        o->bad = true;
+}
+
+/* The built-in message of a registry entry's kind (list: its list kind), or NULL. */
+static const fakeapi__tmsg *entry_msg(const fakeapi__resource *r, bool list)
+{
+    if (r->custom)
+        return NULL;
+    if (!list)
+        return fakeapi__type_of_kind(r->group_version, r->kind);
+    for (size_t i = 0; i < fakeapi__ntress; i++) {
+        const fakeapi__tres *t = &fakeapi__tress[i];
+        if (t->list_msg >= 0 && !strcmp(t->group, r->group) && !strcmp(t->version, r->version) &&
+            !strcmp(t->kind, r->kind))
+            return fakeapi__type_at(t->list_msg);
+    }
+    return NULL;
+}
+
+/* ---- OpenAPI v3: custom resource schemas --------------------------------------------- */
 
 static json_t *loose_object(void)
 {
     return json_pack("{s:s, s:b}", "type", "object", "x-kubernetes-preserve-unknown-fields", 1);
 }
 
-static json_t *field_schema(const char *type, size_t tlen)
-{
-    if (!strncmp(type, "map", tlen) && tlen == 3)
-        return json_pack("{s:s, s:{s:s}}", "type", "object", "additionalProperties", "type",
-                         "string");
-    if (!strncmp(type, "array", tlen) && tlen == 5)
-        return json_pack("{s:s, s:o}", "type", "array", "items", loose_object());
-    if (!strncmp(type, "object", tlen) && tlen == 6)
-        return loose_object();
-    return json_pack("{s:s%}", "type", type, tlen);
-}
-
-static void builtin_properties(json_t *props, const fakeapi__resource *r, bool *bad)
-{
-    const char *fields = "spec:object,status:object";
-    for (size_t i = 0; i < sizeof builtin_tops / sizeof builtin_tops[0]; i++)
-        if (!strcmp(builtin_tops[i].group, r->group) && !strcmp(builtin_tops[i].kind, r->kind))
-            fields = builtin_tops[i].fields;
-    for (const char *p = fields; p && *p;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        const char *colon = memchr(p, ':', len);
-        if (colon) {
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)(colon - p), p);
-            put(props, name, field_schema(colon + 1, len - (size_t)(colon - p) - 1), bad);
-        }
-        p = comma ? comma + 1 : NULL;
-    }
-}
-
 /* apiVersion, kind and metadata, as every top-level kind has them. */
 static void common_properties(json_t *props, bool *bad)
 {
-    put(props, "apiVersion",
-        json_pack("{s:s, s:s}", "type", "string", "description",
-                  "APIVersion defines the versioned schema of this representation of an "
-                  "object."),
-        bad);
-    put(props, "kind",
-        json_pack("{s:s, s:s}", "type", "string", "description",
-                  "Kind is a string value representing the REST resource this object "
-                  "represents."),
-        bad);
-    put(props, "metadata",
-        json_pack("{s:[o], s:{}, s:s}", "allOf", ref_to(OBJECTMETA), "default", "description",
-                  "Standard object's metadata."),
+    put(props, "apiVersion", json_pack("{s:s}", "type", "string"), bad);
+    put(props, "kind", json_pack("{s:s}", "type", "string"), bad);
+    put(props, "metadata", json_pack("{s:[o], s:{}}", "allOf", ref_to(OBJECTMETA), "default"),
         bad);
 }
 
-static json_t *kind_schema(const fakeapi__resource *r, bool *bad)
+/* A custom kind's schema: the CRD version's openAPIV3Schema, or a loose object. */
+static json_t *crd_kind_schema(const fakeapi__resource *r, bool *bad)
 {
     json_t *s;
-    if (r->custom && json_is_object(r->schema)) {
+    if (json_is_object(r->schema)) {
         /* The CRD's own schema with its descriptions; metadata always means ObjectMeta. */
         s = json_deep_copy(r->schema);
         if (!json_is_object(json_object_get(s, "properties")))
             put(s, "properties", json_object(), bad);
         if (!json_object_get(s, "type"))
             put(s, "type", json_string("object"), bad);
-    } else if (r->custom) {
+    } else {
         s = loose_object();
         put(s, "properties", json_object(), bad);
-    } else {
-        char *desc = xasprintf("%s is served by fakeapi; fields below the top level are kept as "
-                               "sent.",
-                               r->kind);
-        s = json_pack("{s:s?, s:s, s:o}", "description", desc, "type", "object", "properties",
-                      json_object());
-        free(desc);
-        builtin_properties(json_object_get(s, "properties"), r, bad);
     }
     common_properties(json_object_get(s, "properties"), bad);
     put(s, "x-kubernetes-group-version-kind",
@@ -567,154 +794,68 @@ static json_t *kind_schema(const fakeapi__resource *r, bool *bad)
     return s;
 }
 
-static json_t *list_schema(const fakeapi__resource *r, const char *item_schema, bool *bad)
+static json_t *crd_list_schema(const fakeapi__resource *r, const char *item_schema, bool *bad)
 {
-    char *desc = xasprintf("%s is a list of %s.", r->list_kind, r->kind);
     json_t *s = json_pack(
-        "{s:s?, s:s, s:[s], s:{s:{s:s}, s:{s:s, s:o}, s:{s:s}, s:{s:[o], s:{}}}, s:[o]}",
-        "description", desc, "type", "object", "required", "items", "properties", "apiVersion",
-        "type", "string", "items", "type", "array", "items", ref_to(item_schema), "kind", "type",
-        "string", "metadata", "allOf", ref_to(LISTMETA), "default",
-        "x-kubernetes-group-version-kind", gvk_obj(r->group, r->version, r->list_kind));
-    free(desc);
+        "{s:s, s:[s], s:{s:{s:s}, s:{s:s, s:o}, s:{s:s}, s:{s:[o], s:{}}}, s:[o]}", "type",
+        "object", "required", "items", "properties", "apiVersion", "type", "string", "items",
+        "type", "array", "items", ref_to(item_schema), "kind", "type", "string", "metadata",
+        "allOf", ref_to(LISTMETA), "default", "x-kubernetes-group-version-kind",
+        gvk_obj(r->group, r->version, r->list_kind));
     if (!s)
         *bad = true;
     return s;
 }
 
-static json_t *typed(const char *type, const char *desc)
+/* What every document needs besides its kinds: metadata, Status, Patch. */
+static void common_schemas(oactx *o, bool with_scale)
 {
-    return json_pack("{s:s, s:s}", "type", type, "description", desc);
-}
-
-static json_t *object_meta_schema(bool *bad)
-{
-    json_t *p = json_object();
-    put(p, "name", typed("string", "Name must be unique within a namespace."), bad);
-    put(p, "generateName",
-        typed("string", "An optional prefix used by the server to generate a unique name."), bad);
-    put(p, "namespace",
-        typed("string", "Namespace defines the space within which each name "
-                        "must be unique."),
-        bad);
-    put(p, "uid", typed("string", "UID is the unique in time and space value for this object."),
-        bad);
-    put(p, "resourceVersion",
-        typed("string", "An opaque value that represents the internal version of this object."),
-        bad);
-    put(p, "generation",
-        json_pack("{s:s, s:s, s:s}", "type", "integer", "format", "int64", "description",
-                  "A sequence number representing a specific generation of the desired state."),
-        bad);
-    put(p, "creationTimestamp",
-        json_pack("{s:s, s:s, s:s}", "type", "string", "format", "date-time", "description",
-                  "CreationTimestamp is a timestamp representing the server time when this "
-                  "object was created."),
-        bad);
-    put(p, "deletionTimestamp",
-        json_pack("{s:s, s:s, s:s}", "type", "string", "format", "date-time", "description",
-                  "The time after which this resource will be deleted."),
-        bad);
-    put(p, "deletionGracePeriodSeconds",
-        typed("integer", "Seconds allowed for this object to gracefully terminate."), bad);
-    put(p, "labels",
-        json_pack("{s:s, s:{s:s}, s:s}", "type", "object", "additionalProperties", "type", "string",
-                  "description",
-                  "Map of string keys and values that can be used to "
-                  "organize and categorize objects."),
-        bad);
-    put(p, "annotations",
-        json_pack("{s:s, s:{s:s}, s:s}", "type", "object", "additionalProperties", "type", "string",
-                  "description", "Unstructured key value map stored with a resource."),
-        bad);
-    put(p, "finalizers",
-        json_pack("{s:s, s:{s:s}, s:s}", "type", "array", "items", "type", "string", "description",
-                  "Must be empty before the object is deleted from the registry."),
-        bad);
-    put(p, "ownerReferences",
-        json_pack("{s:s, s:o, s:s}", "type", "array", "items", loose_object(), "description",
-                  "List of objects depended by this object."),
-        bad);
-    put(p, "managedFields",
-        json_pack("{s:s, s:o, s:s}", "type", "array", "items", loose_object(), "description",
-                  "Maps workflow-id and version to the set of fields that are managed by that "
-                  "workflow."),
-        bad);
-    json_t *s = json_pack("{s:s, s:s, s:o}", "description",
-                          "ObjectMeta is metadata that all persisted resources must have.", "type",
-                          "object", "properties", p);
-    if (!s)
-        *bad = true;
-    return s;
-}
-
-static void common_schemas(json_t *schemas, bool with_scale, bool *bad)
-{
-    put(schemas, OBJECTMETA, object_meta_schema(bad), bad);
-    put(schemas, LISTMETA,
-        json_pack("{s:s, s:s, s:{s:o, s:o, s:o, s:o}}", "description",
-                  "ListMeta describes metadata that synthetic resources must have.", "type",
-                  "object", "properties", "resourceVersion",
-                  typed("string", "The version of the list."), "continue",
-                  typed("string", "Set when more results are available."), "remainingItemCount",
-                  typed("integer", "The number of subsequent items in the list."), "selfLink",
-                  typed("string", "Deprecated.")),
-        bad);
-    put(schemas, STATUS_SCHEMA,
-        json_pack("{s:s, s:s, s:{s:o, s:o, s:{s:[o], s:{}}, s:o, s:o, s:o, s:o, s:o}}",
-                  "description",
-                  "Status is a return value for calls that don't return other "
-                  "objects.",
-                  "type", "object", "properties", "apiVersion", typed("string", "APIVersion"),
-                  "kind", typed("string", "Kind"), "metadata", "allOf", ref_to(LISTMETA), "default",
-                  "status", typed("string", "Success or Failure."), "message",
-                  typed("string", "A human-readable description of the status."), "reason",
-                  typed("string", "A machine-readable description of the status."), "details",
-                  loose_object(), "code", typed("integer", "Suggested HTTP return code.")),
-        bad);
-    put(schemas, PATCH_SCHEMA,
-        json_pack("{s:s, s:s}", "description",
-                  "Patch is provided to give a concrete name and type to the Kubernetes PATCH "
-                  "request body.",
-                  "type", "object"),
-        bad);
+    emit_named(o, "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+    emit_named(o, "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta");
+    emit_named(o, "k8s.io.apimachinery.pkg.apis.meta.v1.Status");
     if (with_scale)
-        put(schemas, SCALE_SCHEMA,
-            json_pack("{s:s, s:s, s:{s:o, s:o, s:{s:[o], s:{}}, s:{s:s, s:{s:o}}, "
-                      "s:{s:s, s:{s:o, s:o}}}, s:[o]}",
-                      "description", "Scale represents a scaling request for a resource.", "type",
-                      "object", "properties", "apiVersion", typed("string", "APIVersion"), "kind",
-                      typed("string", "Kind"), "metadata", "allOf", ref_to(OBJECTMETA), "default",
-                      "spec", "type", "object", "properties", "replicas",
-                      typed("integer", "desired number of instances for the scaled object."),
-                      "status", "type", "object", "properties", "replicas",
-                      typed("integer", "actual number of observed instances of the scaled "
-                                       "object."),
-                      "selector", typed("string", "label query over pods."),
-                      "x-kubernetes-group-version-kind", gvk_obj("autoscaling", "v1", "Scale")),
-            bad);
+        emit_named(o, "k8s.io.api.autoscaling.v1.Scale");
+    put(o->schemas, PATCH_SCHEMA, json_pack("{s:s}", "type", "object"), &o->bad);
 }
 
 /* Build the document from a snapshot; NULL if the group-version has no entry. */
 static json_t *gv_doc(fakeapi__resource **all, size_t n, const char *group, const char *version)
 {
-    bool bad = false, found = false, with_scale = false;
+    bool found = false, with_scale = false;
     json_t *paths = json_object();
-    json_t *schemas = json_object();
+    oactx o = {json_object(), false};
     for (size_t i = 0; i < n; i++) {
         const fakeapi__resource *r = all[i];
         if (strcmp(r->group, group) != 0 || strcmp(r->version, version) != 0)
             continue;
         found = true;
-        char *ks = schema_name(r, r->kind);
-        char *ls = schema_name(r, r->list_kind);
-        if (!ks || !ls) {
-            bad = true;
+        const fakeapi__tmsg *km = entry_msg(r, false);
+        const fakeapi__tmsg *lm = entry_msg(r, true);
+        char *ks = NULL, *ls = NULL;
+        if (km && lm) {
+            char name[256];
+            def_name(km, name, sizeof name);
+            ks = strdup(name);
+            def_name(lm, name, sizeof name);
+            ls = strdup(name);
+            emit_msg(&o, km);
+            emit_msg(&o, lm);
         } else {
-            put(schemas, ks, kind_schema(r, &bad), &bad);
-            put(schemas, ls, list_schema(r, ks, &bad), &bad);
-            resource_paths(paths, r, ks, ls, &bad);
+            ks = schema_name(r, r->kind);
+            ls = schema_name(r, r->list_kind);
+            if (ks && ls) {
+                /* A custom kind, or a built-in the tables lack: its own schema. */
+                json_t *kind = crd_kind_schema(r, &o.bad);
+                if (!r->custom && kind)
+                    put(kind, "x-kubernetes-preserve-unknown-fields", json_true(), &o.bad);
+                put(o.schemas, ks, kind, &o.bad);
+                put(o.schemas, ls, crd_list_schema(r, ks, &o.bad), &o.bad);
+            }
         }
+        if (!ks || !ls)
+            o.bad = true;
+        else
+            resource_paths(paths, r, ks, ls, &o.bad);
         free(ks);
         free(ls);
         if (r->subresources & FAKEAPI__SUB_SCALE)
@@ -722,14 +863,14 @@ static json_t *gv_doc(fakeapi__resource **all, size_t n, const char *group, cons
     }
     if (!found) {
         json_decref(paths);
-        json_decref(schemas);
+        json_decref(o.schemas);
         return NULL;
     }
-    common_schemas(schemas, with_scale, &bad);
+    common_schemas(&o, with_scale);
     json_t *doc = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.0", "info",
                             "title", "Kubernetes", "version", "v1.32.0", "paths", paths,
-                            "components", "schemas", schemas);
-    return finish(doc, bad || !doc);
+                            "components", "schemas", o.schemas);
+    return finish(doc, o.bad || !doc);
 }
 
 json_t *fakeapi__openapi_v3_gv(fakeapi__registry *reg, const char *group, const char *version)
