@@ -34,6 +34,26 @@ static void answer_doc(fakeapi__resp *resp, json_t *doc)
         not_served(resp);
 }
 
+/*
+ * GET /openapi/v2: the cached JSON text. Only JSON is served; a client that
+ * asks for the protobuf form alone gets 406, as a server without it answers.
+ */
+static void answer_openapi_v2(fakeapi_server *srv, const fakeapi__req *req, fakeapi__resp *resp)
+{
+    if (!fakeapi__openapi_v2_accepts_json(req->accept)) {
+        fakeapi__resp_error(resp, 406, "NotAcceptable", NULL,
+                            "only the following media types are accepted: application/json");
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (fakeapi__openapi_v2_text(srv->openapi, srv->reg, &text, &len) < 0) {
+        fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
+        return;
+    }
+    fakeapi__resp_take(resp, 200, text, len);
+}
+
 static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                         fakeapi__resp *resp)
 {
@@ -62,6 +82,9 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
         break;
     case FAKEAPI__RT_OPENAPI_V3_GV:
         answer_doc(resp, fakeapi__openapi_v3_gv(srv->reg, rt->group, rt->version));
+        break;
+    case FAKEAPI__RT_OPENAPI_V2:
+        answer_openapi_v2(srv, req, resp);
         break;
     case FAKEAPI__RT_HEALTH:
         resp->content_type = "text/plain; charset=utf-8";

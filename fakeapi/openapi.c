@@ -1,5 +1,6 @@
 /*
- * openapi.c - the OpenAPI v3 documents built from the registry.
+ * openapi.c - the OpenAPI documents built from the registry and the type tables:
+ * /openapi/v3 and its group-versions, and /openapi/v2 (Swagger 2.0, cached).
  *
  * Every call takes one snapshot of the registry (fakeapi__registry_all), builds
  * its document from that snapshot alone and releases it, so a document is
@@ -10,18 +11,21 @@
  * when the value is NULL), so a builder collects failures in one flag and
  * drops the whole document at the end instead of checking every call.
  *
- * Thread-safety: any thread; no state of its own.
+ * Thread-safety: any thread. The only state is the v2 cache, which its own
+ * mutex guards (taken before the registry lock, never the other way).
  */
 #include "openapi.h"
 
 #include "types.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define REF_PREFIX "#/components/schemas/"
 #define META_PKG "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -564,10 +568,12 @@ static json_t *field_schema(oactx *o, const fakeapi__tfield *f)
         if (f->list == FAKEAPI__L_MAP && f->list_keys)
             put(s, "x-kubernetes-list-map-keys", split_keys(f->list_keys), &o->bad);
     } else if (fm && fm->special != FAKEAPI__S_SLICE) {
-        /* A message: v3 wraps the reference so that siblings (a default) may sit beside it. */
+        /*
+         * A message: v3 wraps the reference, as the real server does, so that
+         * siblings (the patch extensions) may sit beside it. No "default": {}
+         * here; it would not validate against a struct with required fields.
+         */
         s = json_pack("{s:[o]}", "allOf", elem_schema(o, f));
-        if (fm->special == FAKEAPI__S_NONE && !(f->flags & (FAKEAPI__F_OMITEMPTY | FAKEAPI__F_OPTIONAL)))
-            put(s, "default", json_object(), &o->bad);
     } else {
         s = elem_schema(o, f);
     }
@@ -940,4 +946,326 @@ json_t *fakeapi__openapi_v3_root(fakeapi__registry *reg)
     fakeapi__registry_release(all, n);
     json_t *doc = json_pack("{s:o}", "paths", paths);
     return finish(doc, bad || !doc);
+}
+
+/* ---- OpenAPI v2 (Swagger 2.0): the v3 documents, merged and rewritten --------------- */
+
+#define V2_REF_PREFIX "#/definitions/"
+
+static json_t *v2_schema(const json_t *s);
+
+static json_t *v2_schema_map(const json_t *m)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)m, k, v) json_object_set_new(out, k, v2_schema(v));
+    return out;
+}
+
+static json_t *v2_schema_array(const json_t *a)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) json_array_append_new(out, v2_schema(v));
+    return out;
+}
+
+/*
+ * One schema in Swagger 2.0 terms: references point into #/definitions; a
+ * lone allOf around a reference becomes the reference (v2 allows no
+ * siblings to $ref but extensions); nullable, oneOf, anyOf and not, which
+ * v2 lacks, are dropped, a oneOf of types leaving its first type (Quantity
+ * is a string in v2).
+ */
+static json_t *v2_schema(const json_t *s)
+{
+    if (!json_is_object(s))
+        return json_deep_copy(s);
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)s, k, v)
+    {
+        if (!strcmp(k, "$ref") && json_is_string(v)) {
+            const char *ref = json_string_value(v);
+            size_t plen = strlen(REF_PREFIX);
+            if (!strncmp(ref, REF_PREFIX, plen)) {
+                char *r2 = xasprintf(V2_REF_PREFIX "%s", ref + plen);
+                json_object_set_new(out, k, json_string(r2));
+                free(r2);
+            } else {
+                json_object_set(out, k, v);
+            }
+        } else if ((!strcmp(k, "properties") || !strcmp(k, "patternProperties")) &&
+                   json_is_object(v)) {
+            json_object_set_new(out, k, v2_schema_map(v));
+        } else if (!strcmp(k, "items") || !strcmp(k, "additionalProperties")) {
+            json_object_set_new(out, k,
+                                json_is_array(v) ? v2_schema_array(v) : v2_schema(v));
+        } else if (!strcmp(k, "allOf") && json_is_array(v)) {
+            json_object_set_new(out, k, v2_schema_array(v));
+        } else if (!strcmp(k, "oneOf") || !strcmp(k, "anyOf") || !strcmp(k, "not") ||
+                   !strcmp(k, "nullable")) {
+            continue;
+        } else {
+            json_object_set(out, k, v);
+        }
+    }
+    json_t *one = json_object_get(s, "oneOf");
+    if (!json_object_get(out, "type") && !json_object_get(out, "$ref") && json_is_array(one)) {
+        json_t *t = json_object_get(json_array_get(one, 0), "type");
+        if (json_is_string(t))
+            json_object_set(out, "type", t);
+    }
+    json_t *all = json_object_get(out, "allOf");
+    if (json_is_array(all) && json_array_size(all) == 1 &&
+        json_object_get(json_array_get(all, 0), "$ref") && !json_object_get(out, "properties") &&
+        !json_object_get(out, "type")) {
+        json_object_set(out, "$ref", json_object_get(json_array_get(all, 0), "$ref"));
+        json_object_del(out, "allOf");
+        json_object_del(out, "default");
+        json_object_del(out, "description");
+    }
+    return out;
+}
+
+/* A v3 parameter ({"schema": {"type": ...}}) as a v2 one (the type inline). */
+static json_t *v2_param(const json_t *p)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)p, k, v)
+    {
+        if (!strcmp(k, "schema") && json_is_object(v))
+            json_object_update(out, v);
+        else
+            json_object_set(out, k, v);
+    }
+    return out;
+}
+
+static json_t *v2_params(const json_t *a)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(a, i, p) json_array_append_new(out, v2_param(p));
+    return out;
+}
+
+/* The schema of the first media type of a v3 content map, converted. */
+static json_t *v2_content_schema(const json_t *content)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)content, k, v)
+    {
+        (void)k;
+        return v2_schema(json_object_get(v, "schema"));
+    }
+    return NULL;
+}
+
+static json_t *v2_operation(const json_t *op, bool *bad)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_t *consumes = json_pack("[s]", "*/*");
+    json_object_foreach((json_t *)op, k, v)
+    {
+        if (!strcmp(k, "parameters") || !strcmp(k, "requestBody") || !strcmp(k, "responses"))
+            continue;
+        json_object_set(out, k, v);
+    }
+    json_t *params = v2_params(json_object_get(op, "parameters"));
+    json_t *body = json_object_get(op, "requestBody");
+    if (body) {
+        json_t *content = json_object_get(body, "content");
+        json_t *types = json_array();
+        const char *mt;
+        json_t *x;
+        json_object_foreach(content, mt, x) push(types, json_string(mt), bad);
+        json_decref(consumes);
+        consumes = types;
+        push(params,
+             json_pack("{s:s, s:s, s:b, s:o*}", "name", "body", "in", "body", "required", 1,
+                       "schema", v2_content_schema(content)),
+             bad);
+    }
+    json_t *responses = json_object();
+    const char *code;
+    json_t *r;
+    json_object_foreach(json_object_get(op, "responses"), code, r)
+    {
+        json_t *nr = json_pack("{s:O*}", "description", json_object_get(r, "description"));
+        json_t *content = json_object_get(r, "content");
+        if (content)
+            put(nr, "schema", v2_content_schema(content), bad);
+        put(responses, code, nr, bad);
+    }
+    put(out, "consumes", consumes, bad);
+    put(out, "produces",
+        json_pack("[s, s, s]", "application/json", "application/yaml",
+                  "application/vnd.kubernetes.protobuf"),
+        bad);
+    put(out, "schemes", json_pack("[s]", "https"), bad);
+    put(out, "parameters", params, bad);
+    put(out, "responses", responses, bad);
+    if (!out)
+        *bad = true;
+    return out;
+}
+
+static json_t *v2_path_item(const json_t *item, bool *bad)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)item, k, v)
+    {
+        if (!strcmp(k, "parameters"))
+            put(out, k, v2_params(v), bad);
+        else
+            put(out, k, v2_operation(v, bad), bad);
+    }
+    return out;
+}
+
+/* Every group-version's v3 document of one snapshot, merged into one Swagger 2.0 document. */
+static json_t *v2_doc(fakeapi__resource **all, size_t n)
+{
+    bool bad = false;
+    json_t *paths = json_object();
+    json_t *defs = json_object();
+    for (size_t i = 0; i < n && !bad; i++) {
+        const fakeapi__resource *r = all[i];
+        if (seen_before(all, i, r->group, r->version))
+            continue;
+        json_t *doc = gv_doc(all, n, r->group, r->version);
+        if (!doc) {
+            bad = true;
+            break;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(doc, "paths"), k, v)
+            put(paths, k, v2_path_item(v, &bad), &bad);
+        json_object_foreach(json_object_get(json_object_get(doc, "components"), "schemas"), k, v)
+        {
+            if (!json_object_get(defs, k))
+                put(defs, k, v2_schema(v), &bad);
+        }
+        json_decref(doc);
+    }
+    json_t *doc = json_pack(
+        "{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:{s:s, s:s, s:s, s:s}}, s:[{s:[]}]}", "swagger", "2.0",
+        "info", "title", "Kubernetes", "version", "v1.32.0", "paths", paths, "definitions", defs,
+        "securityDefinitions", "BearerToken", "description", "Bearer Token authentication",
+        "type", "apiKey", "name", "authorization", "in", "header", "security", "BearerToken");
+    return finish(doc, bad || !doc);
+}
+
+json_t *fakeapi__openapi_v2(fakeapi__registry *reg)
+{
+    size_t n = 0;
+    fakeapi__resource **all = fakeapi__registry_all(reg, &n);
+    if (!all)
+        return NULL;
+    json_t *doc = v2_doc(all, n);
+    fakeapi__registry_release(all, n);
+    return doc;
+}
+
+/* ---- the v2 cache -------------------------------------------------------------------- */
+
+struct fakeapi__openapi_cache {
+    pthread_mutex_t mu;
+    bool valid;
+    unsigned long generation; /* the registry's, read before the document was built */
+    char *text;
+    size_t len;
+};
+
+fakeapi__openapi_cache *fakeapi__openapi_cache_new(void)
+{
+    fakeapi__openapi_cache *c = calloc(1, sizeof *c);
+    if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void fakeapi__openapi_cache_free(fakeapi__openapi_cache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_destroy(&c->mu);
+    free(c->text);
+    free(c);
+}
+
+int fakeapi__openapi_v2_text(fakeapi__openapi_cache *c, fakeapi__registry *reg, char **out,
+                             size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    pthread_mutex_lock(&c->mu);
+    /*
+     * The generation is read before the snapshot is taken: a CRD that comes
+     * in between makes the cached text newer than its key, never older, so
+     * the next call rebuilds rather than serving a stale document.
+     */
+    unsigned long gen = fakeapi__registry_generation(reg);
+    if (!c->valid || c->generation != gen) {
+        json_t *doc = fakeapi__openapi_v2(reg);
+        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json_decref(doc);
+        if (!text) {
+            pthread_mutex_unlock(&c->mu);
+            return -1;
+        }
+        free(c->text);
+        c->text = text;
+        c->len = strlen(text);
+        c->generation = gen;
+        c->valid = true;
+    }
+    char *copy = malloc(c->len + 1);
+    if (copy) {
+        memcpy(copy, c->text, c->len + 1);
+        *out = copy;
+        *len = c->len;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return copy ? 0 : -1;
+}
+
+/* True when a media range of accept (a comma-separated list) admits application/json. */
+bool fakeapi__openapi_v2_accepts_json(const char *accept)
+{
+    if (!accept)
+        return true;
+    bool any = false;
+    for (const char *p = accept; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        const char *end = p + strcspn(p, ",");
+        size_t len = strcspn(p, ";,");
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        any = true;
+        static const char *const ok[] = {"application/json", "application/*", "*/*"};
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+            if (len == strlen(ok[i]) && !strncasecmp(p, ok[i], len))
+                return true;
+        p = end;
+    }
+    return !any;
 }

@@ -16,6 +16,8 @@
 #ifndef FAKEAPI_OPENAPI_H
 #define FAKEAPI_OPENAPI_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <jansson.h>
 
 #include "registry.h"
@@ -41,5 +43,34 @@ json_t *fakeapi__openapi_v3_root(fakeapi__registry *reg);
  * x-kubernetes-preserve-unknown-fields below that.
  */
 json_t *fakeapi__openapi_v3_gv(fakeapi__registry *reg, const char *group, const char *version);
+
+/*
+ * GET /openapi/v2: one Swagger 2.0 document for everything served: the paths
+ * and definitions of every group-version's v3 document, rewritten in v2
+ * terms (#/definitions references, body parameters, no oneOf/nullable).
+ */
+json_t *fakeapi__openapi_v2(fakeapi__registry *reg);
+
+/*
+ * The v2 document is large (hundreds of definitions), so the server keeps
+ * its compact text, rebuilt when the registry's generation moves. The cache
+ * is made at start (nothing is built until the first request) and freed at
+ * stop. Any thread.
+ */
+typedef struct fakeapi__openapi_cache fakeapi__openapi_cache;
+fakeapi__openapi_cache *fakeapi__openapi_cache_new(void);
+void fakeapi__openapi_cache_free(fakeapi__openapi_cache *c);
+
+/* The v2 document's text as a new malloc'ed copy in *out (*len bytes). 0, or -1 on failure. */
+int fakeapi__openapi_v2_text(fakeapi__openapi_cache *c, fakeapi__registry *reg, char **out,
+                             size_t *len);
+
+/*
+ * True when an Accept header admits the JSON form: application/json, a
+ * wildcard that covers it, or no header at all. The protobuf form
+ * (application/com.github.proto-openapi.spec.v2@v1.0+protobuf) is not
+ * served: asked for alone it gets 406.
+ */
+bool fakeapi__openapi_v2_accepts_json(const char *accept);
 
 #endif
