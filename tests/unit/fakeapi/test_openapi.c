@@ -1,0 +1,431 @@
+/*
+ * test_openapi.c - the OpenAPI documents typed from the type tables: v3
+ * schemas of built-in kinds (names, references, formats, list/map/patch
+ * extensions, required fields, group-version-kinds), the v2 document made
+ * from them and from CRDs, its cache and its Accept negotiation.
+ * (test_discovery.c keeps the paths, operations and CRD schema checks.)
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakeapi/fakeapi.h"
+#include "http.h"
+#include "openapi.h"
+#include "registry.h"
+#include "server_int.h"
+
+static json_t *J(const char *text)
+{
+    char *buf = strdup(text);
+    for (char *p = buf; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    json_error_t err;
+    json_t *v = json_loads(buf, JSON_DECODE_ANY, &err);
+    cr_assert_not_null(v, "bad test JSON: %s: %s", err.text, buf);
+    free(buf);
+    return v;
+}
+
+static void assert_json(const json_t *got, const char *want, const char *what)
+{
+    json_t *w = J(want);
+    char *g = got ? json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+    cr_assert(got && json_equal(got, w), "%s: got %s, want %s", what, g ? g : "NULL", want);
+    free(g);
+    json_decref(w);
+}
+
+static const char gadget_crd[] =
+    "{'apiVersion':'apiextensions.k8s.io/v1','kind':'CustomResourceDefinition',"
+    " 'metadata':{'name':'gadgets.stable.example.com'},"
+    " 'spec':{'group':'stable.example.com','scope':'Namespaced',"
+    "  'names':{'plural':'gadgets','singular':'gadget','kind':'Gadget','listKind':'GadgetList'},"
+    "  'versions':[{'name':'v1','served':true,'storage':true,"
+    "    'schema':{'openAPIV3Schema':{'type':'object','properties':{'spec':{'type':'object',"
+    "      'properties':{'size':{'type':'integer','nullable':true},"
+    "                    'mode':{'oneOf':[{'type':'string'},{'type':'integer'}]}}}}}}}]}}";
+
+static fakeapi__registry *reg;
+
+static void setup(void)
+{
+    reg = fakeapi__registry_new();
+    cr_assert_not_null(reg);
+}
+
+static void teardown(void)
+{
+    fakeapi__registry_free(reg);
+    reg = NULL;
+}
+
+static void add_gadget(void)
+{
+    json_t *crd = J(gadget_crd);
+    char err[256] = "";
+    cr_assert_eq(fakeapi__registry_add_crd(reg, crd, err, sizeof err), 0, "add_crd: %s", err);
+    json_decref(crd);
+}
+
+TestSuite(openapi_types, .init = setup, .fini = teardown);
+TestSuite(openapi_v2, .init = setup, .fini = teardown);
+TestSuite(openapi_accept);
+
+static json_t *v3_schemas(json_t *doc)
+{
+    cr_assert_not_null(doc);
+    json_t *s = json_object_get(json_object_get(doc, "components"), "schemas");
+    cr_assert(json_is_object(s));
+    return s;
+}
+
+static json_t *prop(json_t *schemas, const char *def, const char *field)
+{
+    json_t *d = json_object_get(schemas, def);
+    cr_assert_not_null(d, "no definition %s", def);
+    json_t *p = json_object_get(json_object_get(d, "properties"), field);
+    cr_assert_not_null(p, "%s has no property %s", def, field);
+    return p;
+}
+
+#define CORE "io.k8s.api.core.v1."
+#define APPS "io.k8s.api.apps.v1."
+#define META "io.k8s.apimachinery.pkg.apis.meta.v1."
+#define REF3 "#/components/schemas/"
+
+Test(openapi_types, deployment_is_typed_to_the_leaves)
+{
+    json_t *doc = fakeapi__openapi_v3_gv(reg, "apps", "v1");
+    json_t *s = v3_schemas(doc);
+    assert_json(prop(s, APPS "Deployment", "spec"), "{'allOf':[{'$ref':'" REF3 APPS
+                "DeploymentSpec'}]}",
+                "Deployment.spec");
+    assert_json(prop(s, APPS "DeploymentSpec", "replicas"), "{'type':'integer','format':'int32'}",
+                "replicas");
+    assert_json(json_object_get(json_object_get(s, APPS "DeploymentSpec"), "required"),
+                "['selector','template']", "DeploymentSpec required");
+    assert_json(prop(s, APPS "DeploymentSpec", "strategy"),
+                "{'allOf':[{'$ref':'" REF3 APPS
+                "DeploymentStrategy'}],'x-kubernetes-patch-strategy':'retainKeys'}",
+                "strategy");
+    /* The pod template's types are in the apps document too. */
+    assert_json(prop(s, CORE "PodSpec", "containers"),
+                "{'type':'array','items':{'$ref':'" REF3 CORE
+                "Container'},'x-kubernetes-list-type':'map','x-kubernetes-list-map-keys':['name'],"
+                "'x-kubernetes-patch-strategy':'merge','x-kubernetes-patch-merge-key':'name'}",
+                "PodSpec.containers");
+    assert_json(prop(s, CORE "PodSpec", "tolerations"),
+                "{'type':'array','items':{'$ref':'" REF3 CORE
+                "Toleration'},'x-kubernetes-list-type':'atomic'}",
+                "PodSpec.tolerations");
+    json_t *vol = prop(s, CORE "PodSpec", "volumes");
+    assert_json(json_object_get(vol, "x-kubernetes-patch-strategy"), "'merge,retainKeys'",
+                "volumes strategy");
+    assert_json(prop(s, CORE "Container", "image"), "{'type':'string'}", "image");
+    assert_json(json_object_get(json_object_get(s, CORE "Container"), "required"), "['name']",
+                "Container required");
+    assert_json(json_object_get(json_object_get(s, APPS "Deployment"),
+                                "x-kubernetes-group-version-kind"),
+                "[{'group':'apps','version':'v1','kind':'Deployment'}]", "gvk");
+    assert_json(json_object_get(json_object_get(s, APPS "DeploymentList"),
+                                "x-kubernetes-group-version-kind"),
+                "[{'group':'apps','version':'v1','kind':'DeploymentList'}]", "list gvk");
+    assert_json(prop(s, APPS "DeploymentList", "items"),
+                "{'type':'array','items':{'$ref':'" REF3 APPS "Deployment'}}", "list items");
+    /* TypeMeta is not a proto field; kinds still have apiVersion and kind. */
+    assert_json(prop(s, APPS "Deployment", "kind"), "{'type':'string'}", "kind");
+    json_decref(doc);
+}
+
+Test(openapi_types, formats_of_special_types)
+{
+    json_t *doc = fakeapi__openapi_v3_gv(reg, "", "v1");
+    json_t *s = v3_schemas(doc);
+    assert_json(json_object_get(s, META "Time"), "{'type':'string','format':'date-time'}",
+                "Time");
+    assert_json(json_object_get(s, "io.k8s.apimachinery.pkg.util.intstr.IntOrString"),
+                "{'type':'string','format':'int-or-string'}", "IntOrString");
+    assert_json(json_object_get(s, "io.k8s.apimachinery.pkg.api.resource.Quantity"),
+                "{'oneOf':[{'type':'string'},{'type':'number'}]}", "Quantity");
+    assert_json(prop(s, META "ObjectMeta", "creationTimestamp"),
+                "{'allOf':[{'$ref':'" REF3 META "Time'}]}", "creationTimestamp");
+    assert_json(prop(s, META "ObjectMeta", "generation"), "{'type':'integer','format':'int64'}",
+                "generation");
+    assert_json(prop(s, META "ObjectMeta", "labels"),
+                "{'type':'object','additionalProperties':{'type':'string'}}", "labels");
+    assert_json(prop(s, META "ObjectMeta", "finalizers"),
+                "{'type':'array','items':{'type':'string'},'x-kubernetes-list-type':'set',"
+                "'x-kubernetes-patch-strategy':'merge'}",
+                "finalizers");
+    assert_json(prop(s, CORE "Secret", "data"),
+                "{'type':'object','additionalProperties':{'type':'string','format':'byte'}}",
+                "Secret.data");
+    assert_json(prop(s, CORE "ServicePort", "targetPort"),
+                "{'allOf':[{'$ref':'" REF3 "io.k8s.apimachinery.pkg.util.intstr.IntOrString'}]}",
+                "targetPort");
+    assert_json(json_object_get(json_object_get(s, META "LabelSelector"), "x-kubernetes-map-type"),
+                "'atomic'", "LabelSelector atomic");
+    assert_json(json_object_get(json_object_get(s, META "Status"),
+                                "x-kubernetes-group-version-kind"),
+                "[{'group':'','version':'v1','kind':'Status'}]", "Status gvk");
+    json_decref(doc);
+}
+
+Test(openapi_types, definition_names_follow_the_real_server)
+{
+    json_t *doc = fakeapi__openapi_v3_gv(reg, "apiextensions.k8s.io", "v1");
+    json_t *s = v3_schemas(doc);
+    const char *pkg = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.";
+    char name[256];
+    snprintf(name, sizeof name, "%sJSONSchemaProps", pkg);
+    json_t *props = json_object_get(s, name);
+    cr_assert_not_null(props, "%s", name);
+    /* A recursive type refers to itself rather than recursing forever. */
+    char ref[300];
+    snprintf(ref, sizeof ref, REF3 "%sJSONSchemaProps", pkg);
+    json_t *items = json_object_get(
+        json_object_get(json_object_get(props, "properties"), "properties"), "additionalProperties");
+    cr_assert_str_eq(json_string_value(json_object_get(items, "$ref")), ref);
+    json_decref(doc);
+}
+
+/* Every "$ref" under schema-valued positions of v points into defs (prefix given). */
+static size_t check_refs(const json_t *v, const json_t *defs, const char *prefix)
+{
+    size_t n = 0;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!strcmp(k, "$ref") && json_is_string(x)) {
+                const char *ref = json_string_value(x);
+                cr_assert_eq(strncmp(ref, prefix, strlen(prefix)), 0, "ref %s", ref);
+                cr_assert_not_null(json_object_get(defs, ref + strlen(prefix)), "dangling %s",
+                                   ref);
+                n++;
+            } else {
+                n += check_refs(x, defs, prefix);
+            }
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) n += check_refs(x, defs, prefix);
+    }
+    return n;
+}
+
+Test(openapi_types, every_served_document_resolves)
+{
+    json_t *root = fakeapi__openapi_v3_root(reg);
+    cr_assert_not_null(root);
+    const char *key;
+    json_t *v;
+    size_t docs = 0;
+    json_object_foreach(json_object_get(root, "paths"), key, v)
+    {
+        char group[128] = "", version[64] = "";
+        if (!strncmp(key, "api/", 4))
+            snprintf(version, sizeof version, "%s", key + 4);
+        else
+            cr_assert_eq(sscanf(key, "apis/%127[^/]/%63s", group, version), 2, "%s", key);
+        json_t *doc = fakeapi__openapi_v3_gv(reg, group, version);
+        cr_assert_not_null(doc, "%s", key);
+        json_t *schemas = v3_schemas(doc);
+        /* apiextensions' JSONSchemaProps has properties named "$ref": only check the others. */
+        if (strcmp(group, "apiextensions.k8s.io") != 0)
+            cr_assert_gt(check_refs(doc, schemas, REF3), 10, "%s", key);
+        /* Built-in kinds are typed: none falls back to a loose object. */
+        const char *name;
+        json_t *d;
+        json_object_foreach(schemas, name, d)
+            cr_assert_null(json_object_get(d, "x-kubernetes-preserve-unknown-fields"),
+                           "%s: %s is loose", key, name);
+        json_decref(doc);
+        docs++;
+    }
+    cr_assert_gt(docs, 3);
+    json_decref(root);
+}
+
+/* ---- v2 ------------------------------------------------------------------------------ */
+
+/* True when no schema-ish object under v has key. */
+static bool nowhere(const json_t *v, const char *key)
+{
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!strcmp(k, "properties")) {
+                /* property names are data, not keywords */
+                const char *pk;
+                json_t *px;
+                json_object_foreach(x, pk, px) if (!nowhere(px, key)) return false;
+                continue;
+            }
+            if (!strcmp(k, key))
+                return false;
+            if (!nowhere(x, key))
+                return false;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) if (!nowhere(x, key)) return false;
+    }
+    return true;
+}
+
+Test(openapi_v2, swagger_document_of_everything)
+{
+    add_gadget();
+    json_t *doc = fakeapi__openapi_v2(reg);
+    cr_assert_not_null(doc);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "swagger")), "2.0");
+    json_t *defs = json_object_get(doc, "definitions");
+    cr_assert_gt(json_object_size(defs), 200);
+    json_t *paths = json_object_get(doc, "paths");
+    cr_assert_not_null(json_object_get(paths, "/api/v1/namespaces/{namespace}/pods/{name}"));
+    cr_assert_not_null(json_object_get(paths, "/apis/apps/v1/namespaces/{namespace}/deployments"));
+    cr_assert_not_null(
+        json_object_get(paths, "/apis/stable.example.com/v1/namespaces/{namespace}/gadgets"));
+    /* v2 terms: #/definitions, a reference and extensions only, no v3 keywords. */
+    json_t *core = json_deep_copy(doc);
+    json_object_del(json_object_get(core, "definitions"),
+                    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps");
+    cr_assert_gt(check_refs(core, defs, "#/definitions/"), 100);
+    json_decref(core);
+    cr_assert(nowhere(doc, "oneOf"));
+    cr_assert(nowhere(doc, "nullable"));
+    cr_assert(nowhere(doc, "allOf"));
+    cr_assert(nowhere(doc, "requestBody"));
+    assert_json(json_object_get(defs, "io.k8s.apimachinery.pkg.api.resource.Quantity"),
+                "{'type':'string'}", "Quantity in v2");
+    json_t *spec = json_object_get(json_object_get(defs, APPS "DeploymentSpec"), "properties");
+    assert_json(json_object_get(spec, "strategy"),
+                "{'$ref':'#/definitions/" APPS
+                "DeploymentStrategy','x-kubernetes-patch-strategy':'retainKeys'}",
+                "strategy in v2");
+    /* The CRD's schema, reversed-group name, v3-only keywords gone. */
+    json_t *g = json_object_get(defs, "com.example.stable.v1.Gadget");
+    cr_assert_not_null(g);
+    assert_json(json_object_get(g, "x-kubernetes-group-version-kind"),
+                "[{'group':'stable.example.com','version':'v1','kind':'Gadget'}]", "gadget gvk");
+    json_t *gs = json_object_get(json_object_get(json_object_get(g, "properties"), "spec"),
+                                 "properties");
+    assert_json(json_object_get(gs, "size"), "{'type':'integer'}", "size without nullable");
+    assert_json(json_object_get(gs, "mode"), "{'type':'string'}", "mode: first oneOf type");
+    /* A PATCH operation in v2 form. */
+    json_t *patch = json_object_get(
+        json_object_get(paths, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}"),
+        "patch");
+    cr_assert_not_null(patch);
+    json_t *consumes = json_object_get(patch, "consumes");
+    bool smp = false;
+    size_t i;
+    json_t *c;
+    json_array_foreach(consumes, i, c) if (!strcmp(json_string_value(c),
+                                                   "application/strategic-merge-patch+json")) smp =
+        true;
+    cr_assert(smp, "PATCH consumes strategic merge");
+    bool body = false, fv = false;
+    json_array_foreach(json_object_get(patch, "parameters"), i, c)
+    {
+        const char *in = json_string_value(json_object_get(c, "in"));
+        const char *name = json_string_value(json_object_get(c, "name"));
+        if (!strcmp(in, "body"))
+            body = json_object_get(c, "schema") != NULL;
+        if (!strcmp(name, "fieldValidation"))
+            fv = json_is_string(json_object_get(c, "type"));
+    }
+    cr_assert(body && fv, "body parameter and inline-typed query parameters");
+    assert_json(json_object_get(patch, "x-kubernetes-group-version-kind"),
+                "{'group':'apps','version':'v1','kind':'Deployment'}", "patch gvk");
+    json_decref(doc);
+}
+
+Test(openapi_v2, cached_text_follows_the_registry)
+{
+    fakeapi__openapi_cache *c = fakeapi__openapi_cache_new();
+    cr_assert_not_null(c);
+    char *a = NULL, *b = NULL, *d = NULL;
+    size_t alen = 0, blen = 0, dlen = 0;
+    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &a, &alen), 0);
+    cr_assert_eq(strlen(a), alen);
+    cr_assert_null(strstr(a, "com.example.stable.v1.Gadget"));
+    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &b, &blen), 0);
+    cr_assert(a != b && alen == blen && !memcmp(a, b, alen), "a fresh copy of the same text");
+    add_gadget();
+    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &d, &dlen), 0);
+    cr_assert_not_null(strstr(d, "com.example.stable.v1.Gadget"), "rebuilt after a CRD");
+    json_error_t err;
+    json_t *parsed = json_loadb(d, dlen, 0, &err);
+    cr_assert_not_null(parsed, "%s", err.text);
+    json_t *fresh = fakeapi__openapi_v2(reg);
+    cr_assert(json_equal(parsed, fresh), "the cached text is the document");
+    fakeapi__registry_remove_crd(reg, "gadgets.stable.example.com");
+    free(d);
+    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &d, &dlen), 0);
+    cr_assert_null(strstr(d, "com.example.stable.v1.Gadget"), "dropped with the CRD");
+    json_decref(parsed);
+    json_decref(fresh);
+    free(a);
+    free(b);
+    free(d);
+    fakeapi__openapi_cache_free(c);
+}
+
+/* ---- Accept -------------------------------------------------------------------------- */
+
+Test(openapi_accept, json_or_wildcards)
+{
+    cr_assert(fakeapi__openapi_v2_accepts_json(NULL));
+    cr_assert(fakeapi__openapi_v2_accepts_json(""));
+    cr_assert(fakeapi__openapi_v2_accepts_json("application/json"));
+    cr_assert(fakeapi__openapi_v2_accepts_json("Application/JSON; charset=utf-8"));
+    cr_assert(fakeapi__openapi_v2_accepts_json("*/*"));
+    cr_assert(fakeapi__openapi_v2_accepts_json("application/*;q=0.8"));
+    cr_assert(fakeapi__openapi_v2_accepts_json(
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json"));
+    cr_assert_not(fakeapi__openapi_v2_accepts_json(
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"));
+    cr_assert_not(
+        fakeapi__openapi_v2_accepts_json("application/com.github.proto-openapi.spec.v2.v1.0+"
+                                         "protobuf,application/vnd.kubernetes.protobuf"));
+    cr_assert_not(fakeapi__openapi_v2_accepts_json("application/jsonx"));
+    cr_assert_not(fakeapi__openapi_v2_accepts_json("text/html"));
+}
+
+/* The handler: JSON by default, 406 with a Status for protobuf only. */
+Test(openapi_accept, handler_answers_json_or_406)
+{
+    fakeapi_server *srv = NULL;
+    cr_assert_eq(fakeapi_start(NULL, &srv), 0);
+    json_t *q = json_object();
+    fakeapi__req req = {.method = "GET", .path = "/openapi/v2", .query = q};
+    fakeapi__resp resp = {0};
+    fakeapi__handle(srv, &req, &resp);
+    cr_assert_eq(resp.status, 200);
+    json_t *doc = json_loadb(resp.body, resp.body_len, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "swagger")), "2.0");
+    json_decref(doc);
+    fakeapi__resp_deinit(&resp);
+
+    req.accept = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    memset(&resp, 0, sizeof resp);
+    fakeapi__handle(srv, &req, &resp);
+    cr_assert_eq(resp.status, 406);
+    json_t *st = json_loadb(resp.body, resp.body_len, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(st, "reason")), "NotAcceptable");
+    cr_assert_str_eq(json_string_value(json_object_get(st, "kind")), "Status");
+    json_decref(st);
+    fakeapi__resp_deinit(&resp);
+    json_decref(q);
+    fakeapi_stop(srv);
+}
