@@ -16,6 +16,7 @@
  */
 #include "openapi.h"
 
+#include "openapi_pb.h"
 #include "types.h"
 
 #include <pthread.h>
@@ -1182,12 +1183,17 @@ json_t *fakeapi__openapi_v2(fakeapi__registry *reg)
 
 /* ---- the v2 cache -------------------------------------------------------------------- */
 
-struct fakeapi__openapi_cache {
-    pthread_mutex_t mu;
+/* One form of the document: its bytes and the generation they were built at. */
+typedef struct v2_form {
     bool valid;
     unsigned long generation; /* the registry's, read before the document was built */
-    char *text;
+    char *bytes;
     size_t len;
+} v2_form;
+
+struct fakeapi__openapi_cache {
+    pthread_mutex_t mu;
+    v2_form form[2]; /* indexed by fakeapi__openapi_fmt */
 };
 
 fakeapi__openapi_cache *fakeapi__openapi_cache_new(void)
@@ -1205,51 +1211,91 @@ void fakeapi__openapi_cache_free(fakeapi__openapi_cache *c)
     if (!c)
         return;
     pthread_mutex_destroy(&c->mu);
-    free(c->text);
+    for (size_t i = 0; i < 2; i++)
+        free(c->form[i].bytes);
     free(c);
 }
 
-int fakeapi__openapi_v2_text(fakeapi__openapi_cache *c, fakeapi__registry *reg, char **out,
-                             size_t *len)
+/* The document in form fmt, newly built. */
+static char *build_form(fakeapi__registry *reg, fakeapi__openapi_fmt fmt, size_t *len)
+{
+    json_t *doc = fakeapi__openapi_v2(reg);
+    if (!doc)
+        return NULL;
+    char *bytes;
+    if (fmt == FAKEAPI__OPENAPI_PROTOBUF) {
+        bytes = fakeapi__openapi_v2_protobuf(doc, len);
+    } else {
+        bytes = json_dumps(doc, JSON_COMPACT);
+        *len = bytes ? strlen(bytes) : 0;
+    }
+    json_decref(doc);
+    return bytes;
+}
+
+int fakeapi__openapi_v2_body(fakeapi__openapi_cache *c, fakeapi__registry *reg,
+                             fakeapi__openapi_fmt fmt, char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
+    if (fmt != FAKEAPI__OPENAPI_JSON && fmt != FAKEAPI__OPENAPI_PROTOBUF)
+        return -1;
+    v2_form *f = &c->form[fmt];
     pthread_mutex_lock(&c->mu);
     /*
      * The generation is read before the snapshot is taken: a CRD that comes
-     * in between makes the cached text newer than its key, never older, so
-     * the next call rebuilds rather than serving a stale document.
+     * in between makes the cached bytes newer than their key, never older,
+     * so the next call rebuilds rather than serving a stale document.
      */
     unsigned long gen = fakeapi__registry_generation(reg);
-    if (!c->valid || c->generation != gen) {
-        json_t *doc = fakeapi__openapi_v2(reg);
-        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-        json_decref(doc);
-        if (!text) {
+    if (!f->valid || f->generation != gen) {
+        size_t n = 0;
+        char *bytes = build_form(reg, fmt, &n);
+        if (!bytes) {
             pthread_mutex_unlock(&c->mu);
             return -1;
         }
-        free(c->text);
-        c->text = text;
-        c->len = strlen(text);
-        c->generation = gen;
-        c->valid = true;
+        free(f->bytes);
+        f->bytes = bytes;
+        f->len = n;
+        f->generation = gen;
+        f->valid = true;
     }
-    char *copy = malloc(c->len + 1);
+    char *copy = malloc(f->len + 1);
     if (copy) {
-        memcpy(copy, c->text, c->len + 1);
+        memcpy(copy, f->bytes, f->len);
+        copy[f->len] = '\0';
         *out = copy;
-        *len = c->len;
+        *len = f->len;
     }
     pthread_mutex_unlock(&c->mu);
     return copy ? 0 : -1;
 }
 
-/* True when a media range of accept (a comma-separated list) admits application/json. */
-bool fakeapi__openapi_v2_accepts_json(const char *accept)
+/* The media range p (len bytes, parameters cut off) names this form, or -1. */
+static int range_form(const char *p, size_t len)
+{
+    static const struct {
+        const char *type;
+        int form;
+    } known[] = {
+        {"application/json", FAKEAPI__OPENAPI_JSON},
+        {"application/*", FAKEAPI__OPENAPI_JSON},
+        {"*/*", FAKEAPI__OPENAPI_JSON},
+        {FAKEAPI__OPENAPI_V2_PB, FAKEAPI__OPENAPI_PROTOBUF},
+        /* the older spelling, before the '@' */
+        {"application/com.github.proto-openapi.spec.v2.v1.0+protobuf", FAKEAPI__OPENAPI_PROTOBUF},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (len == strlen(known[i].type) && !strncasecmp(p, known[i].type, len))
+            return known[i].form;
+    return -1;
+}
+
+int fakeapi__openapi_v2_form(const char *accept)
 {
     if (!accept)
-        return true;
+        return FAKEAPI__OPENAPI_JSON;
     bool any = false;
     for (const char *p = accept; *p;) {
         while (*p == ' ' || *p == '\t' || *p == ',')
@@ -1261,11 +1307,11 @@ bool fakeapi__openapi_v2_accepts_json(const char *accept)
         while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
             len--;
         any = true;
-        static const char *const ok[] = {"application/json", "application/*", "*/*"};
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-            if (len == strlen(ok[i]) && !strncasecmp(p, ok[i], len))
-                return true;
+        /* The client's order is its preference (q values are not weighed). */
+        int f = range_form(p, len);
+        if (f >= 0)
+            return f;
         p = end;
     }
-    return !any;
+    return any ? -1 : FAKEAPI__OPENAPI_JSON;
 }

@@ -53,24 +53,34 @@ json_t *fakeapi__openapi_v2(fakeapi__registry *reg);
 
 /*
  * The v2 document is large (hundreds of definitions), so the server keeps
- * its compact text, rebuilt when the registry's generation moves. The cache
- * is made at start (nothing is built until the first request) and freed at
- * stop. Any thread.
+ * its bytes, JSON and protobuf (openapi_pb.h) each built on the first
+ * request for it and rebuilt when the registry's generation moves. The
+ * cache is made at start (nothing is built then) and freed at stop. Any
+ * thread; its mutex is taken before the registry's lock.
  */
 typedef struct fakeapi__openapi_cache fakeapi__openapi_cache;
 fakeapi__openapi_cache *fakeapi__openapi_cache_new(void);
 void fakeapi__openapi_cache_free(fakeapi__openapi_cache *c);
 
-/* The v2 document's text as a new malloc'ed copy in *out (*len bytes). 0, or -1 on failure. */
-int fakeapi__openapi_v2_text(fakeapi__openapi_cache *c, fakeapi__registry *reg, char **out,
-                             size_t *len);
+typedef enum fakeapi__openapi_fmt {
+    FAKEAPI__OPENAPI_JSON = 0,
+    FAKEAPI__OPENAPI_PROTOBUF = 1, /* gnostic's openapi.v2.Document */
+} fakeapi__openapi_fmt;
 
 /*
- * True when an Accept header admits the JSON form: application/json, a
- * wildcard that covers it, or no header at all. The protobuf form
- * (application/com.github.proto-openapi.spec.v2@v1.0+protobuf) is not
- * served: asked for alone it gets 406.
+ * The v2 document in form fmt as a new malloc'ed copy in *out (*len bytes,
+ * NUL-terminated for JSON). 0, or -1 on failure.
  */
-bool fakeapi__openapi_v2_accepts_json(const char *accept);
+int fakeapi__openapi_v2_body(fakeapi__openapi_cache *c, fakeapi__registry *reg,
+                             fakeapi__openapi_fmt fmt, char **out, size_t *len);
+
+/*
+ * The form an Accept header asks for, taking its media ranges in order:
+ * JSON for application/json, a wildcard that covers it, or no header; the
+ * protobuf form for application/com.github.proto-openapi.spec.v2@v1.0+protobuf
+ * (or its older spelling with ".v1.0"). -1 when nothing listed is served
+ * (the handler answers 406).
+ */
+int fakeapi__openapi_v2_form(const char *accept);
 
 #endif

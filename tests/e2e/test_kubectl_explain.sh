@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_kubectl_explain.sh - the OpenAPI documents through kubectl: explain of
 # built-in fields (typed from the type tables) and of a CRD, /openapi/v2 as
-# JSON, and strategic merge with the merge keys the tables give: kubectl
+# JSON and as protobuf, and strategic merge with the merge keys the tables give: kubectl
 # patch, and client-side apply (kubectl computes its patch from the OpenAPI
 # it downloads, the server merges it). TAP on stdout.
 . "$(dirname "$0")/lib.sh"
@@ -76,21 +76,28 @@ check "/openapi/v2 has the CRD's definition" \
 check "/openapi/v2 has the CRD's paths" \
     v2_has "'/apis/example.com/v1/namespaces/{namespace}/gadgets/{name}' in d['paths']"
 
-v2_protobuf_only() {
-    curl -s -o "$D/v2pb.out" -w '%{http_code}' \
-        -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' \
-        "$SERVER_URL/openapi/v2" >"$D/v2pb.code" || return 1
-    OUT=$(cat "$D/v2pb.code" "$D/v2pb.out")
-    [ "$(cat "$D/v2pb.code")" = 406 ] && grep -q '"reason":"NotAcceptable"' "$D/v2pb.out"
+v2_not_acceptable() {
+    curl -s -o "$D/v2406.out" -w '%{http_code}' \
+        -H 'Accept: application/vnd.kubernetes.protobuf' \
+        "$SERVER_URL/openapi/v2" >"$D/v2406.code" || return 1
+    OUT=$(cat "$D/v2406.code" "$D/v2406.out")
+    [ "$(cat "$D/v2406.code")" = 406 ] && grep -q '"reason":"NotAcceptable"' "$D/v2406.out"
 }
 if command -v curl >/dev/null 2>&1; then
-    check "/openapi/v2 asked for protobuf only: 406 NotAcceptable" v2_protobuf_only
+    check "/openapi/v2 asked for another protobuf: 406 NotAcceptable" v2_not_acceptable
 else
-    skip "/openapi/v2 asked for protobuf only: 406 NotAcceptable" "no curl"
+    skip "/openapi/v2 asked for another protobuf: 406 NotAcceptable" "no curl"
 fi
-check_todo "the protobuf form of /openapi/v2 is not served" \
-    "explain --output=plaintext-openapiv2" \
-    expect_out 'replicas' kc explain deployment.spec.replicas --output=plaintext-openapiv2
+# kubectl reads the v2 document as protobuf (gnostic's openapi.v2.Document).
+check "explain --output=plaintext-openapiv2 deployment.spec.replicas" \
+    expect_out 'FIELD: +replicas <integer>' \
+    kc explain deployment.spec.replicas --output=plaintext-openapiv2
+check "explain --output=plaintext-openapiv2 svc.spec.ports: port required" \
+    expect_out 'port[[:space:]]+<integer> -required-' \
+    kc explain svc.spec.ports --output=plaintext-openapiv2
+check "explain --output=plaintext-openapiv2 on the CRD's field" \
+    expect_out 'How fast the gadget turns' \
+    kc explain gadget.spec.speed --output=plaintext-openapiv2
 
 # --- strategic merge from the type tables ------------------------------------
 

@@ -2,10 +2,13 @@
  * test_openapi.c - the OpenAPI documents typed from the type tables: v3
  * schemas of built-in kinds (names, references, formats, list/map/patch
  * extensions, required fields, group-version-kinds), the v2 document made
- * from them and from CRDs, its cache and its Accept negotiation.
+ * from them and from CRDs, its protobuf form, its cache and its Accept
+ * negotiation.
  * (test_discovery.c keeps the paths, operations and CRD schema checks.)
  */
 #include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 #include "fakeapi/fakeapi.h"
 #include "http.h"
 #include "openapi.h"
+#include "openapi_pb.h"
 #include "registry.h"
 #include "server_int.h"
 
@@ -356,13 +360,13 @@ Test(openapi_v2, cached_text_follows_the_registry)
     cr_assert_not_null(c);
     char *a = NULL, *b = NULL, *d = NULL;
     size_t alen = 0, blen = 0, dlen = 0;
-    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &a, &alen), 0);
+    cr_assert_eq(fakeapi__openapi_v2_body(c, reg, FAKEAPI__OPENAPI_JSON, &a, &alen), 0);
     cr_assert_eq(strlen(a), alen);
     cr_assert_null(strstr(a, "com.example.stable.v1.Gadget"));
-    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &b, &blen), 0);
+    cr_assert_eq(fakeapi__openapi_v2_body(c, reg, FAKEAPI__OPENAPI_JSON, &b, &blen), 0);
     cr_assert(a != b && alen == blen && !memcmp(a, b, alen), "a fresh copy of the same text");
     add_gadget();
-    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &d, &dlen), 0);
+    cr_assert_eq(fakeapi__openapi_v2_body(c, reg, FAKEAPI__OPENAPI_JSON, &d, &dlen), 0);
     cr_assert_not_null(strstr(d, "com.example.stable.v1.Gadget"), "rebuilt after a CRD");
     json_error_t err;
     json_t *parsed = json_loadb(d, dlen, 0, &err);
@@ -371,7 +375,7 @@ Test(openapi_v2, cached_text_follows_the_registry)
     cr_assert(json_equal(parsed, fresh), "the cached text is the document");
     fakeapi__registry_remove_crd(reg, "gadgets.stable.example.com");
     free(d);
-    cr_assert_eq(fakeapi__openapi_v2_text(c, reg, &d, &dlen), 0);
+    cr_assert_eq(fakeapi__openapi_v2_body(c, reg, FAKEAPI__OPENAPI_JSON, &d, &dlen), 0);
     cr_assert_null(strstr(d, "com.example.stable.v1.Gadget"), "dropped with the CRD");
     json_decref(parsed);
     json_decref(fresh);
@@ -383,26 +387,26 @@ Test(openapi_v2, cached_text_follows_the_registry)
 
 /* ---- Accept -------------------------------------------------------------------------- */
 
-Test(openapi_accept, json_or_wildcards)
+Test(openapi_accept, forms_in_the_order_asked)
 {
-    cr_assert(fakeapi__openapi_v2_accepts_json(NULL));
-    cr_assert(fakeapi__openapi_v2_accepts_json(""));
-    cr_assert(fakeapi__openapi_v2_accepts_json("application/json"));
-    cr_assert(fakeapi__openapi_v2_accepts_json("Application/JSON; charset=utf-8"));
-    cr_assert(fakeapi__openapi_v2_accepts_json("*/*"));
-    cr_assert(fakeapi__openapi_v2_accepts_json("application/*;q=0.8"));
-    cr_assert(fakeapi__openapi_v2_accepts_json(
-        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json"));
-    cr_assert_not(fakeapi__openapi_v2_accepts_json(
-        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"));
-    cr_assert_not(
-        fakeapi__openapi_v2_accepts_json("application/com.github.proto-openapi.spec.v2.v1.0+"
-                                         "protobuf,application/vnd.kubernetes.protobuf"));
-    cr_assert_not(fakeapi__openapi_v2_accepts_json("application/jsonx"));
-    cr_assert_not(fakeapi__openapi_v2_accepts_json("text/html"));
+    const int J_ = FAKEAPI__OPENAPI_JSON, P_ = FAKEAPI__OPENAPI_PROTOBUF;
+    cr_assert_eq(fakeapi__openapi_v2_form(NULL), J_);
+    cr_assert_eq(fakeapi__openapi_v2_form(""), J_);
+    cr_assert_eq(fakeapi__openapi_v2_form("application/json"), J_);
+    cr_assert_eq(fakeapi__openapi_v2_form("Application/JSON; charset=utf-8"), J_);
+    cr_assert_eq(fakeapi__openapi_v2_form("*/*"), J_);
+    cr_assert_eq(fakeapi__openapi_v2_form("application/*;q=0.8"), J_);
+    cr_assert_eq(fakeapi__openapi_v2_form(FAKEAPI__OPENAPI_V2_PB), P_);
+    cr_assert_eq(fakeapi__openapi_v2_form(FAKEAPI__OPENAPI_V2_PB ", application/json"), P_);
+    cr_assert_eq(fakeapi__openapi_v2_form("application/json, " FAKEAPI__OPENAPI_V2_PB), J_);
+    cr_assert_eq(fakeapi__openapi_v2_form("application/com.github.proto-openapi.spec.v2.v1.0+"
+                                          "protobuf"),
+                 P_);
+    cr_assert_eq(fakeapi__openapi_v2_form("application/vnd.kubernetes.protobuf, text/html"), -1);
+    cr_assert_eq(fakeapi__openapi_v2_form("application/jsonx"), -1);
 }
 
-/* The handler: JSON by default, 406 with a Status for protobuf only. */
+/* The handler: JSON by default, protobuf when asked, 406 with a Status for anything else. */
 Test(openapi_accept, handler_answers_json_or_406)
 {
     fakeapi_server *srv = NULL;
@@ -417,7 +421,16 @@ Test(openapi_accept, handler_answers_json_or_406)
     json_decref(doc);
     fakeapi__resp_deinit(&resp);
 
-    req.accept = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    req.accept = FAKEAPI__OPENAPI_V2_PB;
+    memset(&resp, 0, sizeof resp);
+    fakeapi__handle(srv, &req, &resp);
+    cr_assert_eq(resp.status, 200);
+    cr_assert_str_eq(resp.content_type, "application/octet-stream");
+    /* Document.swagger = 1: "2.0" first. */
+    cr_assert(resp.body_len > 5 && !memcmp(resp.body, "\x0a\x03" "2.0", 5));
+    fakeapi__resp_deinit(&resp);
+
+    req.accept = "application/vnd.kubernetes.protobuf";
     memset(&resp, 0, sizeof resp);
     fakeapi__handle(srv, &req, &resp);
     cr_assert_eq(resp.status, 406);
@@ -428,4 +441,128 @@ Test(openapi_accept, handler_answers_json_or_406)
     fakeapi__resp_deinit(&resp);
     json_decref(q);
     fakeapi_stop(srv);
+}
+
+/* ---- the protobuf form ---------------------------------------------------------------- */
+
+/* A length-delimited field of a protobuf message, read by a minimal reader. */
+typedef struct pbfield {
+    const unsigned char *p;
+    size_t n;
+} pbfield;
+
+static uint64_t rd_varint(const unsigned char **p, const unsigned char *end)
+{
+    uint64_t v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        unsigned char c = *(*p)++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return v;
+    }
+    cr_assert_fail("truncated varint");
+    return 0;
+}
+
+/* The nth (0-based) length-delimited occurrence of field in m; false if there is none. */
+static bool pb_get(pbfield m, uint32_t field, size_t nth, pbfield *out)
+{
+    const unsigned char *p = m.p, *end = m.p + m.n;
+    while (p < end) {
+        uint64_t key = rd_varint(&p, end);
+        uint32_t f = (uint32_t)(key >> 3);
+        switch (key & 7) {
+        case 0:
+            rd_varint(&p, end);
+            break;
+        case 1:
+            p += 8;
+            break;
+        case 2: {
+            uint64_t n = rd_varint(&p, end);
+            cr_assert_leq(n, (uint64_t)(end - p), "field %u overruns its message", f);
+            if (f == field && nth-- == 0) {
+                *out = (pbfield){p, (size_t)n};
+                return true;
+            }
+            p += n;
+            break;
+        }
+        case 5:
+            p += 4;
+            break;
+        default:
+            cr_assert_fail("wire type %d", (int)(key & 7));
+        }
+    }
+    cr_assert_eq(p, end, "message overrun");
+    return false;
+}
+
+static bool pb_is(pbfield f, const char *s)
+{
+    return f.n == strlen(s) && !memcmp(f.p, s, f.n);
+}
+
+/* The value of the named entry (name = 1, value = 2) among the repeated field of m. */
+static bool pb_named(pbfield m, uint32_t field, const char *name, pbfield *value)
+{
+    pbfield e, n;
+    for (size_t i = 0; pb_get(m, field, i, &e); i++)
+        if (pb_get(e, 1, 0, &n) && pb_is(n, name))
+            return pb_get(e, 2, 0, value);
+    return false;
+}
+
+Test(openapi_v2, protobuf_form_is_the_same_document)
+{
+    add_gadget();
+    json_t *doc = fakeapi__openapi_v2(reg);
+    size_t len = 0;
+    char *bytes = fakeapi__openapi_v2_protobuf(doc, &len);
+    cr_assert_not_null(bytes);
+    pbfield d = {(const unsigned char *)bytes, len}, f, defs, s, x;
+    cr_assert(pb_get(d, 1, 0, &f) && pb_is(f, "2.0"), "Document.swagger");
+    cr_assert(pb_get(d, 9, 0, &defs), "Document.definitions");
+    /* Definitions.additional_properties: one NamedSchema per definition. */
+    size_t n = 0;
+    while (pb_get(defs, 1, n, &f))
+        n++;
+    cr_assert_eq(n, json_object_size(json_object_get(doc, "definitions")));
+    cr_assert(pb_named(defs, 1, APPS "Deployment", &s));
+    /* Schema.vendor_extension = 31: the gvk as JSON in Any.yaml = 2. */
+    cr_assert(pb_named(s, 31, "x-kubernetes-group-version-kind", &x));
+    cr_assert(pb_get(x, 2, 0, &f));
+    cr_assert(pb_is(f, "[{\"group\":\"apps\",\"version\":\"v1\",\"kind\":\"Deployment\"}]"),
+              "%.*s", (int)f.n, (const char *)f.p);
+    /* Schema.properties = 25 -> spec -> Schema._ref = 1. */
+    pbfield props, spec;
+    cr_assert(pb_get(s, 25, 0, &props) && pb_named(props, 1, "spec", &spec));
+    cr_assert(pb_get(spec, 1, 0, &f) && pb_is(f, "#/definitions/" APPS "DeploymentSpec"));
+    /* DeploymentSpec.replicas: TypeItem (22) "integer", format (2) "int32". */
+    pbfield ds, rep, type;
+    cr_assert(pb_named(defs, 1, APPS "DeploymentSpec", &ds));
+    cr_assert(pb_get(ds, 25, 0, &props) && pb_named(props, 1, "replicas", &rep));
+    cr_assert(pb_get(rep, 22, 0, &type) && pb_get(type, 1, 0, &f) && pb_is(f, "integer"));
+    cr_assert(pb_get(rep, 2, 0, &f) && pb_is(f, "int32"));
+    /* required (19) lists selector and template. */
+    cr_assert(pb_get(ds, 19, 0, &f) && pb_is(f, "selector"));
+    cr_assert(pb_get(ds, 19, 1, &f) && pb_is(f, "template"));
+    /* The CRD kind is there; a path has its PATCH with a body parameter. */
+    cr_assert(pb_named(defs, 1, "com.example.stable.v1.Gadget", &s));
+    pbfield paths, item, op, param, p1, body;
+    cr_assert(pb_get(d, 8, 0, &paths));
+    cr_assert(pb_named(paths, 2, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+                       &item));
+    cr_assert(pb_get(item, 8, 0, &op), "PathItem.patch");
+    bool found = false;
+    for (size_t i = 0; pb_get(op, 8, i, &param); i++) {
+        /* ParametersItem.parameter = 1 -> Parameter.body_parameter = 1 -> name = 2 */
+        if (pb_get(param, 1, 0, &p1) && pb_get(p1, 1, 0, &body) && pb_get(body, 2, 0, &f) &&
+            pb_is(f, "body"))
+            found = true;
+    }
+    cr_assert(found, "PATCH has its body parameter");
+    free(bytes);
+    json_decref(doc);
 }
