@@ -188,45 +188,24 @@ typedef struct qparam {
     const char *name, *type, *desc;
 } qparam;
 
-static const qparam p_dry_run = {"dryRun", "string",
-                                 "When present, indicates that modifications should not be "
-                                 "persisted. Valid value: All."};
-static const qparam p_field_manager = {"fieldManager", "string",
-                                       "fieldManager is a name associated with the actor or entity "
-                                       "that is making these changes."};
-static const qparam p_field_validation = {
-    "fieldValidation", "string",
-    "fieldValidation instructs the server on how to handle objects in the request containing "
-    "unknown or duplicate fields. Valid values are: - Ignore: silently drops unknown fields. - "
-    "Warn: sends a warning for each unknown field (the default). - Strict: fails the request on "
-    "unknown fields."};
-static const qparam p_force = {"force", "boolean",
-                               "Force is going to \"force\" Apply requests. It must be unset "
-                               "for non-apply patch requests."};
+/* Descriptions are the project's own words, short: clients read the names and types. */
+static const qparam p_dry_run = {"dryRun", "string", "All: check and answer, store nothing."};
+static const qparam p_field_manager = {"fieldManager", "string", "Who makes the change."};
+static const qparam p_field_validation = {"fieldValidation", "string",
+                                          "Unknown or duplicate fields: Ignore, Warn or Strict."};
+static const qparam p_force = {"force", "boolean", "Apply only: take over conflicting fields."};
 static const qparam p_label_selector = {"labelSelector", "string",
-                                        "A selector to restrict the list of returned objects by "
-                                        "their labels. Defaults to everything."};
+                                        "Only objects with these labels."};
 static const qparam p_field_selector = {"fieldSelector", "string",
-                                        "A selector to restrict the list of returned objects by "
-                                        "their fields. Defaults to everything."};
-static const qparam p_limit = {"limit", "integer",
-                               "limit is a maximum number of responses to return for a list "
-                               "call; continue with the returned continue token."};
-static const qparam p_continue = {"continue", "string",
-                                  "The continue option should be set when retrieving more "
-                                  "results from the server."};
-static const qparam p_rv = {"resourceVersion", "string",
-                            "resourceVersion sets a constraint on what resource versions a "
-                            "request may be served from."};
-static const qparam p_watch = {"watch", "boolean",
-                               "Watch for changes to the described resources and return them as "
-                               "a stream of add, update, and remove notifications."};
-static const qparam p_timeout = {"timeoutSeconds", "integer", "Timeout for the list/watch call."};
-static const qparam p_grace = {"gracePeriodSeconds", "integer",
-                               "The duration in seconds before the object should be deleted."};
+                                        "Only objects with these fields."};
+static const qparam p_limit = {"limit", "integer", "At most this many items per page."};
+static const qparam p_continue = {"continue", "string", "The token of the next page."};
+static const qparam p_rv = {"resourceVersion", "string", "Which version to read from."};
+static const qparam p_watch = {"watch", "boolean", "Stream the changes instead of a list."};
+static const qparam p_timeout = {"timeoutSeconds", "integer", "How long a list or watch may take."};
+static const qparam p_grace = {"gracePeriodSeconds", "integer", "Seconds before deletion."};
 static const qparam p_propagation = {"propagationPolicy", "string",
-                                     "Whether and how garbage collection will be performed: "
-                                     "Orphan, Background or Foreground."};
+                                     "Dependents: Orphan, Background or Foreground."};
 
 static json_t *qparam_json(const qparam *p)
 {
@@ -364,12 +343,9 @@ static json_t *path_item(const optarget *t, bool namespaced, bool named, const o
     json_t *item = json_object();
     json_t *params = json_array();
     if (named)
-        push(params, path_param("name", "name of the object"), bad);
+        push(params, path_param("name", "The object's name."), bad);
     if (namespaced)
-        push(params,
-             path_param("namespace", "object name and auth scope, such as for teams "
-                                     "and projects"),
-             bad);
+        push(params, path_param("namespace", "The namespace."), bad);
     put(item, "parameters", params, bad);
     for (size_t i = 0; i < nops; i++)
         put(item, method[ops[i]], operation(t, ops[i], bad), bad);
@@ -604,8 +580,7 @@ static bool field_required(const fakeapi__tfield *f)
 }
 
 /* The properties (and required names) of m's fields, inline fields flattened. */
-static void add_fields(oactx *o, const fakeapi__tmsg *m, json_t *props, json_t *required,
-                       int depth)
+static void add_fields(oactx *o, const fakeapi__tmsg *m, json_t *props, json_t *required, int depth)
 {
     for (size_t i = 0; i < m->nfields; i++) {
         const fakeapi__tfield *f = &m->fields[i];
@@ -774,8 +749,7 @@ static void common_properties(json_t *props, bool *bad)
 {
     put(props, "apiVersion", json_pack("{s:s}", "type", "string"), bad);
     put(props, "kind", json_pack("{s:s}", "type", "string"), bad);
-    put(props, "metadata", json_pack("{s:[o], s:{}}", "allOf", ref_to(OBJECTMETA), "default"),
-        bad);
+    put(props, "metadata", json_pack("{s:[o], s:{}}", "allOf", ref_to(OBJECTMETA), "default"), bad);
 }
 
 /* A custom kind's schema: the CRD version's openAPIV3Schema, or a loose object. */
@@ -803,12 +777,12 @@ static json_t *crd_kind_schema(const fakeapi__resource *r, bool *bad)
 
 static json_t *crd_list_schema(const fakeapi__resource *r, const char *item_schema, bool *bad)
 {
-    json_t *s = json_pack(
-        "{s:s, s:[s], s:{s:{s:s}, s:{s:s, s:o}, s:{s:s}, s:{s:[o], s:{}}}, s:[o]}", "type",
-        "object", "required", "items", "properties", "apiVersion", "type", "string", "items",
-        "type", "array", "items", ref_to(item_schema), "kind", "type", "string", "metadata",
-        "allOf", ref_to(LISTMETA), "default", "x-kubernetes-group-version-kind",
-        gvk_obj(r->group, r->version, r->list_kind));
+    json_t *s =
+        json_pack("{s:s, s:[s], s:{s:{s:s}, s:{s:s, s:o}, s:{s:s}, s:{s:[o], s:{}}}, s:[o]}",
+                  "type", "object", "required", "items", "properties", "apiVersion", "type",
+                  "string", "items", "type", "array", "items", ref_to(item_schema), "kind", "type",
+                  "string", "metadata", "allOf", ref_to(LISTMETA), "default",
+                  "x-kubernetes-group-version-kind", gvk_obj(r->group, r->version, r->list_kind));
     if (!s)
         *bad = true;
     return s;
@@ -1003,8 +977,7 @@ static json_t *v2_schema(const json_t *s)
                    json_is_object(v)) {
             json_object_set_new(out, k, v2_schema_map(v));
         } else if (!strcmp(k, "items") || !strcmp(k, "additionalProperties")) {
-            json_object_set_new(out, k,
-                                json_is_array(v) ? v2_schema_array(v) : v2_schema(v));
+            json_object_set_new(out, k, json_is_array(v) ? v2_schema_array(v) : v2_schema(v));
         } else if (!strcmp(k, "allOf") && json_is_array(v)) {
             json_object_set_new(out, k, v2_schema_array(v));
         } else if (!strcmp(k, "oneOf") || !strcmp(k, "anyOf") || !strcmp(k, "not") ||
@@ -1165,8 +1138,8 @@ static json_t *v2_doc(fakeapi__resource **all, size_t n)
     json_t *doc = json_pack(
         "{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:{s:s, s:s, s:s, s:s}}, s:[{s:[]}]}", "swagger", "2.0",
         "info", "title", "Kubernetes", "version", "v1.32.0", "paths", paths, "definitions", defs,
-        "securityDefinitions", "BearerToken", "description", "Bearer Token authentication",
-        "type", "apiKey", "name", "authorization", "in", "header", "security", "BearerToken");
+        "securityDefinitions", "BearerToken", "description", "Bearer Token authentication", "type",
+        "apiKey", "name", "authorization", "in", "header", "security", "BearerToken");
     return finish(doc, bad || !doc);
 }
 

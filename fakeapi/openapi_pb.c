@@ -106,8 +106,8 @@ static void put_strings(fakeapi__strbuf *b, uint32_t field, const json_t *arr)
 {
     size_t i;
     json_t *s;
-    json_array_foreach(arr, i, s) if (json_is_string(s)) put_bytes(b, field, json_string_value(s),
-                                                                   json_string_length(s));
+    json_array_foreach(arr, i, s) if (json_is_string(s))
+        put_bytes(b, field, json_string_value(s), json_string_length(s));
 }
 
 /* gnostic Any {google.protobuf.Any value = 1; string yaml = 2}: v as JSON in yaml. */
@@ -322,7 +322,7 @@ static void put_path_item(fakeapi__strbuf *b, uint32_t field, const json_t *item
     static const struct {
         const char *method;
         uint32_t field;
-    } ops[] = {{"get", 2},     {"put", 3},  {"post", 4},  {"delete", 5},
+    } ops[] = {{"get", 2},     {"put", 3},  {"post", 4}, {"delete", 5},
                {"options", 6}, {"head", 7}, {"patch", 8}};
     fakeapi__strbuf m = {0};
     put_key(&m, 1, item, "$ref");

@@ -104,9 +104,8 @@ Test(openapi_types, deployment_is_typed_to_the_leaves)
 {
     json_t *doc = fakeapi__openapi_v3_gv(reg, "apps", "v1");
     json_t *s = v3_schemas(doc);
-    assert_json(prop(s, APPS "Deployment", "spec"), "{'allOf':[{'$ref':'" REF3 APPS
-                "DeploymentSpec'}]}",
-                "Deployment.spec");
+    assert_json(prop(s, APPS "Deployment", "spec"),
+                "{'allOf':[{'$ref':'" REF3 APPS "DeploymentSpec'}]}", "Deployment.spec");
     assert_json(prop(s, APPS "DeploymentSpec", "replicas"), "{'type':'integer','format':'int32'}",
                 "replicas");
     assert_json(json_object_get(json_object_get(s, APPS "DeploymentSpec"), "required"),
@@ -131,9 +130,9 @@ Test(openapi_types, deployment_is_typed_to_the_leaves)
     assert_json(prop(s, CORE "Container", "image"), "{'type':'string'}", "image");
     assert_json(json_object_get(json_object_get(s, CORE "Container"), "required"), "['name']",
                 "Container required");
-    assert_json(json_object_get(json_object_get(s, APPS "Deployment"),
-                                "x-kubernetes-group-version-kind"),
-                "[{'group':'apps','version':'v1','kind':'Deployment'}]", "gvk");
+    assert_json(
+        json_object_get(json_object_get(s, APPS "Deployment"), "x-kubernetes-group-version-kind"),
+        "[{'group':'apps','version':'v1','kind':'Deployment'}]", "gvk");
     assert_json(json_object_get(json_object_get(s, APPS "DeploymentList"),
                                 "x-kubernetes-group-version-kind"),
                 "[{'group':'apps','version':'v1','kind':'DeploymentList'}]", "list gvk");
@@ -148,8 +147,7 @@ Test(openapi_types, formats_of_special_types)
 {
     json_t *doc = fakeapi__openapi_v3_gv(reg, "", "v1");
     json_t *s = v3_schemas(doc);
-    assert_json(json_object_get(s, META "Time"), "{'type':'string','format':'date-time'}",
-                "Time");
+    assert_json(json_object_get(s, META "Time"), "{'type':'string','format':'date-time'}", "Time");
     assert_json(json_object_get(s, "io.k8s.apimachinery.pkg.util.intstr.IntOrString"),
                 "{'type':'string','format':'int-or-string'}", "IntOrString");
     assert_json(json_object_get(s, "io.k8s.apimachinery.pkg.api.resource.Quantity"),
@@ -172,9 +170,9 @@ Test(openapi_types, formats_of_special_types)
                 "targetPort");
     assert_json(json_object_get(json_object_get(s, META "LabelSelector"), "x-kubernetes-map-type"),
                 "'atomic'", "LabelSelector atomic");
-    assert_json(json_object_get(json_object_get(s, META "Status"),
-                                "x-kubernetes-group-version-kind"),
-                "[{'group':'','version':'v1','kind':'Status'}]", "Status gvk");
+    assert_json(
+        json_object_get(json_object_get(s, META "Status"), "x-kubernetes-group-version-kind"),
+        "[{'group':'','version':'v1','kind':'Status'}]", "Status gvk");
     json_decref(doc);
 }
 
@@ -190,8 +188,9 @@ Test(openapi_types, definition_names_follow_the_real_server)
     /* A recursive type refers to itself rather than recursing forever. */
     char ref[300];
     snprintf(ref, sizeof ref, REF3 "%sJSONSchemaProps", pkg);
-    json_t *items = json_object_get(
-        json_object_get(json_object_get(props, "properties"), "properties"), "additionalProperties");
+    json_t *items =
+        json_object_get(json_object_get(json_object_get(props, "properties"), "properties"),
+                        "additionalProperties");
     cr_assert_str_eq(json_string_value(json_object_get(items, "$ref")), ref);
     json_decref(doc);
 }
@@ -208,8 +207,7 @@ static size_t check_refs(const json_t *v, const json_t *defs, const char *prefix
             if (!strcmp(k, "$ref") && json_is_string(x)) {
                 const char *ref = json_string_value(x);
                 cr_assert_eq(strncmp(ref, prefix, strlen(prefix)), 0, "ref %s", ref);
-                cr_assert_not_null(json_object_get(defs, ref + strlen(prefix)), "dangling %s",
-                                   ref);
+                cr_assert_not_null(json_object_get(defs, ref + strlen(prefix)), "dangling %s", ref);
                 n++;
             } else {
                 n += check_refs(x, defs, prefix);
@@ -270,7 +268,11 @@ static bool nowhere(const json_t *v, const char *key)
                 /* property names are data, not keywords */
                 const char *pk;
                 json_t *px;
-                json_object_foreach(x, pk, px) if (!nowhere(px, key)) return false;
+                json_object_foreach(x, pk, px)
+                {
+                    if (!nowhere(px, key))
+                        return false;
+                }
                 continue;
             }
             if (!strcmp(k, key))
@@ -281,7 +283,11 @@ static bool nowhere(const json_t *v, const char *key)
     } else if (json_is_array(v)) {
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x) if (!nowhere(x, key)) return false;
+        json_array_foreach(v, i, x)
+        {
+            if (!nowhere(x, key))
+                return false;
+        }
     }
     return true;
 }
@@ -321,22 +327,23 @@ Test(openapi_v2, swagger_document_of_everything)
     cr_assert_not_null(g);
     assert_json(json_object_get(g, "x-kubernetes-group-version-kind"),
                 "[{'group':'stable.example.com','version':'v1','kind':'Gadget'}]", "gadget gvk");
-    json_t *gs = json_object_get(json_object_get(json_object_get(g, "properties"), "spec"),
-                                 "properties");
+    json_t *gs =
+        json_object_get(json_object_get(json_object_get(g, "properties"), "spec"), "properties");
     assert_json(json_object_get(gs, "size"), "{'type':'integer'}", "size without nullable");
     assert_json(json_object_get(gs, "mode"), "{'type':'string'}", "mode: first oneOf type");
     /* A PATCH operation in v2 form. */
     json_t *patch = json_object_get(
-        json_object_get(paths, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}"),
-        "patch");
+        json_object_get(paths, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}"), "patch");
     cr_assert_not_null(patch);
     json_t *consumes = json_object_get(patch, "consumes");
     bool smp = false;
     size_t i;
     json_t *c;
-    json_array_foreach(consumes, i, c) if (!strcmp(json_string_value(c),
-                                                   "application/strategic-merge-patch+json")) smp =
-        true;
+    json_array_foreach(consumes, i, c)
+    {
+        if (!strcmp(json_string_value(c), "application/strategic-merge-patch+json"))
+            smp = true;
+    }
     cr_assert(smp, "PATCH consumes strategic merge");
     bool body = false, fv = false;
     json_array_foreach(json_object_get(patch, "parameters"), i, c)
@@ -427,7 +434,10 @@ Test(openapi_accept, handler_answers_json_or_406)
     cr_assert_eq(resp.status, 200);
     cr_assert_str_eq(resp.content_type, "application/octet-stream");
     /* Document.swagger = 1: "2.0" first. */
-    cr_assert(resp.body_len > 5 && !memcmp(resp.body, "\x0a\x03" "2.0", 5));
+    cr_assert(resp.body_len > 5 && !memcmp(resp.body,
+                                           "\x0a\x03"
+                                           "2.0",
+                                           5));
     fakeapi__resp_deinit(&resp);
 
     req.accept = "application/vnd.kubernetes.protobuf";
@@ -533,8 +543,8 @@ Test(openapi_v2, protobuf_form_is_the_same_document)
     /* Schema.vendor_extension = 31: the gvk as JSON in Any.yaml = 2. */
     cr_assert(pb_named(s, 31, "x-kubernetes-group-version-kind", &x));
     cr_assert(pb_get(x, 2, 0, &f));
-    cr_assert(pb_is(f, "[{\"group\":\"apps\",\"version\":\"v1\",\"kind\":\"Deployment\"}]"),
-              "%.*s", (int)f.n, (const char *)f.p);
+    cr_assert(pb_is(f, "[{\"group\":\"apps\",\"version\":\"v1\",\"kind\":\"Deployment\"}]"), "%.*s",
+              (int)f.n, (const char *)f.p);
     /* Schema.properties = 25 -> spec -> Schema._ref = 1. */
     pbfield props, spec;
     cr_assert(pb_get(s, 25, 0, &props) && pb_named(props, 1, "spec", &spec));
@@ -552,8 +562,7 @@ Test(openapi_v2, protobuf_form_is_the_same_document)
     cr_assert(pb_named(defs, 1, "com.example.stable.v1.Gadget", &s));
     pbfield paths, item, op, param, p1, body;
     cr_assert(pb_get(d, 8, 0, &paths));
-    cr_assert(pb_named(paths, 2, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
-                       &item));
+    cr_assert(pb_named(paths, 2, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}", &item));
     cr_assert(pb_get(item, 8, 0, &op), "PathItem.patch");
     bool found = false;
     for (size_t i = 0; pb_get(op, 8, i, &param); i++) {
