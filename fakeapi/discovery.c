@@ -12,6 +12,7 @@
  * drops the whole document at the end instead of checking every call.
  */
 #include "discovery.h"
+#include "types.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -182,9 +183,22 @@ json_t *fakeapi__disc_group(fakeapi__registry *reg, const char *group)
 
 /* ---- resource lists ---------------------------------------------------------------- */
 
-static const char *const all_verbs[] = {"create", "delete", "deletecollection", "get",
-                                        "list",   "patch",  "update",           "watch"};
 static const char *const sub_verbs[] = {"get", "patch", "update"};
+
+/* A comma-separated list ("get,list") as a JSON array. */
+static json_t *csv_array(const char *csv, bool *bad)
+{
+    json_t *a = json_array();
+    for (const char *p = csv; a && p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        push(a, json_stringn(p, len), bad);
+        p = comma ? comma + 1 : NULL;
+    }
+    if (!a)
+        *bad = true;
+    return a;
+}
 
 static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
 {
@@ -193,7 +207,7 @@ static json_t *resource_entry(const fakeapi__resource *r, bool *bad)
     put(e, "singularName", json_string(r->singular), bad);
     put(e, "namespaced", json_boolean(r->namespaced), bad);
     put(e, "kind", json_string(r->kind), bad);
-    put(e, "verbs", str_array(all_verbs, sizeof all_verbs / sizeof all_verbs[0], bad), bad);
+    put(e, "verbs", csv_array(r->verbs, bad), bad);
     /* Clients treat a present-but-empty list like an absent one; real servers omit it. */
     if (json_array_size(r->short_names))
         put(e, "shortNames", json_deep_copy(r->short_names), bad);
@@ -225,6 +239,47 @@ static json_t *subresource_entry(const fakeapi__resource *r, const char *sub, bo
     return e;
 }
 
+/* A built-in's subresource as the type tables give it ("pods/eviction" is a policy/v1 Eviction). */
+static json_t *table_subresource_entry(const fakeapi__resource *r, const fakeapi__tres *t,
+                                       bool *bad)
+{
+    json_t *e = json_object();
+    put(e, "name", json_string(t->resource), bad);
+    put(e, "singularName", json_string(""), bad);
+    put(e, "namespaced", json_boolean(r->namespaced), bad);
+    if (strcmp(t->kind_group_version, r->group_version)) {
+        const char *slash = strchr(t->kind_group_version, '/');
+        put(e, "group",
+            slash ? json_stringn(t->kind_group_version, (size_t)(slash - t->kind_group_version))
+                  : json_string(""),
+            bad);
+        put(e, "version", json_string(slash ? slash + 1 : t->kind_group_version), bad);
+    }
+    put(e, "kind", json_string(t->kind), bad);
+    put(e, "verbs", csv_array(t->verbs, bad), bad);
+    if (!e)
+        *bad = true;
+    return e;
+}
+
+static void push_subresources(json_t *resources, const fakeapi__resource *r, bool *bad)
+{
+    if (!r->row) {
+        if (r->subresources & FAKEAPI__SUB_STATUS)
+            push(resources, subresource_entry(r, "status", bad), bad);
+        if (r->subresources & FAKEAPI__SUB_SCALE)
+            push(resources, subresource_entry(r, "scale", bad), bad);
+        return;
+    }
+    size_t plen = strlen(r->plural);
+    for (size_t i = 0; i < fakeapi__ntress; i++) {
+        const fakeapi__tres *t = &fakeapi__tress[i];
+        if (!strcmp(t->group, r->group) && !strcmp(t->version, r->version) &&
+            !strncmp(t->resource, r->plural, plen) && t->resource[plen] == '/')
+            push(resources, table_subresource_entry(r, t, bad), bad);
+    }
+}
+
 json_t *fakeapi__disc_resources(fakeapi__registry *reg, const char *group, const char *version)
 {
     if (!group || !version)
@@ -243,10 +298,7 @@ json_t *fakeapi__disc_resources(fakeapi__registry *reg, const char *group, const
         found = true;
         gv = r->group_version;
         push(resources, resource_entry(r, &bad), &bad);
-        if (r->subresources & FAKEAPI__SUB_STATUS)
-            push(resources, subresource_entry(r, "status", &bad), &bad);
-        if (r->subresources & FAKEAPI__SUB_SCALE)
-            push(resources, subresource_entry(r, "scale", &bad), &bad);
+        push_subresources(resources, r, &bad);
     }
     json_t *doc = NULL;
     if (found)

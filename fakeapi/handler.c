@@ -6,11 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "discovery.h"
 #include "openapi.h"
 #include "openapi_pb.h"
 #include "fault.h"
+#include "health.h"
 #include "metrics.h"
+#include "selector.h"
+#include "strbuf.h"
 #include "verbs.h"
 #include "watch.h"
 
@@ -33,6 +37,16 @@ static void answer_doc(fakeapi__resp *resp, json_t *doc)
         fakeapi__resp_json(resp, 200, doc);
     else
         not_served(resp);
+}
+
+/* The client accepts none of the shapes fakeapi writes (protobuf or YAML only, say). */
+static bool not_acceptable(const fakeapi__req *req, fakeapi__resp *resp)
+{
+    if (fakeapi__accept_pick(req->accept) != FAKEAPI__AS_NONE)
+        return false;
+    fakeapi__resp_error(resp, 406, "NotAcceptable", NULL,
+                        "only the following media types are accepted: application/json");
+    return true;
 }
 
 /* GET /openapi/v2: the cached document, JSON or protobuf as Accept asks; else 406. */
@@ -65,6 +79,10 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
         method_not_allowed(resp);
         return;
     }
+    bool discovery = rt->kind == FAKEAPI__RT_API || rt->kind == FAKEAPI__RT_APIS ||
+                     rt->kind == FAKEAPI__RT_GROUP || rt->kind == FAKEAPI__RT_GROUPVERSION;
+    if (discovery && not_acceptable(req, resp))
+        return;
     switch (rt->kind) {
     case FAKEAPI__RT_VERSION:
         answer_doc(resp, fakeapi__disc_version());
@@ -91,8 +109,7 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
         answer_openapi_v2(srv, req, resp);
         break;
     case FAKEAPI__RT_HEALTH:
-        resp->content_type = "text/plain; charset=utf-8";
-        fakeapi__resp_take(resp, 200, strdup("ok"), 2);
+        fakeapi__health_serve(srv, req, rt, resp);
         break;
     default:
         not_served(resp);
@@ -221,6 +238,96 @@ static bool check_params(const fakeapi__req *req, const fakeapi__route *rt, fake
     return true;
 }
 
+static const char *verb_of(const fakeapi__req *req, const fakeapi__route *rt);
+
+/*
+ * The verbs the resource allows (componentstatuses are read-only, a
+ * namespace cannot be deleted as a collection, reviews are create-only): 405
+ * otherwise, as the real server. Subresources check their own verbs.
+ */
+static bool verb_allowed(const fakeapi__ctx *c)
+{
+    if (c->rt->kind == FAKEAPI__RT_SUBRESOURCE)
+        return true;
+    const char *verb = verb_of(c->req, c->rt);
+    if (fakeapi__resource_allows(c->res, verb))
+        return true;
+    fakeapi__resp_error(c->resp, 405, "MethodNotAllowed", NULL,
+                        "the server does not allow this method on the requested resource");
+    return false;
+}
+
+/* A name as a field selector value: '\\', ',' and '=' escaped, as
+ * apimachinery's EscapeValue. NULL when out of memory. */
+static char *name_selector(const char *name)
+{
+    fakeapi__strbuf b = {.max = 4 * FAKEAPI__SEG_MAX};
+    fakeapi__strbuf_adds(&b, "metadata.name=");
+    for (const char *p = name; *p; p++) {
+        if (*p == '\\' || *p == ',' || *p == '=')
+            fakeapi__strbuf_add(&b, "\\", 1);
+        fakeapi__strbuf_add(&b, p, 1);
+    }
+    return fakeapi__strbuf_take(&b, NULL);
+}
+
+/*
+ * A legacy watch path: the watch ?watch=true makes on the same path without
+ * "watch/", whatever the watch parameter says. By name it is a watch of the
+ * collection with fieldSelector metadata.name=NAME, as kube-apiserver's list
+ * handler serves a named watch: a client's own field selector must then
+ * require that name (400 otherwise). GET only (405).
+ */
+static void dispatch_watch_path(fakeapi__ctx *c)
+{
+    if (strcmp(c->req->method, "GET") != 0) {
+        method_not_allowed(c->resp);
+        return;
+    }
+    fakeapi__route rt = *c->rt;
+    json_t *q = json_copy(c->req->query);
+    char *sel = NULL;
+    if (!q || json_object_set_new(q, "watch", json_string("true")) < 0)
+        goto nomem;
+    if (rt.kind == FAKEAPI__RT_OBJECT) {
+        const char *fs = fakeapi__q(c->req, "fieldSelector");
+        if (fs && *fs) {
+            fakeapi__fieldsel *fsel = NULL;
+            char err[256];
+            /* A selector that does not parse is the watch's own 400 below. */
+            if (fakeapi__fieldsel_parse(fs, &fsel, err, sizeof err) == 0) {
+                const char *want = fakeapi__fieldsel_requires(fsel, "metadata.name");
+                bool ok = want && !strcmp(want, rt.name);
+                fakeapi__fieldsel_free(fsel);
+                if (!ok) {
+                    fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                                        "fieldSelector metadata.name doesn't match requested "
+                                        "name");
+                    goto out;
+                }
+            }
+        } else if (!(sel = name_selector(rt.name)) ||
+                   json_object_set_new(q, "fieldSelector", json_string(sel)) < 0) {
+            goto nomem;
+        }
+        rt.kind = FAKEAPI__RT_COLLECTION;
+        rt.name[0] = '\0';
+    }
+    fakeapi__req r = *c->req;
+    r.query = q;
+    fakeapi__ctx wc = *c;
+    wc.req = &r;
+    wc.rt = &rt;
+    if (check_params(&r, &rt, c->resp))
+        fakeapi__do_list(&wc);
+    goto out;
+nomem:
+    fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+out:
+    free(sel);
+    json_decref(q);
+}
+
 static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                             fakeapi__resp *resp)
 {
@@ -240,8 +347,14 @@ static void handle_resource(fakeapi_server *srv, const fakeapi__req *req, const 
         c.ns = res->namespaced ? (has_ns ? rt->ns : NULL) : "";
         if (!has_ns && res->namespaced && strcmp(req->method, "GET") != 0)
             method_not_allowed(resp);
-        else if (check_params(req, rt, resp))
-            dispatch_verb(&c);
+        else if (rt->watch && !fakeapi__resource_allows(res, "watch"))
+            not_served(resp); /* kube-apiserver registers no watch/ path for it */
+        else if (!not_acceptable(req, resp) && verb_allowed(&c)) {
+            if (rt->watch)
+                dispatch_watch_path(&c);
+            else if (check_params(req, rt, resp))
+                dispatch_verb(&c);
+        }
     }
     fakeapi__resource_unref(res);
 }
@@ -276,6 +389,8 @@ static const char *verb_of(const fakeapi__req *req, const fakeapi__route *rt)
 {
     const char *m = req->method;
     bool coll = rt->kind == FAKEAPI__RT_COLLECTION;
+    if (rt->watch)
+        return !strcmp(m, "GET") ? "watch" : "other";
     if (!strcmp(m, "GET"))
         return !coll ? "get" : fakeapi__q_bool(req, "watch") ? "watch" : "list";
     if (!strcmp(m, "POST"))

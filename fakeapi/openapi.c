@@ -336,10 +336,30 @@ static json_t *operation(const optarget *t, opkind k, bool *bad)
 }
 
 /* A path item: its path parameters plus the given operations. */
+/* True when verbs ("get,list", NULL for every verb) has verb. */
+static bool has_verb(const char *verbs, const char *verb)
+{
+    if (!verbs)
+        return true;
+    size_t vl = strlen(verb);
+    for (const char *p = verbs; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == vl && !strncmp(p, verb, vl))
+            return true;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return false;
+}
+
+/* A path item: its path parameters plus those of the given operations the verbs allow. */
 static json_t *path_item(const optarget *t, bool namespaced, bool named, const opkind *ops,
-                         size_t nops, bool *bad)
+                         size_t nops, const char *verbs, bool *bad)
 {
     static const char *const method[] = {"get", "post", "delete", "get", "put", "patch", "delete"};
+    static const char *const verb[] = {"list",  "create", "deletecollection", "get", "update",
+                                       "patch", "delete"};
     json_t *item = json_object();
     json_t *params = json_array();
     if (named)
@@ -348,10 +368,21 @@ static json_t *path_item(const optarget *t, bool namespaced, bool named, const o
         push(params, path_param("namespace", "The namespace."), bad);
     put(item, "parameters", params, bad);
     for (size_t i = 0; i < nops; i++)
-        put(item, method[ops[i]], operation(t, ops[i], bad), bad);
+        if (has_verb(verbs, verb[ops[i]]))
+            put(item, method[ops[i]], operation(t, ops[i], bad), bad);
     if (!item)
         *bad = true;
     return item;
+}
+
+/* paths[key] = item, unless the verbs left it without an operation. */
+static void put_item(json_t *paths, const char *key, json_t *item, bool *bad)
+{
+    if (item && json_object_size(item) <= 1) {
+        json_decref(item);
+        return;
+    }
+    put(paths, key, item, bad);
 }
 
 /* All paths of one resource, added to paths. */
@@ -382,10 +413,10 @@ static void resource_paths(json_t *paths, const fakeapi__resource *r, const char
     static const opkind coll_ops[] = {OP_LIST, OP_CREATE, OP_DELETECOLLECTION};
     static const opkind item_ops[] = {OP_GET, OP_REPLACE, OP_PATCH, OP_DELETE};
     static const opkind sub_ops[] = {OP_GET, OP_REPLACE, OP_PATCH};
-    put(paths, coll, path_item(&t, r->namespaced, false, coll_ops, 3, bad), bad);
+    put_item(paths, coll, path_item(&t, r->namespaced, false, coll_ops, 3, r->verbs, bad), bad);
 
     char *item = xasprintf("%s/{name}", coll);
-    put(paths, item, path_item(&t, r->namespaced, true, item_ops, 4, bad), bad);
+    put_item(paths, item, path_item(&t, r->namespaced, true, item_ops, 4, r->verbs, bad), bad);
 
     if (r->namespaced) {
         /* The all-namespaces list, as the real server publishes it. */
@@ -395,7 +426,7 @@ static void resource_paths(json_t *paths, const fakeapi__resource *r, const char
         at.opid_tail = atail;
         static const opkind list_only[] = {OP_LIST};
         if (across && atail)
-            put(paths, across, path_item(&at, false, false, list_only, 1, bad), bad);
+            put_item(paths, across, path_item(&at, false, false, list_only, 1, r->verbs, bad), bad);
         else
             *bad = true;
         free(across);
@@ -407,7 +438,7 @@ static void resource_paths(json_t *paths, const fakeapi__resource *r, const char
         optarget st = t;
         st.opid_tail = stail;
         if (p && stail)
-            put(paths, p, path_item(&st, r->namespaced, true, sub_ops, 3, bad), bad);
+            put(paths, p, path_item(&st, r->namespaced, true, sub_ops, 3, NULL, bad), bad);
         else
             *bad = true;
         free(p);
@@ -418,7 +449,7 @@ static void resource_paths(json_t *paths, const fakeapi__resource *r, const char
         char *stail = xasprintf("%sScale", tail);
         optarget sc = {"autoscaling", "v1", "Scale", SCALE_SCHEMA, NULL, stail, tag, r->custom};
         if (p && stail)
-            put(paths, p, path_item(&sc, r->namespaced, true, sub_ops, 3, bad), bad);
+            put(paths, p, path_item(&sc, r->namespaced, true, sub_ops, 3, NULL, bad), bad);
         else
             *bad = true;
         free(p);
@@ -726,6 +757,8 @@ static const fakeapi__tmsg *entry_msg(const fakeapi__resource *r, bool list)
 {
     if (r->custom)
         return NULL;
+    if (r->row)
+        return fakeapi__type_at(list ? r->row->list_msg : r->row->msg);
     if (!list)
         return fakeapi__type_of_kind(r->group_version, r->kind);
     for (size_t i = 0; i < fakeapi__ntress; i++) {
@@ -813,14 +846,19 @@ static json_t *gv_doc(fakeapi__resource **all, size_t n, const char *group, cons
         const fakeapi__tmsg *km = entry_msg(r, false);
         const fakeapi__tmsg *lm = entry_msg(r, true);
         char *ks = NULL, *ls = NULL;
-        if (km && lm) {
+        if (km) {
+            /* A kind without a list (Binding, the reviews) is served without list paths. */
             char name[256];
             def_name(km, name, sizeof name);
             ks = strdup(name);
-            def_name(lm, name, sizeof name);
-            ls = strdup(name);
             emit_msg(&o, km);
-            emit_msg(&o, lm);
+            if (lm) {
+                def_name(lm, name, sizeof name);
+                emit_msg(&o, lm);
+            } else {
+                snprintf(name, sizeof name, "%s", PATCH_SCHEMA);
+            }
+            ls = strdup(name);
         } else {
             ks = schema_name(r, r->kind);
             ls = schema_name(r, r->list_kind);

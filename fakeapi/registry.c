@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "types.h"
+
 struct fakeapi__registry {
     pthread_mutex_t mu;
     fakeapi__resource **items;
@@ -20,15 +22,18 @@ struct fakeapi__registry {
     unsigned long generation;
 };
 
-/* One row of the built-in table. Lists are comma-separated. */
-typedef struct builtin {
-    const char *group, *version, *kind, *plural, *singular;
-    bool namespaced;
-    const char *short_names, *categories;
-    unsigned subresources;
+/*
+ * What the type tables (types_table.c) do not say about a built-in resource:
+ * the extra field selectors it accepts and how its object names are checked.
+ * Everything else (plural, scope, verbs, short names, categories,
+ * subresources, the kind's message) comes from the tables.
+ */
+typedef struct extra {
+    const char *group, *plural;
     fakeapi__namerule name_rule;
     const char *const *fields;
-} builtin;
+    const char *stored_as; /* another kind's store key: a view of its objects (convert.c) */
+} extra;
 
 static const char *const pod_fields[] = {
     "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",       "spec.serviceAccountName",
@@ -51,45 +56,36 @@ static const char *const ns_fields[] = {"status.phase", NULL};
 static const char *const job_fields[] = {"status.successful", NULL};
 static const char *const rs_fields[] = {"status.replicas", NULL};
 
-#define ST FAKEAPI__SUB_STATUS
-#define SC FAKEAPI__SUB_SCALE
 #define SUB FAKEAPI__NAME_SUBDOMAIN
 #define LBL FAKEAPI__NAME_LABEL
 #define SEG FAKEAPI__NAME_PATHSEGMENT
 
-static const builtin builtins[] = {
-    {"", "v1", "Namespace", "namespaces", "namespace", false, "ns", "", ST, LBL, ns_fields},
-    {"", "v1", "Pod", "pods", "pod", true, "po", "all", ST, SUB, pod_fields},
-    {"", "v1", "Service", "services", "service", true, "svc", "all", ST, LBL, NULL},
-    {"", "v1", "Endpoints", "endpoints", "endpoints", true, "ep", "", 0, SUB, NULL},
-    {"", "v1", "ConfigMap", "configmaps", "configmap", true, "cm", "", 0, SUB, NULL},
-    {"", "v1", "Secret", "secrets", "secret", true, "", "", 0, SUB, secret_fields},
-    {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", true, "sa", "", 0, SUB, NULL},
-    {"", "v1", "Event", "events", "event", true, "ev", "", 0, SEG, event_fields},
-    {"", "v1", "Node", "nodes", "node", false, "no", "", ST, SUB, node_fields},
-    {"", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", true,
-     "pvc", "", ST, SUB, NULL},
-    {"apps", "v1", "Deployment", "deployments", "deployment", true, "deploy", "all", ST | SC, SUB,
-     NULL},
-    {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", true, "rs", "all", ST | SC, SUB,
-     rs_fields},
-    {"apps", "v1", "StatefulSet", "statefulsets", "statefulset", true, "sts", "all", ST | SC, SUB,
-     NULL},
-    {"apps", "v1", "DaemonSet", "daemonsets", "daemonset", true, "ds", "all", ST, SUB, NULL},
-    {"batch", "v1", "Job", "jobs", "job", true, "", "all", ST, SUB, job_fields},
-    {"batch", "v1", "CronJob", "cronjobs", "cronjob", true, "cj", "all", ST, SUB, NULL},
-    {"coordination.k8s.io", "v1", "Lease", "leases", "lease", true, "", "", 0, SUB, NULL},
-    {"events.k8s.io", "v1", "Event", "events", "event", true, "ev", "", 0, SEG, NULL},
-    {"rbac.authorization.k8s.io", "v1", "Role", "roles", "role", true, "", "", 0, SEG, NULL},
-    {"rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", true, "", "",
-     0, SEG, NULL},
-    {"rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "clusterrole", false, "", "",
-     0, SEG, NULL},
-    {"rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",
-     "clusterrolebinding", false, "", "", 0, SEG, NULL},
-    {"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-     "customresourcedefinition", false, "crd,crds", "api-extensions", ST, SUB, NULL},
+static const extra extras[] = {
+    {"", "namespaces", LBL, ns_fields, NULL},
+    {"", "pods", SUB, pod_fields, NULL},
+    {"", "services", LBL, NULL, NULL},
+    {"", "events", SEG, event_fields, NULL},
+    {"", "secrets", SUB, secret_fields, NULL},
+    {"", "nodes", SUB, node_fields, NULL},
+    {"apps", "replicasets", SUB, rs_fields, NULL},
+    {"batch", "jobs", SUB, job_fields, NULL},
+    {"events.k8s.io", "events", SEG, NULL, "/events"},
+    {"rbac.authorization.k8s.io", "roles", SEG, NULL, NULL},
+    {"rbac.authorization.k8s.io", "rolebindings", SEG, NULL, NULL},
+    {"rbac.authorization.k8s.io", "clusterroles", SEG, NULL, NULL},
+    {"rbac.authorization.k8s.io", "clusterrolebindings", SEG, NULL, NULL},
 };
+
+static const extra *extra_for(const char *group, const char *plural)
+{
+    for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++)
+        if (!strcmp(extras[i].group, group) && !strcmp(extras[i].plural, plural))
+            return &extras[i];
+    return NULL;
+}
+
+/* The verbs of a custom resource: all of them. */
+static const char std_verbs[] = "create,delete,deletecollection,get,list,patch,update,watch";
 
 static char *xstrdup(const char *s)
 {
@@ -170,6 +166,19 @@ void fakeapi__resource_unref(fakeapi__resource *r)
     free(r);
 }
 
+bool fakeapi__resource_allows(const fakeapi__resource *r, const char *verb)
+{
+    size_t n = strlen(verb);
+    for (const char *p = r->verbs; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && !strncmp(p, verb, n))
+            return true;
+        p = comma ? comma + 1 : NULL;
+    }
+    return false;
+}
+
 bool fakeapi__resource_has_sub(const fakeapi__resource *r, const char *sub)
 {
     if (!strcmp(sub, "status"))
@@ -200,24 +209,60 @@ static int registry_push_locked(fakeapi__registry *reg, fakeapi__resource *r)
     return 0;
 }
 
-static fakeapi__resource *resource_from_builtin(const builtin *b)
+/* The subresources the tables give a resource ("deployments/status", ...). */
+static unsigned row_subresources(const fakeapi__tres *row)
 {
-    fakeapi__resource *r = resource_alloc(b->group, b->version, b->kind, b->plural, b->singular);
+    unsigned subs = 0;
+    size_t plen = strlen(row->resource);
+    for (size_t i = 0; i < fakeapi__ntress; i++) {
+        const fakeapi__tres *t = &fakeapi__tress[i];
+        if (strcmp(t->group, row->group) || strcmp(t->version, row->version) ||
+            strncmp(t->resource, row->resource, plen) || t->resource[plen] != '/')
+            continue;
+        if (!strcmp(t->resource + plen + 1, "status"))
+            subs |= FAKEAPI__SUB_STATUS;
+        else if (!strcmp(t->resource + plen + 1, "scale"))
+            subs |= FAKEAPI__SUB_SCALE;
+    }
+    return subs;
+}
+
+static fakeapi__resource *resource_from_row(const fakeapi__tres *row)
+{
+    char singular[128];
+    size_t i = 0;
+    for (; row->kind[i] && i < sizeof singular - 1; i++)
+        singular[i] = (char)((row->kind[i] >= 'A' && row->kind[i] <= 'Z') ? row->kind[i] + 32
+                                                                         : row->kind[i]);
+    singular[i] = '\0';
+    fakeapi__resource *r = resource_alloc(row->group, row->version, row->kind, row->resource,
+                                          singular);
     if (!r)
         return NULL;
-    r->namespaced = b->namespaced;
-    r->short_names = split_list(b->short_names);
-    r->categories = split_list(b->categories);
-    r->subresources = b->subresources;
-    r->name_rule = b->name_rule;
-    r->field_selectors = b->fields;
-    r->update_needs_rv = !strcmp(b->kind, "Lease");
-    if (b->subresources & FAKEAPI__SUB_SCALE) {
+    const extra *x = extra_for(row->group, row->resource);
+    r->row = row;
+    r->type = fakeapi__type_at(row->msg);
+    r->verbs = row->verbs;
+    r->stored = row->list_msg >= 0;
+    r->namespaced = row->namespaced;
+    r->storage_version = row->storage;
+    r->short_names = split_list(row->short_names);
+    r->categories = split_list(row->categories);
+    r->subresources = row_subresources(row);
+    r->name_rule = x ? x->name_rule : FAKEAPI__NAME_SUBDOMAIN;
+    r->field_selectors = x ? x->fields : NULL;
+    r->update_needs_rv = !strcmp(row->kind, "Lease");
+    if (x && x->stored_as) {
+        free(r->store_key);
+        r->store_key = strdup(x->stored_as);
+        r->storage_version = false;
+    }
+    if (r->subresources & FAKEAPI__SUB_SCALE) {
         r->scale_spec = strdup(".spec.replicas");
         r->scale_status = strdup(".status.replicas");
         r->scale_selector = strdup(".spec.selector");
     }
-    if (!r->short_names || !r->categories) {
+    if (!r->short_names || !r->categories || !r->store_key) {
         fakeapi__resource_unref(r);
         return NULL;
     }
@@ -230,8 +275,10 @@ fakeapi__registry *fakeapi__registry_new(void)
     if (!reg)
         return NULL;
     pthread_mutex_init(&reg->mu, NULL);
-    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
-        fakeapi__resource *r = resource_from_builtin(&builtins[i]);
+    for (size_t i = 0; i < fakeapi__ntress; i++) {
+        if (strchr(fakeapi__tress[i].resource, '/'))
+            continue;
+        fakeapi__resource *r = resource_from_row(&fakeapi__tress[i]);
         if (!r || registry_push_locked(reg, r) < 0) {
             fakeapi__resource_unref(r);
             fakeapi__registry_free(reg);
@@ -360,6 +407,8 @@ static fakeapi__resource *resource_from_crd_version(const json_t *crd, const jso
         r->list_kind = strdup(list_kind);
     }
     r->custom = true;
+    r->verbs = std_verbs;
+    r->stored = true;
     r->namespaced = !jstr(spec, "scope") || strcmp(jstr(spec, "scope"), "Cluster") != 0;
     json_t *sn = json_object_get(names, "shortNames"), *cat = json_object_get(names, "categories");
     r->short_names = json_is_array(sn) ? json_deep_copy(sn) : json_array();

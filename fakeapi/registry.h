@@ -1,7 +1,8 @@
 /*
  * registry.h - the table of every kind the server serves.
  *
- * Built-in kinds come from one static table (registry.c); each served version
+ * Built-in kinds come from the generated type tables (types.h: every served
+ * built-in resource with its kind's message); each served version
  * of a CustomResourceDefinition adds an entry when the CRD is stored and
  * loses it when the CRD goes. Discovery, OpenAPI, routing, validation and the
  * store all read this table; nothing else describes a kind.
@@ -33,6 +34,9 @@ typedef enum fakeapi__namerule {
     FAKEAPI__NAME_PATHSEGMENT,   /* anything but "", ".", "..", '/', '%' (RBAC) */
 } fakeapi__namerule;
 
+struct fakeapi__tres;
+struct fakeapi__tmsg;
+
 typedef struct fakeapi__resource {
     atomic_int refs;
     char *group;         /* "" for the core group */
@@ -58,6 +62,10 @@ typedef struct fakeapi__resource {
     char *scale_status;                 /* ".status.replicas" */
     char *scale_selector;               /* ".status.selector" or NULL */
     char *crd_name;                     /* "crontabs.stable.example.com" for custom kinds */
+    const char *verbs;                  /* "create,delete,...": what the resource allows */
+    bool stored;                        /* false for reviews and bindings: answered, never kept */
+    const struct fakeapi__tres *row;    /* built-ins: the type-table row, else NULL */
+    const struct fakeapi__tmsg *type;   /* built-ins: the kind's message, else NULL */
 } fakeapi__resource;
 
 typedef struct fakeapi__registry fakeapi__registry;
@@ -99,6 +107,9 @@ void fakeapi__registry_remove_crd(fakeapi__registry *reg, const char *name);
 
 fakeapi__resource *fakeapi__resource_ref(fakeapi__resource *r);
 void fakeapi__resource_unref(fakeapi__resource *r);
+
+/* True if r allows verb ("get", "list", "watch", "create", ...). */
+bool fakeapi__resource_allows(const fakeapi__resource *r, const char *verb);
 
 /* True if r supports the subresource named sub ("status", "scale"). */
 bool fakeapi__resource_has_sub(const fakeapi__resource *r, const char *sub);

@@ -78,6 +78,22 @@ static int parse_resource_path(const char *s[], size_t l[], int n, fakeapi__rout
     return 0;
 }
 
+/* After /api/v1 or /apis/<g>/<v>: "watch/<collection or object>" is the
+ * legacy form of ?watch=true (kube-apiserver registers WATCH and WATCHLIST
+ * under "watch/" + path); there is no watch of a subresource. */
+static int parse_versioned(const char *s[], size_t l[], int n, fakeapi__route *rt)
+{
+    if (n >= 2 && is(s[0], l[0], "watch")) {
+        if (parse_resource_path(s + 1, l + 1, n - 1, rt) < 0)
+            return -1;
+        if (rt->kind != FAKEAPI__RT_COLLECTION && rt->kind != FAKEAPI__RT_OBJECT)
+            return -1;
+        rt->watch = true;
+        return 0;
+    }
+    return parse_resource_path(s, l, n, rt);
+}
+
 static int parse_openapi(const char *s[], size_t l[], int n, fakeapi__route *rt)
 {
     if (n == 2 && is(s[1], l[1], "v2")) {
@@ -112,8 +128,16 @@ static int parse_segments(const char *path, const char *s[], size_t l[], int n, 
         return 0;
     }
     if (is(s[0], l[0], "healthz") || is(s[0], l[0], "readyz") || is(s[0], l[0], "livez")) {
+        /* The endpoint in .resource, a check's name ("ping",
+         * "poststarthook/x") in .name. */
         rt->kind = FAKEAPI__RT_HEALTH;
-        return 0;
+        if (copy(rt->resource, sizeof rt->resource, s[0], l[0]) < 0)
+            return -1;
+        const char *rest = n > 1 ? s[1] : "";
+        size_t rl = strlen(rest);
+        while (rl && rest[rl - 1] == '/')
+            rl--;
+        return copy(rt->name, sizeof rt->name, rest, rl);
     }
     if (is(s[0], l[0], "metrics") && n == 1) {
         rt->kind = FAKEAPI__RT_METRICS;
@@ -134,7 +158,7 @@ static int parse_segments(const char *path, const char *s[], size_t l[], int n, 
         }
         if (copy(rt->version, sizeof rt->version, s[1], l[1]) < 0)
             return -1;
-        return parse_resource_path(s + 2, l + 2, n - 2, rt);
+        return parse_versioned(s + 2, l + 2, n - 2, rt);
     }
     if (is(s[0], l[0], "apis")) {
         if (n == 1) {
@@ -149,7 +173,7 @@ static int parse_segments(const char *path, const char *s[], size_t l[], int n, 
         }
         if (copy(rt->version, sizeof rt->version, s[2], l[2]) < 0)
             return -1;
-        return parse_resource_path(s + 3, l + 3, n - 3, rt);
+        return parse_versioned(s + 3, l + 3, n - 3, rt);
     }
     return -1;
 }

@@ -8,13 +8,14 @@
 #ifndef FAKEAPI_ROUTER_H
 #define FAKEAPI_ROUTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
 typedef enum fakeapi__route_kind {
     FAKEAPI__RT_UNKNOWN = 0,
     FAKEAPI__RT_VERSION,       /* /version */
-    FAKEAPI__RT_HEALTH,        /* /healthz /readyz /livez (and sub-paths) */
+    FAKEAPI__RT_HEALTH,        /* /healthz /readyz /livez (.resource), /livez/<check> (.name) */
     FAKEAPI__RT_API,           /* /api */
     FAKEAPI__RT_APIS,          /* /apis */
     FAKEAPI__RT_GROUP,         /* /apis/<g> */
@@ -39,6 +40,9 @@ typedef struct fakeapi__route {
     char resource[FAKEAPI__SEG_MAX];
     char name[FAKEAPI__SEG_MAX]; /* for CONTROL: the path after /fakeapi/v1/ */
     char sub[64];
+    /* A legacy watch path (/api/v1/watch/..., /apis/<g>/<v>/watch/...): a
+     * COLLECTION or OBJECT route to be served as ?watch=true on it. */
+    bool watch;
 } fakeapi__route;
 
 /*

@@ -739,6 +739,15 @@ const char *fakeapi__fieldsel_name(const fakeapi__fieldsel *sel)
     return sel->terms[0].value;
 }
 
+const char *fakeapi__fieldsel_requires(const fakeapi__fieldsel *sel, const char *field)
+{
+    for (size_t i = 0; sel && i < sel->n; i++) {
+        if (!sel->terms[i].neg && !strcmp(sel->terms[i].field, field))
+            return sel->terms[i].value;
+    }
+    return NULL;
+}
+
 void fakeapi__fieldsel_free(fakeapi__fieldsel *sel)
 {
     if (!sel)

@@ -75,6 +75,13 @@ bool fakeapi__fieldsel_empty(const fakeapi__fieldsel *sel);
  */
 const char *fakeapi__fieldsel_name(const fakeapi__fieldsel *sel);
 
+/*
+ * The value an '=' or '==' term on field requires (the first such term;
+ * borrowed from sel), or NULL if no term does: apimachinery's
+ * RequiresExactMatch. A watch by name checks a client's selector with it.
+ */
+const char *fakeapi__fieldsel_requires(const fakeapi__fieldsel *sel, const char *field);
+
 void fakeapi__fieldsel_free(fakeapi__fieldsel *sel);
 
 struct fakeapi__resource;

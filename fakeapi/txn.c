@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "objmeta.h"
 #include "watch.h"
 
@@ -189,6 +190,21 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
     if (!res->namespaced)
         ns = "";
     size_t len = 0, prev_len;
+    /* A kind served in another version than it is stored in is stored converted. */
+    json_t *conv = NULL, *conv_prev = NULL;
+    if (fakeapi__convert_needed(res)) {
+        conv = json_deep_copy(obj);
+        conv_prev = prev ? json_deep_copy(prev) : NULL;
+        if (!conv || (prev && !conv_prev) || fakeapi__convert_in(res, conv) < 0 ||
+            (conv_prev && fakeapi__convert_in(res, conv_prev) < 0)) {
+            json_decref(conv);
+            json_decref(conv_prev);
+            t->failed = true;
+            return -1;
+        }
+        obj = conv;
+        prev = conv_prev;
+    }
     char *text = dump_compact(obj, &len);
     char *prev_text = prev ? dump_compact(prev, &prev_len) : NULL;
     int rc = -1;
@@ -222,6 +238,8 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
 out:
     free(text);
     free(prev_text);
+    json_decref(conv);
+    json_decref(conv_prev);
     if (rc < 0)
         t->failed = true;
     return rc;

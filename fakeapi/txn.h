@@ -28,6 +28,10 @@ typedef struct fakeapi__txn {
     size_t n, cap;
     bool gc_wake;
     bool failed;
+    /* Set by the caller of a dry run (?dryRun=All), which aborts the txn in
+     * the end: what a write would change outside the store (the registry's
+     * kinds) must then not change. */
+    bool dry_run;
 } fakeapi__txn;
 
 /* Lock the store and BEGIN. Returns 0 or -1 (nothing held on failure). */

