@@ -575,3 +575,34 @@ Test(openapi_v2, protobuf_form_is_the_same_document)
     free(bytes);
     json_decref(doc);
 }
+
+/* Paths carry only the operations a resource's verbs allow. */
+Test(openapi_types, operations_follow_the_verbs)
+{
+    json_t *doc = fakeapi__openapi_v3_gv(reg, "", "v1");
+    json_t *paths = json_object_get(doc, "paths");
+    json_t *cs = json_object_get(paths, "/api/v1/componentstatuses");
+    cr_assert_not_null(cs);
+    cr_assert_not_null(json_object_get(cs, "get"), "list");
+    cr_assert_null(json_object_get(cs, "post"), "componentstatuses are read-only");
+    cr_assert_null(json_object_get(cs, "delete"));
+    json_t *csi = json_object_get(paths, "/api/v1/componentstatuses/{name}");
+    cr_assert_not_null(json_object_get(csi, "get"));
+    cr_assert_null(json_object_get(csi, "patch"));
+    cr_assert_null(json_object_get(csi, "put"));
+    /* Bindings are create-only: a collection with POST, no item path at all. */
+    json_t *b = json_object_get(paths, "/api/v1/namespaces/{namespace}/bindings");
+    cr_assert_not_null(json_object_get(b, "post"));
+    cr_assert_null(json_object_get(b, "get"));
+    cr_assert_null(json_object_get(paths, "/api/v1/namespaces/{namespace}/bindings/{name}"));
+    cr_assert_null(json_object_get(paths, "/api/v1/bindings"), "no list across namespaces");
+    /* Binding has no list message, yet is typed. */
+    json_t *s = v3_schemas(doc);
+    assert_json(prop(s, CORE "Binding", "target"),
+                "{'allOf':[{'$ref':'" REF3 CORE "ObjectReference'}]}", "Binding.target");
+    /* Pods have everything. */
+    json_t *pods = json_object_get(paths, "/api/v1/namespaces/{namespace}/pods");
+    cr_assert(json_object_get(pods, "get") && json_object_get(pods, "post") &&
+              json_object_get(pods, "delete"));
+    json_decref(doc);
+}
