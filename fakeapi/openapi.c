@@ -939,7 +939,7 @@ json_t *fakeapi__openapi_v3_root(fakeapi__registry *reg)
          * clients re-fetch only what changed.
          */
         json_t *doc = gv_doc(all, n, r->group, r->version);
-        char hash[17];
+        char hash[17] = "";
         if (!doc || doc_hash(doc, hash) < 0) {
             json_decref(doc);
             bad = true;
@@ -1202,9 +1202,19 @@ typedef struct v2_form {
     size_t len;
 } v2_form;
 
+/* The v3 documents of one registry generation: the root's text and each group-version's. */
+typedef struct v3_set {
+    bool valid;
+    unsigned long generation;
+    char *root;
+    size_t root_len;
+    json_t *docs; /* "api/v1", "apis/apps/v1" -> the document's compact text (a string) */
+} v3_set;
+
 struct fakeapi__openapi_cache {
     pthread_mutex_t mu;
     v2_form form[2]; /* indexed by fakeapi__openapi_fmt */
+    v3_set v3;
 };
 
 fakeapi__openapi_cache *fakeapi__openapi_cache_new(void)
@@ -1224,7 +1234,102 @@ void fakeapi__openapi_cache_free(fakeapi__openapi_cache *c)
     pthread_mutex_destroy(&c->mu);
     for (size_t i = 0; i < 2; i++)
         free(c->form[i].bytes);
+    free(c->v3.root);
+    json_decref(c->v3.docs);
     free(c);
+}
+
+/*
+ * Every v3 document of one snapshot, and the root that lists them with
+ * their hashes (as fakeapi__openapi_v3_root builds it), into v.
+ */
+static int v3_build(v3_set *v, fakeapi__registry *reg, unsigned long gen)
+{
+    size_t n = 0;
+    fakeapi__resource **all = fakeapi__registry_all(reg, &n);
+    if (!all)
+        return -1;
+    bool bad = false;
+    json_t *paths = json_object();
+    json_t *docs = json_object();
+    for (size_t i = 0; i < n && !bad; i++) {
+        const fakeapi__resource *r = all[i];
+        if (seen_before(all, i, r->group, r->version))
+            continue;
+        json_t *doc = gv_doc(all, n, r->group, r->version);
+        char hash[17] = "";
+        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        if (!text || doc_hash(doc, hash) < 0)
+            bad = true;
+        json_decref(doc);
+        char *key = *r->group ? xasprintf("apis/%s/%s", r->group, r->version)
+                              : xasprintf("api/%s", r->version);
+        char *url = key ? xasprintf("/openapi/v3/%s?hash=%s", key, hash) : NULL;
+        if (!bad && key && url) {
+            put(paths, key, json_pack("{s:s}", "serverRelativeURL", url), &bad);
+            put(docs, key, json_string(text), &bad);
+        } else {
+            bad = true;
+        }
+        free(text);
+        free(key);
+        free(url);
+    }
+    fakeapi__registry_release(all, n);
+    json_t *root = json_pack("{s:o}", "paths", paths);
+    char *root_text = root && !bad ? json_dumps(root, JSON_COMPACT) : NULL;
+    json_decref(root);
+    if (!root_text) {
+        json_decref(docs);
+        return -1;
+    }
+    free(v->root);
+    json_decref(v->docs);
+    v->root = root_text;
+    v->root_len = strlen(root_text);
+    v->docs = docs;
+    v->generation = gen;
+    v->valid = true;
+    return 0;
+}
+
+int fakeapi__openapi_v3_body(fakeapi__openapi_cache *c, fakeapi__registry *reg, const char *group,
+                             const char *version, char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    pthread_mutex_lock(&c->mu);
+    /* As for v2: the generation first, then the snapshot. */
+    unsigned long gen = fakeapi__registry_generation(reg);
+    if ((!c->v3.valid || c->v3.generation != gen) && v3_build(&c->v3, reg, gen) < 0) {
+        pthread_mutex_unlock(&c->mu);
+        return -1;
+    }
+    const char *text = c->v3.root;
+    size_t n = c->v3.root_len;
+    if (version) {
+        char key[320];
+        if (group && *group)
+            snprintf(key, sizeof key, "apis/%s/%s", group, version);
+        else
+            snprintf(key, sizeof key, "api/%s", version);
+        json_t *doc = json_object_get(c->v3.docs, key);
+        if (!doc) {
+            pthread_mutex_unlock(&c->mu);
+            return 1;
+        }
+        text = json_string_value(doc);
+        n = json_string_length(doc);
+    }
+    char *copy = malloc(n + 1);
+    if (copy) {
+        memcpy(copy, text, n);
+        copy[n] = '\0';
+        *out = copy;
+        *len = n;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return copy ? 0 : -1;
 }
 
 /* The document in form fmt, newly built. */

@@ -75,6 +75,17 @@ int fakeapi__openapi_v2_body(fakeapi__openapi_cache *c, fakeapi__registry *reg,
                              fakeapi__openapi_fmt fmt, char **out, size_t *len);
 
 /*
+ * The v3 documents through the same cache: the root (version NULL) or the
+ * document of group/version ("" for core), as the uncached functions above
+ * build them; all of them are built together (the root needs every one's
+ * hash) and kept until the registry's generation moves. *out is a new
+ * malloc'ed copy (*len bytes). 0; 1 when group/version is not served; -1
+ * on failure.
+ */
+int fakeapi__openapi_v3_body(fakeapi__openapi_cache *c, fakeapi__registry *reg,
+                             const char *group, const char *version, char **out, size_t *len);
+
+/*
  * The form an Accept header asks for, taking its media ranges in order:
  * JSON for application/json, a wildcard that covers it, or no header; the
  * protobuf form for application/com.github.proto-openapi.spec.v2@v1.0+protobuf

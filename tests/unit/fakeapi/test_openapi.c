@@ -606,3 +606,51 @@ Test(openapi_types, operations_follow_the_verbs)
               json_object_get(pods, "delete"));
     json_decref(doc);
 }
+
+static json_t *load_text(const char *text, size_t len)
+{
+    json_error_t err;
+    json_t *v = json_loadb(text, len, 0, &err);
+    cr_assert_not_null(v, "%s", err.text);
+    return v;
+}
+
+Test(openapi_v2, cached_v3_documents_follow_the_registry)
+{
+    fakeapi__openapi_cache *c = fakeapi__openapi_cache_new();
+    char *t = NULL;
+    size_t n = 0;
+    cr_assert_eq(fakeapi__openapi_v3_body(c, reg, NULL, NULL, &t, &n), 0);
+    json_t *got = load_text(t, n), *want = fakeapi__openapi_v3_root(reg);
+    cr_assert(json_equal(got, want), "cached root = built root");
+    json_decref(got);
+    json_decref(want);
+    free(t);
+    cr_assert_eq(fakeapi__openapi_v3_body(c, reg, "apps", "v1", &t, &n), 0);
+    got = load_text(t, n);
+    want = fakeapi__openapi_v3_gv(reg, "apps", "v1");
+    cr_assert(json_equal(got, want), "cached apps/v1 = built apps/v1");
+    json_decref(got);
+    json_decref(want);
+    free(t);
+    cr_assert_eq(fakeapi__openapi_v3_body(c, reg, "stable.example.com", "v1", &t, &n), 1);
+    cr_assert_null(t);
+    add_gadget();
+    cr_assert_eq(fakeapi__openapi_v3_body(c, reg, "stable.example.com", "v1", &t, &n), 0,
+                 "served once its CRD is");
+    got = load_text(t, n);
+    cr_assert_not_null(
+        json_object_get(json_object_get(json_object_get(got, "components"), "schemas"),
+                        "com.example.stable.v1.Gadget"));
+    json_decref(got);
+    free(t);
+    cr_assert_eq(fakeapi__openapi_v3_body(c, reg, NULL, NULL, &t, &n), 0);
+    got = load_text(t, n);
+    cr_assert_not_null(
+        json_object_get(json_object_get(got, "paths"), "apis/stable.example.com/v1"));
+    json_decref(got);
+    free(t);
+    cr_assert_eq(fakeapi__openapi_v3_body(c, reg, "", "v1", &t, &n), 0, "core by an empty group");
+    free(t);
+    fakeapi__openapi_cache_free(c);
+}
