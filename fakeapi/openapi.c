@@ -1,6 +1,7 @@
 /*
  * openapi.c - the OpenAPI documents built from the registry and the type tables:
- * /openapi/v3 and its group-versions, and /openapi/v2 (Swagger 2.0, cached).
+ * /openapi/v3 and its group-versions, and /openapi/v2 (Swagger 2.0), with
+ * the cache the server answers them from.
  *
  * Every call takes one snapshot of the registry (fakeapi__registry_all), builds
  * its document from that snapshot alone and releases it, so a document is
@@ -11,8 +12,9 @@
  * when the value is NULL), so a builder collects failures in one flag and
  * drops the whole document at the end instead of checking every call.
  *
- * Thread-safety: any thread. The only state is the v2 cache, which its own
- * mutex guards (taken before the registry lock, never the other way).
+ * Thread-safety: any thread. The only state is the cache of the v2 and v3
+ * documents' bytes, which its own mutex guards (taken before the registry
+ * lock, never the other way).
  */
 #include "openapi.h"
 

@@ -1,17 +1,19 @@
 /*
- * openapi.h - the OpenAPI documents, generated from the registry.
+ * openapi.h - the OpenAPI documents, generated from the registry and the
+ * built-in type tables (types.h).
  *
  * Nothing here is hand-written per kind: every document is derived from the
- * registry's entries at the moment of the call, so a CRD that is added or
+ * registry's entries at the moment of the call (or, through the cache, at
+ * the registry generation it was built for), so a CRD that is added or
  * removed shows up in (or disappears from) the next document.
  *
- * Ownership: every function returns a NEW json_t reference the caller owns
- * (json_decref it), or NULL when the group/version is not served (or on
- * allocation failure). reg is borrowed.
+ * Ownership: the document builders return a NEW json_t reference the caller
+ * owns (json_decref it), or NULL when the group/version is not served (or on
+ * allocation failure); the cached forms a malloc'ed copy. reg is borrowed.
  *
  * Thread-safety: every function may be called from any thread at any time;
- * they only read the registry through its own locked snapshot
- * (fakeapi__registry_all).
+ * the builders only read the registry through its own locked snapshot
+ * (fakeapi__registry_all), the cache has its own mutex.
  */
 #ifndef FAKEAPI_OPENAPI_H
 #define FAKEAPI_OPENAPI_H
@@ -39,8 +41,10 @@ json_t *fakeapi__openapi_v3_root(fakeapi__registry *reg);
  * fieldValidation query parameter (so create/apply validate server-side), and
  * components.schemas holds one schema per kind and list kind tagged with
  * x-kubernetes-group-version-kind (so explain works). CRD kinds get their
- * openAPIV3Schema; built-in kinds get their top-level fields only, with
- * x-kubernetes-preserve-unknown-fields below that.
+ * openAPIV3Schema; built-in kinds their whole structure from the type
+ * tables: one definition per message they reach, named as the real server
+ * names it, with formats, list/map/patch extensions and required fields.
+ * Paths carry the operations the resource's verbs allow.
  */
 json_t *fakeapi__openapi_v3_gv(fakeapi__registry *reg, const char *group, const char *version);
 
