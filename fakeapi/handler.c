@@ -135,6 +135,14 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
 static void dispatch_verb(fakeapi__ctx *c)
 {
     const char *m = c->req->method;
+    if (!c->res->stored) {
+        /* Reviews and bindings: only POST on the collection, answered, never stored. */
+        if (c->rt->kind == FAKEAPI__RT_COLLECTION)
+            fakeapi__do_review(c);
+        else
+            method_not_allowed(c->resp);
+        return;
+    }
     switch (c->rt->kind) {
     case FAKEAPI__RT_COLLECTION:
         if (!strcmp(m, "GET"))
@@ -161,6 +169,10 @@ static void dispatch_verb(fakeapi__ctx *c)
     case FAKEAPI__RT_SUBRESOURCE:
         if (!fakeapi__resource_has_sub(c->res, c->rt->sub))
             not_served(c->resp);
+        else if (!strcmp(c->rt->sub, "token"))
+            fakeapi__do_token_request(c);
+        else if (strcmp(c->rt->sub, "status") && strcmp(c->rt->sub, "scale"))
+            fakeapi__do_pod_sub(c);
         else
             fakeapi__do_subresource(c);
         break;

@@ -412,6 +412,12 @@ static void resource_paths(json_t *paths, const fakeapi__resource *r, const char
     }
     optarget t = {r->group, r->version, r->kind, kind_schema, list_schema, tail, tag, r->custom};
 
+    if (!r->stored) {
+        /* Reviews and bindings: POST on the collection, nothing else. */
+        static const opkind create_only[] = {OP_CREATE};
+        put_item(paths, coll, path_item(&t, r->namespaced, false, create_only, 1, NULL, bad), bad);
+        goto out;
+    }
     static const opkind coll_ops[] = {OP_LIST, OP_CREATE, OP_DELETECOLLECTION};
     static const opkind item_ops[] = {OP_GET, OP_REPLACE, OP_PATCH, OP_DELETE};
     static const opkind sub_ops[] = {OP_GET, OP_REPLACE, OP_PATCH};

@@ -24,6 +24,7 @@
 #include "trace.h"
 #include "timefmt.h"
 #include "tlscert.h"
+#include "token.h"
 #include "waker.h"
 #include "watch.h"
 
@@ -67,6 +68,7 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     srv->max_body = srv->opts.max_body_bytes ? srv->opts.max_body_bytes : DEFAULT_MAX_BODY;
     uint64_t seed = pick_seed(srv->opts.seed);
     fakeapi__rng_seed(&srv->rng, seed);
+    fakeapi__token_key_init(srv->sa_key, seed);
     pthread_mutex_init(&srv->trace_mu, NULL);
     srv->reg = fakeapi__registry_new();
     srv->hub = fakeapi__hub_new();

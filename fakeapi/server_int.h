@@ -60,6 +60,8 @@ struct fakeapi_server {
     fakeapi__hub *hub;
     fakeapi__rng rng; /* under the store lock */
     size_t max_body;
+    /* Signs service-account tokens (token.h); set at start, read-only after. */
+    unsigned char sa_key[32];
 
     /* gc.c: the background thread */
     pthread_t gc_thread;
