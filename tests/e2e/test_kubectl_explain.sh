@@ -88,6 +88,28 @@ if command -v curl >/dev/null 2>&1; then
 else
     skip "/openapi/v2 asked for another protobuf: 406 NotAcceptable" "no curl"
 fi
+# Every document is valid OpenAPI (Swagger 2.0, OpenAPI 3.0), as a validator reads it.
+validate_all() {
+    python3 - "$SERVER_URL" <<'PY'
+import json, sys, urllib.request
+from openapi_spec_validator import validate
+url = sys.argv[1]
+get = lambda p: json.load(urllib.request.urlopen(url + p))
+validate(get("/openapi/v2"))
+root = get("/openapi/v3")
+for key, ref in root["paths"].items():
+    try:
+        validate(get(ref["serverRelativeURL"]))
+    except Exception as e:
+        sys.exit("%s: %s" % (key, str(e)[:400]))
+print("%d v3 documents valid" % len(root["paths"]))
+PY
+}
+if python3 -c 'import openapi_spec_validator' 2>/dev/null; then
+    check "/openapi/v2 and every /openapi/v3 document validate" validate_all
+else
+    skip "/openapi/v2 and every /openapi/v3 document validate" "no openapi_spec_validator"
+fi
 # kubectl reads the v2 document as protobuf (gnostic's openapi.v2.Document).
 check "explain --output=plaintext-openapiv2 deployment.spec.replicas" \
     expect_out 'FIELD: +replicas <integer>' \
