@@ -19,6 +19,7 @@
 #include "front.h"
 #include "gc.h"
 #include "metrics.h"
+#include "openapi.h"
 #include "server_int.h"
 #include "trace.h"
 #include "timefmt.h"
@@ -74,7 +75,8 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     srv->waker = fakeapi__waker_new(srv_now_cb, srv, fakeapi__front_suspend, fakeapi__front_resume);
     srv->faults = fakeapi__faults_new(seed);
     srv->metrics = fakeapi__metrics_new();
-    if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics)
+    srv->openapi = fakeapi__openapi_cache_new();
+    if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics || !srv->openapi)
         goto fail;
     fakeapi__waker_hold(srv->waker, srv->opts.on_held != NULL);
     srv->gc_wake = fakeapi__gc_wake;
@@ -122,6 +124,7 @@ void fakeapi_stop(fakeapi_server *srv)
     fakeapi__store_close(srv->store);
     fakeapi__hub_free(srv->hub);
     fakeapi__registry_free(srv->reg);
+    fakeapi__openapi_cache_free(srv->openapi);
     fakeapi__faults_free(srv->faults);
     fakeapi__metrics_free(srv->metrics);
     fakeapi__trace_close(srv);

@@ -16,6 +16,7 @@
 #include "schema.h"
 #include "strbuf.h"
 #include "timefmt.h"
+#include "types.h"
 #include "verbs.h"
 
 #define GENERATE_NAME_TRIES 8
@@ -943,10 +944,12 @@ void fakeapi__do_update(fakeapi__ctx *c)
     fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
 }
 
-static const char *smp_key(const char *path, void *ud)
+/* The message a patch on this request's target is walked through: Scale for /scale. */
+static const fakeapi__tmsg *patch_type(const fakeapi__ctx *c)
 {
-    (void)ud;
-    return fakeapi__smp_builtin_key(path, NULL);
+    if (!strcmp(c->rt->sub, "scale"))
+        return fakeapi__type_find("k8s.io.api.autoscaling.v1.Scale");
+    return fakeapi__type_of_kind(c->res->group_version, c->res->kind);
 }
 
 /*
@@ -973,6 +976,7 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     }
     char err[512] = "";
     int rc;
+    fakeapi__smp_types types = {.root = patch_type(c), .apply = apply};
     bool smp = !c->res->custom &&
                (apply || fakeapi__media_is(ct, "application/strategic-merge-patch+json"));
     if (fakeapi__media_is(ct, "application/json-patch+json") &&
@@ -988,10 +992,10 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     else if (fakeapi__media_is(ct, "application/merge-patch+json"))
         rc = fakeapi__merge_patch(doc, patch, &out);
     else if (fakeapi__media_is(ct, "application/strategic-merge-patch+json") && !c->res->custom)
-        rc = fakeapi__smp_patch(doc, patch, smp_key, NULL, &out, err, sizeof err);
+        rc = fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, &out, err, sizeof err);
     else if (apply)
         rc = c->res->custom ? fakeapi__merge_patch(doc, patch, &out)
-                            : fakeapi__smp_patch(doc, patch, smp_key, NULL, &out, err, sizeof err);
+                            : fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, &out, err, sizeof err);
     else {
         json_decref(patch);
         fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL,

@@ -120,13 +120,11 @@ check "read through autoscaling/v1 it is targetCPUUtilizationPercentage" \
     kc get --raw /apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web
 
 # --- explain (OpenAPI of the built-in kinds) ---------------------------------
-check "explain configmap.data (a field the OpenAPI already has)" \
+check "explain configmap.data" \
     expect_out '^FIELD: *data <map\[string\]string>' kc explain configmap.data
-# Until the OpenAPI has the built-in kinds kubectl says the field does not
-# exist: that (and only that) is a TODO.
-check_known "openapi" 'does not exist' "explain deployment.spec.replicas" \
+check "explain deployment.spec.replicas" \
     expect_out '^FIELD: *replicas <integer>' kc explain deployment.spec.replicas
-check_known "openapi" 'does not exist' "explain deployment.spec.template.spec.containers.image" \
+check "explain deployment.spec.template.spec.containers.image" \
     expect_out '^FIELD: *image <string>' kc explain deployment.spec.template.spec.containers.image
 check "explain of a field no kind has fails" \
     expect_fail 'does not exist' kc explain deployment.spec.nosuchfield

@@ -9,6 +9,7 @@
  * (applying it twice gives what applying it once gives).
  */
 #include "patch.h"
+#include "types.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,7 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     err[0] = '\0';
-    rc = fakeapi__smp_patch(doc, patch, fakeapi__smp_builtin_key, NULL, &res, err, sizeof err);
+    /* Merge keys of a Deployment, from the type tables. */
+    fakeapi__smp_types types = {.root = fakeapi__type_of_kind("apps/v1", "Deployment")};
+    rc = fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, &res, err, sizeof err);
     check_err(rc, res, err);
     json_decref(res);
     res = NULL;
