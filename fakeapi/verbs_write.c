@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin_check.h"
+#include "builtin_default.h"
+#include "builtin_valid.h"
 #include "convert.h"
 #include "decode.h"
 #include "kh/yaml.h"
@@ -188,15 +191,64 @@ static void body_summary(const fakeapi__req *req, char *out, size_t len)
     }
 }
 
+/* The decode check: by the type tables for built-in kinds, else decode.c's. */
+static int decodes(const fakeapi__resource *res, const json_t *obj, fakeapi__decode_error *e)
+{
+    const fakeapi__tmsg *m = fakeapi__builtin_msg(res);
+    return m ? fakeapi__builtin_typecheck(m, res->kind, obj, e) : fakeapi__decode_check(res, obj, e);
+}
+
+/*
+ * Unknown fields of a built-in object: its Go type drops them. With
+ * fieldValidation=Strict they are a 400 (all of them, in document order),
+ * with Warn (the default) one warning each, with Ignore nothing.
+ */
+static int check_unknown(fakeapi__ctx *c, json_t *obj)
+{
+    const fakeapi__tmsg *m = fakeapi__builtin_msg(c->res);
+    if (!m)
+        return 0;
+    const char *fv = fakeapi__q(c->req, "fieldValidation");
+    bool strict = fv && !strcmp(fv, "Strict"), ignore = fv && !strcmp(fv, "Ignore");
+    json_t *unknown = ignore ? NULL : json_array();
+    int n = fakeapi__builtin_unknown(m, obj, unknown, !strict);
+    if (n > 0 && strict) {
+        fakeapi__strbuf b = {.max = 64u << 10};
+        fakeapi__strbuf_adds(&b, "strict decoding error: ");
+        size_t i;
+        json_t *f;
+        json_array_foreach(unknown, i, f)
+        {
+            fakeapi__strbuf_addf(&b, "%sunknown field \"%s\"", i ? ", " : "",
+                                 json_string_value(f));
+        }
+        char *msg = fakeapi__strbuf_take(&b, NULL);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s", msg ? msg : "strict decoding error");
+        free(msg);
+        json_decref(unknown);
+        return -1;
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(unknown, i, f)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "unknown field \"%s\"", json_string_value(f));
+        fakeapi__resp_warn(c->resp, w);
+    }
+    json_decref(unknown);
+    return 0;
+}
+
 /*
  * Create and update: a body the kind's Go type could not decode is 400, as
  * the API server's transformDecodeError words it.
  */
-static int check_decodes(fakeapi__ctx *c, const json_t *obj)
+static int check_decodes(fakeapi__ctx *c, json_t *obj)
 {
     fakeapi__decode_error e;
-    if (fakeapi__decode_check(c->res, obj, &e) == 0)
-        return 0;
+    if (decodes(c->res, obj, &e) == 0)
+        return check_unknown(c, obj);
     char detail[768];
     fakeapi__decode_message(&e, FAKEAPI__DIALECT_JSON, detail, sizeof detail);
     if (e.code == FAKEAPI__DECODE_TYPEMETA) {
@@ -245,12 +297,12 @@ static void patch_undecodable(fakeapi__ctx *c, const char *shown, const char *de
 }
 
 /* The result of a patch must decode like a body (see check_decodes). */
-static int check_patch_decodes(fakeapi__ctx *c, const json_t *patched, const json_t *patch,
-                               bool smp, bool apply)
+static int check_patch_decodes(fakeapi__ctx *c, json_t *patched, const json_t *patch, bool smp,
+                               bool apply)
 {
     fakeapi__decode_error e;
-    if (fakeapi__decode_check(c->res, patched, &e) == 0)
-        return 0;
+    if (decodes(c->res, patched, &e) == 0)
+        return check_unknown(c, patched);
     char detail[768];
     if (apply) {
         /* Upstream answers 500 here (kubernetes#139253; a fix making it 400
@@ -442,7 +494,24 @@ static int fold_string_data(const fakeapi__resource *res, json_t *obj)
     return 0;
 }
 
-static int admit(fakeapi__ctx *c, json_t *obj)
+/* Built-in kinds: defaults, then the kind's rules (cur: the stored object on update). */
+static int admit_builtin(fakeapi__ctx *c, json_t *obj, const json_t *cur)
+{
+    if (c->res->custom)
+        return 0;
+    if (fakeapi__builtin_default(c->res, obj) < 0) {
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    json_t *causes = json_array();
+    int n = fakeapi__builtin_validate(c->res, obj, cur, causes);
+    if (n > 0)
+        invalid_causes(c, fakeapi__meta_str(obj, "name"), causes);
+    json_decref(causes);
+    return n > 0 ? -1 : 0;
+}
+
+static int admit(fakeapi__ctx *c, json_t *obj, const json_t *cur)
 {
     char field[64], msg[512];
     if (fold_string_data(c->res, obj) < 0) {
@@ -460,7 +529,7 @@ static int admit(fakeapi__ctx *c, json_t *obj)
                 strncmp(msg, "Too long", 8) ? "FieldValueInvalid" : "FieldValueTooLong", "%s", msg);
         return -1;
     }
-    if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0)
+    if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0 || admit_builtin(c, obj, cur) < 0)
         return -1;
     return 0;
 }
@@ -503,6 +572,19 @@ static int serve_crd(fakeapi__ctx *c, const json_t *crd)
     return 0;
 }
 
+/* A Service's cluster IP (allocated on create, kept on update). Holds the store lock. */
+static int cluster_ip(fakeapi__ctx *c, json_t *obj, const json_t *cur)
+{
+    char field[64], msg[512];
+    int rc = fakeapi__builtin_cluster_ip(c->srv->store, c->res, obj, cur, field, sizeof field, msg,
+                                         sizeof msg);
+    if (rc == -2)
+        fakeapi__storage_error(c);
+    else if (rc < 0)
+        invalid(c, fakeapi__meta_str(obj, "name"), field, "FieldValueInvalid", "%s", msg);
+    return rc < 0 ? -1 : 0;
+}
+
 /* Stamp what the server owns on a new object. Holds the store lock. */
 static void stamp_new(fakeapi__ctx *c, json_t *obj)
 {
@@ -512,7 +594,10 @@ static void stamp_new(fakeapi__ctx *c, json_t *obj)
     json_t *m = fakeapi__meta(obj);
     json_object_set_new(m, "uid", json_string(uid));
     json_object_set_new(m, "creationTimestamp", json_string(now));
-    json_object_set_new(m, "generation", json_integer(1));
+    if (fakeapi__builtin_has_generation(c->res))
+        json_object_set_new(m, "generation", json_integer(1));
+    else
+        json_object_del(m, "generation");
     json_object_del(m, "deletionTimestamp");
     json_object_del(m, "deletionGracePeriodSeconds");
     json_object_del(m, "selfLink");
@@ -670,6 +755,9 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
         goto fail;
     }
     stamp_new(c, obj);
+    fakeapi__builtin_after_stamp(c->res, obj);
+    if (rc >= 0 && cluster_ip(c, obj, NULL) < 0)
+        goto fail;
     if (rc < 0 || fakeapi__txn_put(t, c->res, obj, NULL) < 0) {
         fakeapi__storage_error(c);
         goto fail;
@@ -704,7 +792,7 @@ static int prepare_create(fakeapi__ctx *c, json_t *obj)
                 fakeapi__meta_str(obj, "resourceVersion"));
         return -1;
     }
-    return admit(c, obj);
+    return admit(c, obj, NULL);
 }
 
 void fakeapi__do_create(fakeapi__ctx *c)
@@ -810,7 +898,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         goto fail;
     keep_server_fields(next, cur);
     fakeapi__meta_set_str(next, "name", name);
-    if (admit(c, next) < 0)
+    if (admit(c, next, cur) < 0 || cluster_ip(c, next, cur) < 0)
         goto fail;
     const char *frozen = immutable_changed(c->res, cur, next);
     if (frozen) {
@@ -832,7 +920,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         json_decref(cur);
         return;
     }
-    if (fakeapi__spec_changed(cur, next)) {
+    if (fakeapi__builtin_has_generation(c->res) && fakeapi__spec_changed(cur, next)) {
         json_int_t gen =
             json_integer_value(json_object_get(json_object_get(cur, "metadata"), "generation"));
         json_object_set_new(fakeapi__meta(next), "generation", json_integer(gen + 1));
