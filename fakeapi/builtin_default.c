@@ -493,6 +493,10 @@ void fakeapi__builtin_after_stamp(const fakeapi__resource *res, json_t *obj)
     json_object_set_new(spec, "selector",
                         json_pack("{s:{s:s}}", "matchLabels", "batch.kubernetes.io/controller-uid",
                                   uid));
+    /* The server's read of the stored Job defaults its labels from the
+     * template's again, generated ones included: what every GET shows. */
+    if (json_object_size(json_object_get(meta, "labels")) == 0)
+        json_object_set_new(meta, "labels", json_deep_copy(labels));
 }
 
 /* ---- cluster IPs and node ports --------------------------------------------------------- */

@@ -211,10 +211,12 @@ static void validate_container(vctx *v, const json_t *ctr, const char *base, jso
         required(v, f);
     else if (fakeapi__name_check(FAKEAPI__NAME_LABEL, name, msg, sizeof msg) < 0)
         add(v, "FieldValueInvalid", f, "Invalid value: \"%s\": %s", name, msg);
-    else if (json_object_get(names, name))
-        add(v, "FieldValueDuplicate", f, "Duplicate value: \"%s\"", name);
-    else
-        json_object_set_new(names, name, json_true());
+    if (name && *name) {
+        if (json_object_get(names, name))
+            add(v, "FieldValueDuplicate", f, "Duplicate value: \"%s\"", name);
+        else
+            json_object_set_new(names, name, json_true());
+    }
     const char *image = str(ctr, "image");
     path(f, sizeof f, base, ".image");
     if (!image || !*image)

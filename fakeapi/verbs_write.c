@@ -78,36 +78,29 @@ static void invalid(fakeapi__ctx *c, const char *name, const char *field, const 
 
 static void invalid_causes(fakeapi__ctx *c, const char *name, json_t *causes)
 {
-    char msg[1024];
-    size_t off = 0;
+    /* The API server wraps several causes in [...]. */
+    fakeapi__strbuf b = {.max = 1u << 20};
+    bool many = json_array_size(causes) > 1;
+    char q[300];
+    snprintf(q, sizeof q, "%s%s%s", c->res->kind, *c->res->group ? "." : "", c->res->group);
+    fakeapi__strbuf_addf(&b, "%s \"%s\" is invalid: %s", q, name ? name : "", many ? "[" : "");
     size_t i;
     json_t *cause;
     json_array_foreach(causes, i, cause)
     {
-        off += (size_t)snprintf(msg + off, off < sizeof msg ? sizeof msg - off : 0, "%s%s: %s",
-                                i ? ", " : "", json_string_value(json_object_get(cause, "field")),
-                                json_string_value(json_object_get(cause, "message")));
-        if (off >= sizeof msg)
-            off = sizeof msg - 1;
+        fakeapi__strbuf_addf(&b, "%s%s: %s", i ? ", " : "",
+                             json_string_value(json_object_get(cause, "field")),
+                             json_string_value(json_object_get(cause, "message")));
     }
+    if (many)
+        fakeapi__strbuf_adds(&b, "]");
+    char *msg = fakeapi__strbuf_take(&b, NULL);
     json_t *details = fakeapi__details(c->res, name);
     json_object_set_new(details, "kind", json_string(c->res->kind));
     json_object_set(details, "causes", causes);
-    char q[300];
-    snprintf(q, sizeof q, "%s%s%s", c->res->kind, *c->res->group ? "." : "", c->res->group);
-    fakeapi__resp_error(c->resp, 422, "Invalid", details, "%s \"%s\" is invalid: %s%s", q,
-                        name ? name : "", json_array_size(causes) > 1 ? "[" : "", msg);
-    if (json_array_size(causes) > 1) {
-        /* The API server wraps several causes in [...]; close the bracket. */
-        json_t *st = json_loadb(c->resp->body, c->resp->body_len, 0, NULL);
-        if (st) {
-            char *m = NULL;
-            if (asprintf(&m, "%s]", json_string_value(json_object_get(st, "message"))) > 0)
-                json_object_set_new(st, "message", json_string(m));
-            free(m);
-            fakeapi__resp_json(c->resp, 422, st);
-        }
-    }
+    fakeapi__resp_json(c->resp, 422,
+                       fakeapi__status_new(422, "Invalid", msg ? msg : "invalid", details));
+    free(msg);
 }
 
 static void invalid(fakeapi__ctx *c, const char *name, const char *field, const char *reason,
