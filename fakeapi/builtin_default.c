@@ -591,26 +591,32 @@ static int node_ports(json_t *spec, allocated *al, char *field, size_t flen, cha
         return 0;
     size_t i;
     json_t *p;
+    /* Requested ports first, so an allocated one never takes them. */
     json_array_foreach(json_object_get(spec, "ports"), i, p)
     {
         json_int_t np = json_integer_value(json_object_get(p, "nodePort"));
-        if (np > 0) {
-            if (np < NODE_PORT_MIN || np > NODE_PORT_MAX) {
-                snprintf(field, flen, "spec.ports[%zu].nodePort", i);
-                snprintf(msg, mlen,
-                         "Invalid value: %lld: provided port is not in the valid range. The "
-                         "range of valid ports is %d-%d",
-                         (long long)np, NODE_PORT_MIN, NODE_PORT_MAX);
-                return -1;
-            }
-            if (port_taken(al, (int)np)) {
-                snprintf(field, flen, "spec.ports[%zu].nodePort", i);
-                snprintf(msg, mlen, "Invalid value: %lld: provided port is already allocated",
-                         (long long)np);
-                return -1;
-            }
+        if (np == 0)
             continue;
+        snprintf(field, flen, "spec.ports[%zu].nodePort", i);
+        if (np < NODE_PORT_MIN || np > NODE_PORT_MAX) {
+            snprintf(msg, mlen,
+                     "Invalid value: %lld: provided port is not in the valid range. The range of "
+                     "valid ports is %d-%d",
+                     (long long)np, NODE_PORT_MIN, NODE_PORT_MAX);
+            return -1;
         }
+        if (port_taken(al, (int)np)) {
+            snprintf(msg, mlen, "Invalid value: %lld: provided port is already allocated",
+                     (long long)np);
+            return -1;
+        }
+        if (al->nports < al->cap_ports)
+            al->ports[al->nports++] = (int)np;
+    }
+    json_array_foreach(json_object_get(spec, "ports"), i, p)
+    {
+        if (json_integer_value(json_object_get(p, "nodePort")) != 0)
+            continue;
         int port = NODE_PORT_MIN;
         while (port <= NODE_PORT_MAX && port_taken(al, port))
             port++;
@@ -620,7 +626,6 @@ static int node_ports(json_t *spec, allocated *al, char *field, size_t flen, cha
             return -1;
         }
         json_object_set_new(p, "nodePort", json_integer(port));
-        /* Taken for the next port of the same Service. */
         if (al->nports < al->cap_ports)
             al->ports[al->nports++] = port;
     }
