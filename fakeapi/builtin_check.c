@@ -18,16 +18,35 @@
 #include "builtin_check.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* One step from the root: a field, a list position or a map key. */
+typedef struct step {
+    const char *key; /* field or map key; NULL for a list position */
+    long index;
+    bool map_key;
+} step;
+
+#define MAX_DEPTH 64
+
+/* An unknown field found on the way: where it is, deleted only at the end. */
+typedef struct found {
+    json_t *parent;
+    const char *key;
+} found;
 
 typedef struct walk {
     fakeapi__decode_error *err;
-    char go[256]; /* JSON names from the root, '.'-joined */
-    size_t glen;
-    char full[512]; /* ".a.b[0].c" */
-    size_t flen;
+    step steps[MAX_DEPTH];
+    int depth;
+    json_t *unknown; /* paths of unknown fields, or NULL */
+    found *found;
+    size_t nfound, cap;
+    bool oom;
 } walk;
 
 /* Go named string types that messages show, by message and JSON name. */
@@ -62,30 +81,56 @@ static const struct {
     {"PersistentVolumeClaimSpec", "volumeMode", "v1.PersistentVolumeMode"},
 };
 
+/* ---- kinds to messages --------------------------------------------------------- */
+
+/* Every served kind's root message, hashed by "group/version\nkind": built
+ * once, read by any thread. */
+#define KIND_SLOTS 1024
+static struct {
+    const char *gv, *kind;
+    const fakeapi__tmsg *msg;
+} kind_table[KIND_SLOTS];
+static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
+
+static unsigned kind_hash(const char *gv, const char *kind)
+{
+    unsigned h = 2166136261u;
+    for (const char *p = gv; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    h = (h ^ '\n') * 16777619u;
+    for (const char *p = kind; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    return h;
+}
+
+static void kind_table_build(void)
+{
+    for (size_t i = 0; i < fakeapi__ntress; i++) {
+        const fakeapi__tres *r = &fakeapi__tress[i];
+        if (r->msg < 0 || strchr(r->resource, '/'))
+            continue;
+        unsigned h = kind_hash(r->kind_group_version, r->kind) % KIND_SLOTS;
+        while (kind_table[h].gv && (strcmp(kind_table[h].gv, r->kind_group_version) ||
+                                    strcmp(kind_table[h].kind, r->kind)))
+            h = (h + 1) % KIND_SLOTS;
+        if (kind_table[h].gv)
+            continue;
+        kind_table[h].gv = r->kind_group_version;
+        kind_table[h].kind = r->kind;
+        kind_table[h].msg = &fakeapi__tmsgs[r->msg];
+    }
+}
+
 const fakeapi__tmsg *fakeapi__builtin_msg(const fakeapi__resource *res)
 {
     if (!res || res->custom)
         return NULL;
-    return fakeapi__type_of_kind(res->group_version, res->kind);
-}
-
-/* Append to a path (cut at its size): sep and key ("." "a", "[" "k" "]"), or
- * "[index]" when key is NULL. Returns the length to pop back to. */
-static size_t push(char *buf, size_t cap, size_t *len, const char *sep, const char *key,
-                   const char *close, long index)
-{
-    size_t was = *len;
-    int n = key ? snprintf(buf + was, cap - was, "%s%s%s", sep, key, close)
-                : snprintf(buf + was, cap - was, "[%ld]", index);
-    if (n > 0)
-        *len = was + (size_t)n < cap ? was + (size_t)n : cap - 1;
-    return was;
-}
-
-static void pop(char *buf, size_t *len, size_t was)
-{
-    *len = was;
-    buf[was] = '\0';
+    pthread_once(&kind_once, kind_table_build);
+    unsigned h = kind_hash(res->group_version, res->kind) % KIND_SLOTS;
+    for (unsigned n = 0; n < KIND_SLOTS && kind_table[h].gv; n++, h = (h + 1) % KIND_SLOTS)
+        if (!strcmp(kind_table[h].gv, res->group_version) && !strcmp(kind_table[h].kind, res->kind))
+            return kind_table[h].msg;
+    return NULL;
 }
 
 /* "k8s.io.api.apps.v1.DeploymentSpec" -> "v1.DeploymentSpec". */
@@ -144,18 +189,102 @@ static const char *elem_kind(const fakeapi__tfield *f)
     }
 }
 
+/* ---- paths, formatted only when something is reported ------------------------ */
+
+static bool enter(walk *w, const char *key, long index, bool map_key)
+{
+    if (w->depth >= MAX_DEPTH)
+        return false;
+    w->steps[w->depth++] = (step){key, index, map_key};
+    return true;
+}
+
+static void leave(walk *w)
+{
+    w->depth--;
+}
+
+static void add_part(char *buf, size_t cap, size_t *at, const char *s)
+{
+    size_t l = strlen(s);
+    if (*at + l >= cap)
+        l = cap - 1 - *at;
+    memcpy(buf + *at, s, l);
+    *at += l;
+    buf[*at] = '\0';
+}
+
+/* Go's field stack: JSON field names only, '.'-joined. */
+static void go_path(const walk *w, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < w->depth; i++)
+        if (w->steps[i].key && !w->steps[i].map_key) {
+            if (at)
+                add_part(buf, cap, &at, ".");
+            add_part(buf, cap, &at, w->steps[i].key);
+        }
+}
+
+/* ".a.b[0].c", map keys as ".k" (decode.h's full_path), or as strict
+ * decoding names a field: "a.b[0].c", map keys in brackets. */
+static void full_path(const walk *w, char *buf, size_t cap, bool strict)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < w->depth; i++) {
+        const step *s = &w->steps[i];
+        char num[24];
+        if (!s->key) {
+            snprintf(num, sizeof num, "[%ld]", s->index);
+            add_part(buf, cap, &at, num);
+        } else if (strict && s->map_key) {
+            add_part(buf, cap, &at, "[");
+            add_part(buf, cap, &at, s->key);
+            add_part(buf, cap, &at, "]");
+        } else {
+            if (!strict || at)
+                add_part(buf, cap, &at, ".");
+            add_part(buf, cap, &at, s->key);
+        }
+    }
+}
+
 static int fail(walk *w, fakeapi__decode_code code, const char *holder, const char *go_type,
                 const char *target, const json_t *v)
 {
     fakeapi__decode_error *e = w->err;
     e->code = code;
     snprintf(e->go_struct, sizeof e->go_struct, "%s", holder);
-    snprintf(e->go_path, sizeof e->go_path, "%s", w->go);
-    snprintf(e->full_path, sizeof e->full_path, "%s", w->full);
+    go_path(w, e->go_path, sizeof e->go_path);
+    full_path(w, e->full_path, sizeof e->full_path, false);
     snprintf(e->go_type, sizeof e->go_type, "%s", go_type);
     snprintf(e->target, sizeof e->target, "%s", target);
     e->value = v;
     return -1;
+}
+
+/* An unknown key of parent, the walk standing on it. */
+static void unknown_at(walk *w, json_t *parent, const char *key)
+{
+    if (w->unknown) {
+        char path[512];
+        full_path(w, path, sizeof path, true);
+        if (json_array_append_new(w->unknown, json_string(path)) < 0)
+            w->oom = true;
+    }
+    if (w->nfound == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 8;
+        found *f = realloc(w->found, cap * sizeof *f);
+        if (!f) {
+            w->oom = true;
+            return;
+        }
+        w->found = f;
+        w->cap = cap;
+    }
+    w->found[w->nfound++] = (found){parent, key};
 }
 
 /* ---- resource.Quantity ---------------------------------------------------- */
@@ -219,7 +348,7 @@ static const char *quantity_error(const char *s)
 
 /* ---- the walk --------------------------------------------------------------- */
 
-static int check_msg(walk *w, const fakeapi__tmsg *m, const json_t *obj, bool root);
+static int check_msg(walk *w, const fakeapi__tmsg *m, json_t *obj, bool root);
 
 /* A value of a hand-decoded type (not null). */
 static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, const char *go,
@@ -274,39 +403,40 @@ static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, co
 static int check_one(walk *w, const fakeapi__tmsg *hm, const char *holder, const fakeapi__tfield *f,
                      const json_t *v)
 {
+    /* The Go type is worked out only for an error (most values are fine). */
     char go[160];
-    elem_go(hm, f, go, sizeof go);
+#define GO (elem_go(hm, f, go, sizeof go), go)
     const char *kind = elem_kind(f);
     switch (f->type) {
     case FAKEAPI__T_STRING:
-        return json_is_string(v) ? 0 : fail(w, FAKEAPI__DECODE_TYPE, holder, go, kind, v);
+        return json_is_string(v) ? 0 : fail(w, FAKEAPI__DECODE_TYPE, holder, GO, kind, v);
     case FAKEAPI__T_BOOL:
-        return json_is_boolean(v) ? 0 : fail(w, FAKEAPI__DECODE_TYPE, holder, go, kind, v);
+        return json_is_boolean(v) ? 0 : fail(w, FAKEAPI__DECODE_TYPE, holder, GO, kind, v);
     case FAKEAPI__T_INT32:
     case FAKEAPI__T_INT64:
         if (json_is_integer(v)) {
             json_int_t n = json_integer_value(v);
             if (f->type == FAKEAPI__T_INT64 || (n >= INT32_MIN && n <= INT32_MAX))
                 return 0;
-            fail(w, FAKEAPI__DECODE_NUMBER, holder, go, kind, v);
+            fail(w, FAKEAPI__DECODE_NUMBER, holder, GO, kind, v);
             snprintf(w->err->number, sizeof w->err->number, "%lld", (long long)n);
             return -1;
         }
         if (json_is_real(v)) {
-            fail(w, FAKEAPI__DECODE_NUMBER, holder, go, kind, v);
+            fail(w, FAKEAPI__DECODE_NUMBER, holder, GO, kind, v);
             fakeapi__go_float(w->err->number, sizeof w->err->number, json_real_value(v));
             return -1;
         }
-        return fail(w, FAKEAPI__DECODE_TYPE, holder, go, kind, v);
+        return fail(w, FAKEAPI__DECODE_TYPE, holder, GO, kind, v);
     case FAKEAPI__T_DOUBLE:
-        return json_is_number(v) ? 0 : fail(w, FAKEAPI__DECODE_TYPE, holder, go, kind, v);
+        return json_is_number(v) ? 0 : fail(w, FAKEAPI__DECODE_TYPE, holder, GO, kind, v);
     case FAKEAPI__T_BYTES: {
         if (!json_is_string(v))
-            return fail(w, FAKEAPI__DECODE_TYPE, holder, go, kind, v);
+            return fail(w, FAKEAPI__DECODE_TYPE, holder, GO, kind, v);
         long off = fakeapi__base64_error(json_string_value(v), json_string_length(v));
         if (off < 0)
             return 0;
-        fail(w, FAKEAPI__DECODE_BASE64, holder, go, kind, v);
+        fail(w, FAKEAPI__DECODE_BASE64, holder, GO, kind, v);
         w->err->offset = (size_t)off;
         return -1;
     }
@@ -315,12 +445,13 @@ static int check_one(walk *w, const fakeapi__tmsg *hm, const char *holder, const
         if (!m)
             return 0;
         if (m->special != FAKEAPI__S_NONE)
-            return check_special(w, holder, m, go, v);
+            return check_special(w, holder, m, GO, v);
         if (!json_is_object(v))
-            return fail(w, FAKEAPI__DECODE_TYPE, holder, go, "struct", v);
-        return check_msg(w, m, v, false);
+            return fail(w, FAKEAPI__DECODE_TYPE, holder, GO, "struct", v);
+        return check_msg(w, m, (json_t *)v, false);
     }
     }
+#undef GO
 }
 
 static int check_field(walk *w, const fakeapi__tmsg *hm, const char *holder,
@@ -339,9 +470,10 @@ static int check_field(walk *w, const fakeapi__tmsg *hm, const char *holder,
         {
             if (json_is_null(e))
                 continue;
-            size_t was = push(w->full, sizeof w->full, &w->flen, ".", k, "", 0);
+            if (!enter(w, k, 0, true))
+                continue;
             int rc = check_one(w, hm, holder, f, e);
-            pop(w->full, &w->flen, was);
+            leave(w);
             if (rc < 0)
                 return -1;
         }
@@ -359,9 +491,10 @@ static int check_field(walk *w, const fakeapi__tmsg *hm, const char *holder,
         {
             if (json_is_null(e))
                 continue;
-            size_t was = push(w->full, sizeof w->full, &w->flen, "", NULL, "", (long)i);
+            if (!enter(w, NULL, (long)i, false))
+                continue;
             int rc = check_one(w, hm, holder, f, e);
-            pop(w->full, &w->flen, was);
+            leave(w);
             if (rc < 0)
                 return -1;
         }
@@ -370,125 +503,57 @@ static int check_field(walk *w, const fakeapi__tmsg *hm, const char *holder,
     return check_one(w, hm, holder, f, v);
 }
 
-/* Fields in document order: Go's decoder reports the first error it meets. */
-static int check_msg(walk *w, const fakeapi__tmsg *m, const json_t *obj, bool root)
+/* Fields in document order: Go's decoder reports the first error it meets.
+ * Keys the type does not have are noted on the way. */
+static int check_msg(walk *w, const fakeapi__tmsg *m, json_t *obj, bool root)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)obj, k, v)
+    json_object_foreach(obj, k, v)
     {
-        if (json_is_null(v) || (root && (!strcmp(k, "apiVersion") || !strcmp(k, "kind"))))
+        if (root && (!strcmp(k, "apiVersion") || !strcmp(k, "kind")))
             continue;
         const fakeapi__tmsg *owner = NULL;
         const fakeapi__tfield *f = fakeapi__type_field_json(m, k, strlen(k), &owner);
-        if (!f || (f->flags & FAKEAPI__F_NOJSON))
+        if (!enter(w, k, 0, false))
             continue;
-        size_t g = push(w->go, sizeof w->go, &w->glen, w->glen ? "." : "", k, "", 0);
-        size_t fl = push(w->full, sizeof w->full, &w->flen, ".", k, "", 0);
-        /* A promoted field's error names the struct it was decoded into. */
-        int rc = check_field(w, owner ? owner : m, m->short_name, f, v);
-        pop(w->go, &w->glen, g);
-        pop(w->full, &w->flen, fl);
+        int rc = 0;
+        if (!f || (f->flags & FAKEAPI__F_NOJSON))
+            unknown_at(w, obj, k);
+        else if (!json_is_null(v))
+            /* A promoted field's error names the struct it was decoded into. */
+            rc = check_field(w, owner ? owner : m, m->short_name, f, v);
+        leave(w);
         if (rc < 0)
             return -1;
     }
     return 0;
 }
 
-int fakeapi__builtin_typecheck(const fakeapi__tmsg *m, const char *kind, const json_t *obj,
-                               fakeapi__decode_error *err)
+int fakeapi__builtin_decode(const fakeapi__tmsg *m, json_t *obj, fakeapi__decode_error *err,
+                            json_t *unknown, bool drop)
 {
     fakeapi__decode_error scratch;
-    walk w = {.err = err ? err : &scratch};
+    walk w = {.err = err ? err : &scratch, .unknown = unknown};
     memset(w.err, 0, sizeof *w.err);
     /* The serializer reads apiVersion and kind first, into an unnamed struct. */
     static const char *const typemeta[] = {"apiVersion", "kind"};
     for (size_t i = 0; i < 2; i++) {
         const json_t *v = json_object_get(obj, typemeta[i]);
         if (v && !json_is_string(v) && !json_is_null(v)) {
-            snprintf(w.go, sizeof w.go, "%s", typemeta[i]);
-            snprintf(w.full, sizeof w.full, ".%s", typemeta[i]);
+            enter(&w, typemeta[i], 0, false);
             return fail(&w, FAKEAPI__DECODE_TYPEMETA, "", "string", "string", v);
         }
     }
-    (void)kind;
-    return check_msg(&w, m, obj, true);
-}
-
-/* ---- unknown fields ----------------------------------------------------------- */
-
-typedef struct unknown_walk {
-    json_t *out;
-    bool drop;
-    int count;
-    char path[512];
-    size_t len;
-} unknown_walk;
-
-static void unknown_msg(unknown_walk *u, const fakeapi__tmsg *m, json_t *obj, bool root);
-
-static void unknown_value(unknown_walk *u, const fakeapi__tfield *f, json_t *v)
-{
-    const fakeapi__tmsg *m = fakeapi__type_at(f->msg);
-    if (f->type != FAKEAPI__T_MSG || !m || m->special != FAKEAPI__S_NONE || !json_is_object(v))
-        return;
-    unknown_msg(u, m, v, false);
-}
-
-static void unknown_field(unknown_walk *u, const fakeapi__tfield *f, json_t *v)
-{
-    if (f->type != FAKEAPI__T_MSG)
-        return;
-    if ((f->flags & FAKEAPI__F_MAP) && json_is_object(v)) {
-        const char *k;
-        json_t *e;
-        json_object_foreach(v, k, e)
-        {
-            size_t was = push(u->path, sizeof u->path, &u->len, "[", k, "]", 0);
-            unknown_value(u, f, e);
-            pop(u->path, &u->len, was);
-        }
-    } else if ((f->flags & FAKEAPI__F_REPEATED) && json_is_array(v)) {
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e)
-        {
-            size_t was = push(u->path, sizeof u->path, &u->len, "", NULL, "", (long)i);
-            unknown_value(u, f, e);
-            pop(u->path, &u->len, was);
-        }
-    } else {
-        unknown_value(u, f, v);
+    int rc = check_msg(&w, m, obj, true);
+    if (rc == 0 && w.oom)
+        rc = -2;
+    if (rc == 0) {
+        /* Deepest first is not needed: a found key's parent is never itself found. */
+        for (size_t i = 0; drop && i < w.nfound; i++)
+            json_object_del(w.found[i].parent, w.found[i].key);
+        rc = (int)w.nfound;
     }
-}
-
-static void unknown_msg(unknown_walk *u, const fakeapi__tmsg *m, json_t *obj, bool root)
-{
-    const char *k;
-    json_t *v;
-    void *tmp;
-    json_object_foreach_safe(obj, tmp, k, v)
-    {
-        if (root && (!strcmp(k, "apiVersion") || !strcmp(k, "kind")))
-            continue;
-        const fakeapi__tfield *f = fakeapi__type_field_json(m, k, strlen(k), NULL);
-        size_t was = push(u->path, sizeof u->path, &u->len, u->len ? "." : "", k, "", 0);
-        if (!f || (f->flags & FAKEAPI__F_NOJSON)) {
-            u->count++;
-            if (u->out)
-                json_array_append_new(u->out, json_string(u->path));
-            if (u->drop)
-                json_object_del(obj, k);
-        } else {
-            unknown_field(u, f, v);
-        }
-        pop(u->path, &u->len, was);
-    }
-}
-
-int fakeapi__builtin_unknown(const fakeapi__tmsg *m, json_t *obj, json_t *unknown, bool drop)
-{
-    unknown_walk u = {.out = unknown, .drop = drop};
-    unknown_msg(&u, m, obj, true);
-    return u.count;
+    free(w.found);
+    return rc;
 }

@@ -25,20 +25,16 @@
 const fakeapi__tmsg *fakeapi__builtin_msg(const fakeapi__resource *res);
 
 /*
- * Would Go's decoder accept obj as a kind (root message m)? 0, or -1 with
- * err filled in (the first error in document order; err may be NULL).
- * obj is not modified.
+ * Decode obj as a kind of root message m would be: 0 or more when Go's
+ * decoder accepts it, -1 with err filled in (the first type error in
+ * document order; err may be NULL) when it does not, -2 on ENOMEM. On
+ * success the keys the type does not have (unknown fields) are counted (the
+ * return value), their paths appended in document order to unknown (an
+ * array, may be NULL) as strict decoding names them
+ * ("spec.template.spec.containers[0].imagePullPolicyy"), and, if drop is
+ * set, deleted from obj. On a type error obj is not modified.
  */
-int fakeapi__builtin_typecheck(const fakeapi__tmsg *m, const char *kind, const json_t *obj,
-                               fakeapi__decode_error *err);
-
-/*
- * The keys of obj (a type-checked object of root message m) its type does
- * not have, in document order, as strict decoding names them
- * ("spec.template.spec.containers[0].imagePullPolicyy"): appended to unknown
- * (an array; may be NULL), and deleted from obj when drop is set. Returns
- * how many there were.
- */
-int fakeapi__builtin_unknown(const fakeapi__tmsg *m, json_t *obj, json_t *unknown, bool drop);
+int fakeapi__builtin_decode(const fakeapi__tmsg *m, json_t *obj, fakeapi__decode_error *err,
+                            json_t *unknown, bool drop);
 
 #endif
