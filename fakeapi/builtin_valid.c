@@ -630,6 +630,90 @@ static void validate_secret(vctx *v, const json_t *obj, const json_t *cur)
         add(v, "FieldValueInvalid", "type", "Invalid value: \"%s\": field is immutable", type);
 }
 
+/* ---- updates --------------------------------------------------------------------------- */
+
+static void go_strings(fakeapi__strbuf *b, const json_t *arr)
+{
+    if (!json_is_array(arr)) {
+        fakeapi__strbuf_adds(b, "[]string(nil)");
+        return;
+    }
+    fakeapi__strbuf_adds(b, "[]string{");
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        if (i)
+            fakeapi__strbuf_adds(b, ", ");
+        fakeapi__go_quote(b, json_string_value(e) ? json_string_value(e) : "");
+    }
+    fakeapi__strbuf_adds(b, "}");
+}
+
+/* Go's %#v of a metav1.LabelSelector, as a new string. */
+static char *go_selector(const json_t *sel)
+{
+    fakeapi__strbuf b = {.max = 64 << 10};
+    char *labels = go_map(json_object_get(sel, "matchLabels"));
+    fakeapi__strbuf_addf(&b, "v1.LabelSelector{MatchLabels:%s, MatchExpressions:",
+                         labels ? labels : "");
+    free(labels);
+    const json_t *exprs = json_object_get(sel, "matchExpressions");
+    if (!json_is_array(exprs)) {
+        fakeapi__strbuf_adds(&b, "[]v1.LabelSelectorRequirement(nil)}");
+        return fakeapi__strbuf_take(&b, NULL);
+    }
+    fakeapi__strbuf_adds(&b, "[]v1.LabelSelectorRequirement{");
+    size_t i;
+    json_t *e;
+    json_array_foreach(exprs, i, e)
+    {
+        fakeapi__strbuf_adds(&b, i ? ", v1.LabelSelectorRequirement{Key:" : "v1.LabelSelectorRequirement{Key:");
+        fakeapi__go_quote(&b, str(e, "key") ? str(e, "key") : "");
+        fakeapi__strbuf_adds(&b, ", Operator:");
+        fakeapi__go_quote(&b, str(e, "operator") ? str(e, "operator") : "");
+        fakeapi__strbuf_adds(&b, ", Values:");
+        go_strings(&b, json_object_get(e, "values"));
+        fakeapi__strbuf_adds(&b, "}");
+    }
+    fakeapi__strbuf_adds(&b, "}}");
+    return fakeapi__strbuf_take(&b, NULL);
+}
+
+/* apps/v1 selectors never change once set. */
+static void selector_immutable(vctx *v, const json_t *obj, const json_t *cur)
+{
+    const json_t *was = json_object_get(json_object_get(cur, "spec"), "selector");
+    const json_t *now = json_object_get(json_object_get(obj, "spec"), "selector");
+    if (!was || json_equal(was, now) || !json_is_object(now))
+        return;
+    char *shown = go_selector(now);
+    add(v, "FieldValueInvalid", "spec.selector", "Invalid value: %s: field is immutable",
+        shown ? shown : "");
+    free(shown);
+}
+
+/* A StatefulSet's spec may change only in these fields. */
+static void statefulset_update(vctx *v, const json_t *obj, const json_t *cur)
+{
+    static const char *const mutable_fields[] = {
+        "replicas", "ordinals", "template", "updateStrategy",
+        "persistentVolumeClaimRetentionPolicy", "minReadySeconds", NULL};
+    json_t *a = json_deep_copy(json_object_get(obj, "spec"));
+    json_t *b = json_deep_copy(json_object_get(cur, "spec"));
+    for (const char *const *f = mutable_fields; *f; f++) {
+        json_object_del(a, *f);
+        json_object_del(b, *f);
+    }
+    if (a && b && !json_equal(a, b))
+        add(v, "FieldValueForbidden", "spec",
+            "Forbidden: updates to statefulset spec for fields other than 'replicas', "
+            "'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' "
+            "and 'minReadySeconds' are forbidden");
+    json_decref(a);
+    json_decref(b);
+}
+
 int fakeapi__builtin_validate(const fakeapi__resource *res, const json_t *obj, const json_t *cur,
                               json_t *causes)
 {
@@ -656,6 +740,11 @@ int fakeapi__builtin_validate(const fakeapi__resource *res, const json_t *obj, c
             validate_workload(&v, obj, "statefulset", true);
         else if (!strcmp(k, "DaemonSet"))
             validate_workload(&v, obj, "daemonset", false);
+        if (cur && strcmp(k, "ControllerRevision")) {
+            selector_immutable(&v, obj, cur);
+            if (!strcmp(k, "StatefulSet"))
+                statefulset_update(&v, obj, cur);
+        }
     } else if (!strcmp(g, "batch")) {
         if (!strcmp(k, "Job"))
             validate_job_spec(&v, json_object_get(obj, "spec"), "spec", true);

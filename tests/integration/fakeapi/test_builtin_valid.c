@@ -497,10 +497,29 @@ Test(builtin_valid, updates_and_patches_are_validated_too)
     cr_assert_str_eq(jstr(st, "details.causes.0.field"), "patch");
     json_decref(st);
     cr_assert_eq(rev(), before, "nothing written");
+    /* apps/v1 selectors are immutable. */
+    st = req_fail_ct(422, "Invalid", "PATCH", DEPLOYS "/d", MERGE,
+                     "{'spec':{'selector':{'matchLabels':{'app':'web','v':'2'}},'template':{"
+                     "'metadata':{'labels':{'app':'web','v':'2'}}}}}");
+    cr_assert_str_eq(jstr(st, "message"),
+                     "Deployment.apps \"d\" is invalid: spec.selector: Invalid value: "
+                     "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"v\":\"2\"}, "
+                     "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable");
+    json_decref(st);
+    cr_assert_eq(rev(), before, "nothing written");
     json_t *got = req(200, "GET", DEPLOYS "/d", NULL);
     cr_assert_eq(jint(got, "spec.replicas"), 1);
     json_decref(got);
     json_decref(d);
+
+    /* A StatefulSet's spec changes only in its mutable fields. */
+    json_decref(req(201, "POST", STS,
+                    "{'metadata':{'name':'s'},'spec':{'serviceName':'a'," SEL TMPL(WEB, CTR) "}}"));
+    json_decref(req_ct(200, "PATCH", STS "/s", MERGE, "{'spec':{'replicas':4}}"));
+    st = req_fail_ct(422, "Invalid", "PATCH", STS "/s", MERGE, "{'spec':{'serviceName':'b'}}");
+    cr_assert_str_eq(jstr(st, "details.causes.0.reason"), "FieldValueForbidden");
+    cr_assert_str_eq(jstr(st, "details.causes.0.field"), "spec");
+    json_decref(st);
 
     /* A Secret's type is fixed once set. */
     json_decref(req(201, "POST", SECRETS, "{'metadata':{'name':'s'},'data':{'k':'eA=='}}"));
