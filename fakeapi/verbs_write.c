@@ -12,6 +12,7 @@
 #include "builtin_valid.h"
 #include "convert.h"
 #include "decode.h"
+#include "jsondup.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
@@ -117,6 +118,49 @@ static void invalid(fakeapi__ctx *c, const char *name, const char *field, const 
     json_decref(causes);
 }
 
+/*
+ * A body with a repeated key: Go's decoder keeps the last one; strict
+ * decoding refuses it (400), Warn warns (the default), Ignore says nothing.
+ * -1 having answered.
+ */
+static int duplicate_keys(fakeapi__ctx *c)
+{
+    const char *fv = fakeapi__q(c->req, "fieldValidation");
+    if (fv && !strcmp(fv, "Ignore"))
+        return 0;
+    bool strict = fv && !strcmp(fv, "Strict");
+    json_t *dups = json_array();
+    if (!dups || fakeapi__json_duplicates(c->req->body, c->req->body_len, dups) < 0) {
+        json_decref(dups);
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    fakeapi__strbuf b = {.max = 64u << 10};
+    fakeapi__strbuf_adds(&b, "strict decoding error: ");
+    size_t i;
+    json_t *d;
+    json_array_foreach(dups, i, d)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "duplicate field \"%s\"", json_string_value(d));
+        if (strict)
+            fakeapi__strbuf_addf(&b, "%s%s", i ? ", " : "", w);
+        else
+            fakeapi__resp_warn(c->resp, w);
+    }
+    int rc = 0;
+    if (strict && json_array_size(dups)) {
+        char *msg = fakeapi__strbuf_take(&b, NULL);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s",
+                            msg ? msg : "strict decoding error");
+        free(msg);
+        rc = -1;
+    }
+    fakeapi__strbuf_deinit(&b);
+    json_decref(dups);
+    return rc;
+}
+
 json_t *fakeapi__body_object(fakeapi__ctx *c)
 {
     const fakeapi__req *req = c->req;
@@ -143,6 +187,10 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
     }
     json_error_t jerr;
     v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!v && strstr(jerr.text, "duplicate object key") && duplicate_keys(c) < 0)
+        return NULL;
+    if (!v && strstr(jerr.text, "duplicate object key"))
+        v = json_loadb(req->body, req->body_len, 0, &jerr); /* the last one wins, as in Go */
     if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
                fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
         json_t *docs = NULL;

@@ -467,6 +467,25 @@ Test(builtin_valid, unknown_fields_follow_field_validation)
     cr_assert_null(jget(d, "spec.pausd"));
     json_decref(d);
 
+    /* A repeated key: Strict refuses it, Warn keeps the last and warns. */
+    before = rev();
+    st = send_warned("POST", DEPLOYS "?fieldValidation=Strict", JSON_CT,
+                     "{'metadata':{'name':'dup'},'spec':{'replicas':1,'replicas':2," SEL
+                     "'template':{'metadata':{'labels':" WEB "},'spec':{'containers':[{'name':'c',"
+                     "'image':'x','image':'y'}]}}}}",
+                     &a);
+    cr_assert_eq(a.status, 400, "%s", a.body);
+    cr_assert_str_eq(jstr(st, "message"),
+                     "strict decoding error: duplicate field \"spec.replicas\", duplicate field "
+                     "\"spec.template.spec.containers[0].image\"");
+    json_decref(st);
+    cr_assert_eq(rev(), before);
+    d = send_warned("POST", CMS, JSON_CT, "{'metadata':{'name':'dup'},'data':{'k':'1','k':'2'}}", &a);
+    cr_assert_eq(a.status, 201, "%s", a.body);
+    cr_assert_str_eq(a.warnings, "299 - \"duplicate field \\\"data.k\\\"\"\n");
+    cr_assert_str_eq(jstr(d, "data.k"), "2", "the last one wins");
+    json_decref(d);
+
     /* Fields a kind has at its root and in metadata are not unknown. */
     d = send_warned("POST", PODS "?fieldValidation=Strict", JSON_CT,
                     "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'ok','labels':{'a':'b'},"
