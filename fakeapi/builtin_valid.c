@@ -202,7 +202,67 @@ static bool selector_empty(const json_t *sel)
 
 /* ---- pod specs -------------------------------------------------------------- */
 
-static void validate_container(vctx *v, const json_t *ctr, const char *base, json_t *names)
+/* Env names (RelaxedEnvironmentVariableValidation, on by default in 1.32)
+ * and volume mounts, which must name a volume of the pod. */
+static void validate_env_mounts(vctx *v, const json_t *ctr, const char *base, const json_t *vols)
+{
+    char f[600];
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(ctr, "env"), i, e)
+    {
+        const char *name = str(e, "name");
+        path(f, sizeof f, base, ".env[%zu].name", i);
+        if (!name || !*name) {
+            required(v, f);
+            continue;
+        }
+        bool ok = true;
+        for (const char *p = name; *p; p++)
+            ok &= *p >= 0x20 && *p < 0x7f && *p != '=';
+        if (!ok)
+            add(v, "FieldValueInvalid", f,
+                "Invalid value: \"%s\": a valid environment variable name must consist only of "
+                "printable ASCII characters other than '='",
+                name);
+    }
+    json_array_foreach(json_object_get(ctr, "volumeMounts"), i, e)
+    {
+        const char *name = str(e, "name"), *mp = str(e, "mountPath");
+        path(f, sizeof f, base, ".volumeMounts[%zu].name", i);
+        if (!name || !*name)
+            required(v, f);
+        else if (!json_object_get(vols, name))
+            add(v, "FieldValueNotFound", f, "Not found: \"%s\"", name);
+        path(f, sizeof f, base, ".volumeMounts[%zu].mountPath", i);
+        if (!mp || !*mp)
+            required(v, f);
+    }
+}
+
+/* Volume names: required, DNS labels, unique; the set of them into vols. */
+static void validate_volumes(vctx *v, const json_t *spec, const char *base, json_t *vols)
+{
+    char f[600], msg[512];
+    size_t i;
+    json_t *vol;
+    json_array_foreach(json_object_get(spec, "volumes"), i, vol)
+    {
+        const char *name = str(vol, "name");
+        path(f, sizeof f, base, ".volumes[%zu].name", i);
+        if (!name || !*name)
+            required(v, f);
+        else if (fakeapi__name_check(FAKEAPI__NAME_LABEL, name, msg, sizeof msg) < 0)
+            add(v, "FieldValueInvalid", f, "Invalid value: \"%s\": %s", name, msg);
+        else if (json_object_get(vols, name))
+            add(v, "FieldValueDuplicate", f, "Duplicate value: \"%s\"", name);
+        else
+            json_object_set_new(vols, name, json_true());
+    }
+}
+
+static void validate_container(vctx *v, const json_t *ctr, const char *base, json_t *names,
+                               const json_t *vols)
 {
     char f[512], msg[512];
     const char *name = str(ctr, "name");
@@ -234,6 +294,7 @@ static void validate_container(vctx *v, const json_t *ctr, const char *base, jso
         path(f, sizeof f, pb, ".protocol");
         check_enum(v, f, str(p, "protocol"), protocols);
     }
+    validate_env_mounts(v, ctr, base, vols);
     static const char *const pulls[] = {"Always", "IfNotPresent", "Never", NULL};
     static const char *const tmp[] = {"File", "FallbackToLogsOnError", NULL};
     path(f, sizeof f, base, ".terminationMessagePolicy");
@@ -245,7 +306,8 @@ static void validate_container(vctx *v, const json_t *ctr, const char *base, jso
 static void validate_pod_spec(vctx *v, const json_t *spec, const char *base)
 {
     char f[512];
-    json_t *names = json_object();
+    json_t *names = json_object(), *vols = json_object();
+    validate_volumes(v, spec, base, vols);
     static const char *const lists[] = {"initContainers", "containers"};
     for (size_t k = 0; k < 2; k++) {
         const json_t *ctrs = json_object_get(spec, lists[k]);
@@ -259,10 +321,11 @@ static void validate_pod_spec(vctx *v, const json_t *spec, const char *base)
         {
             char cb[512];
             path(cb, sizeof cb, base, ".%s[%zu]", lists[k], i);
-            validate_container(v, c, cb, names);
+            validate_container(v, c, cb, names, vols);
         }
     }
     json_decref(names);
+    json_decref(vols);
     static const char *const restarts[] = {"Always", "OnFailure", "Never", NULL};
     static const char *const dns[] = {"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None",
                                       NULL};

@@ -156,6 +156,15 @@ static const bad_rule bad_rules[] = {
      "must be between 1 and 65535, inclusive, spec.containers[0].ports[0].protocol: Unsupported "
      "value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\"]",
      3, "spec.containers[0].ports[0].containerPort", "FieldValueInvalid"},
+    {PODS,
+     POD("'volumes':[{'name':'data'},{'name':'data'}],'containers':[{'name':'c','image':'x',"
+         "'env':[{'name':'A=B'}],'volumeMounts':[{'name':'cfg','mountPath':'/etc'},{'name':'data'}]}]"),
+     "Pod \"p\" is invalid: [spec.volumes[1].name: Duplicate value: \"data\", "
+     "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name "
+     "must consist only of printable ASCII characters other than '=', "
+     "spec.containers[0].volumeMounts[0].name: Not found: \"cfg\", "
+     "spec.containers[0].volumeMounts[1].mountPath: Required value]",
+     4, "spec.volumes[1].name", "FieldValueDuplicate"},
     {PODS, POD("'restartPolicy':'Sometimes'," CTR),
      "Pod \"p\" is invalid: spec.restartPolicy: Unsupported value: \"Sometimes\": supported "
      "values: \"Always\", \"OnFailure\", \"Never\"",
