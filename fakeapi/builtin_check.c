@@ -346,6 +346,102 @@ static const char *quantity_error(const char *s)
     return "unable to parse quantity's suffix";
 }
 
+/* ---- meta/v1 Time and MicroTime: Go's time.Parse ---------------------------------- */
+
+static int digits(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+static int days_in(int month, int year)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 2 && leap ? 29 : days[month - 1];
+}
+
+/*
+ * time.Parse(layout, s) for RFC 3339 (micro: with ".000000"): NULL when it
+ * parses, else Go's message in buf. Go walks the layout element by element
+ * and reports where the value stops matching ("cannot parse "x" as "2006"")
+ * or a field out of range.
+ */
+static const char *time_error(const char *s, bool micro, char *buf, size_t len)
+{
+    const char *layout = micro ? "2006-01-02T15:04:05.000000Z07:00" : "2006-01-02T15:04:05Z07:00";
+    static const struct {
+        const char *elem, *sep; /* sep: the literal after it */
+        int min_digits, max_digits, lo, hi;
+        const char *range;
+    } parts[] = {
+        {"2006", "-", 4, 4, 0, 9999, NULL},  {"01", "-", 2, 2, 1, 12, "month"},
+        {"02", "T", 2, 2, 0, 99, NULL},     {"15", ":", 1, 2, 0, 23, "hour"},
+        {"04", ":", 2, 2, 0, 59, "minute"}, {"05", "", 2, 2, 0, 59, "second"},
+    };
+    const char *v = s;
+    int val[6];
+#define CANNOT(rest, elem)                                                                         \
+    (snprintf(buf, len, "parsing time \"%s\" as \"%s\": cannot parse \"%s\" as \"%s\"", s, layout,   \
+              rest, elem),                                                                         \
+     buf)
+    for (size_t i = 0; i < 6; i++) {
+        int n = 0;
+        while (n < parts[i].max_digits && isdigit((unsigned char)v[n]))
+            n++;
+        if (n < parts[i].min_digits)
+            return CANNOT(v, parts[i].elem);
+        val[i] = digits(v, n);
+        if (val[i] < parts[i].lo || val[i] > parts[i].hi) {
+            if (parts[i].range)
+                return snprintf(buf, len, "parsing time \"%s\": %s out of range", s,
+                                parts[i].range),
+                       buf;
+        }
+        v += n;
+        size_t sl = strlen(parts[i].sep);
+        if (sl && strncmp(v, parts[i].sep, sl))
+            return CANNOT(v, parts[i].sep);
+        v += sl;
+    }
+    if (micro) {
+        if (v[0] != '.' || digits(v + 1, 6) < 0)
+            return CANNOT(v, ".000000");
+        v += 7;
+    } else if ((v[0] == '.' || v[0] == ',') && isdigit((unsigned char)v[1])) {
+        /* A fraction the layout does not name is still read. */
+        v++;
+        while (isdigit((unsigned char)*v))
+            v++;
+    }
+    if (*v == 'Z') {
+        v++;
+    } else {
+        if ((v[0] != '+' && v[0] != '-') || digits(v + 1, 2) < 0 || v[3] != ':' ||
+            digits(v + 4, 2) < 0)
+            return CANNOT(v, "Z07:00");
+        if (digits(v + 1, 2) > 24)
+            return snprintf(buf, len, "parsing time \"%s\": time zone offset hour out of range", s),
+                   buf;
+        if (digits(v + 4, 2) > 60)
+            return snprintf(buf, len, "parsing time \"%s\": time zone offset minute out of range",
+                            s),
+                   buf;
+        v += 6;
+    }
+    if (*v)
+        return snprintf(buf, len, "parsing time \"%s\": extra text: \"%s\"", s, v), buf;
+    if (val[2] < 1 || val[2] > days_in(val[1], val[0]))
+        return snprintf(buf, len, "parsing time \"%s\": day out of range", s), buf;
+#undef CANNOT
+    return NULL;
+}
+
 /* ---- the walk --------------------------------------------------------------- */
 
 static int check_msg(walk *w, const fakeapi__tmsg *m, json_t *obj, bool root);
@@ -357,8 +453,20 @@ static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, co
     switch (m->special) {
     case FAKEAPI__S_TIME:
     case FAKEAPI__S_MICROTIME:
-    case FAKEAPI__S_DURATION:
         /* Their UnmarshalJSON reads a string first, losing the context. */
+        if (!json_is_string(v))
+            return fail(w, FAKEAPI__DECODE_TIME, holder, "string", "string", v);
+        {
+            char msg[sizeof w->err->detail];
+            if (!time_error(json_string_value(v), m->special == FAKEAPI__S_MICROTIME, msg,
+                            sizeof msg))
+                return 0;
+            fail(w, FAKEAPI__DECODE_QUANTITY, holder, go, "struct", v);
+            snprintf(w->err->detail, sizeof w->err->detail, "%s", msg);
+            w->err->text = w->err->detail;
+            return -1;
+        }
+    case FAKEAPI__S_DURATION:
         return json_is_string(v) ? 0 : fail(w, FAKEAPI__DECODE_TIME, holder, "string", "string", v);
     case FAKEAPI__S_QUANTITY:
         if (json_is_number(v) || (json_is_string(v) && !quantity_error(json_string_value(v))))

@@ -94,6 +94,26 @@ static const bad_type bad_types[] = {
      "struct field JobSpec.spec.suspend of type bool"},
     {PODS, "{'metadata':{'name':'p'},'status':{'startTime':5}}",
      POD_IN "json: cannot unmarshal number into Go value of type string"},
+    {PODS, "{'metadata':{'name':'p','creationTimestamp':'2024/01/01'}}",
+     POD_IN "parsing time \"2024/01/01\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+            "\"/01/01\" as \"-\""},
+    {PODS, "{'metadata':{'name':'p','creationTimestamp':'yesterday'}}",
+     POD_IN "parsing time \"yesterday\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+            "\"yesterday\" as \"2006\""},
+    {PODS, "{'metadata':{'name':'p','creationTimestamp':'2024-13-01T00:00:00Z'}}",
+     POD_IN "parsing time \"2024-13-01T00:00:00Z\": month out of range"},
+    {PODS, "{'metadata':{'name':'p','creationTimestamp':'2023-02-29T00:00:00Z'}}",
+     POD_IN "parsing time \"2023-02-29T00:00:00Z\": day out of range"},
+    {PODS, "{'metadata':{'name':'p','creationTimestamp':'2024-01-01T00:00:00'}}",
+     POD_IN "parsing time \"2024-01-01T00:00:00\" as \"2006-01-02T15:04:05Z07:00\": cannot "
+            "parse \"\" as \"Z07:00\""},
+    {PODS, "{'metadata':{'name':'p','creationTimestamp':'2024-01-01T00:00:00Zjunk'}}",
+     POD_IN "parsing time \"2024-01-01T00:00:00Zjunk\": extra text: \"junk\""},
+    {"/apis/events.k8s.io/v1/namespaces/default/events",
+     "{'metadata':{'name':'e'},'eventTime':'2024-01-01T00:00:00Z'}",
+     "Event in version \"v1\" cannot be handled as a Event: parsing time "
+     "\"2024-01-01T00:00:00Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"Z\" as "
+     "\".000000\""},
 };
 
 Test(builtin_valid, wrong_types_are_400_in_the_decoders_words)
@@ -114,6 +134,10 @@ Test(builtin_valid, wrong_types_are_400_in_the_decoders_words)
     json_decref(req(201, "POST", DEPLOYS,
                     DEPLOY("'selector':{'matchLabels':{'a':'b'}},'strategy':{'rollingUpdate':{"
                            "'maxSurge':1,'maxUnavailable':'50%'}}," TMPL("{'a':'b'}", CTR))));
+    /* Times in RFC 3339, with a fraction or an offset. */
+    json_decref(req(201, "POST", PODS,
+                    "{'metadata':{'name':'t'},'spec':{" CTR "},'status':{'startTime':"
+                    "'2024-02-29T23:59:59.5+05:30'}}"));
 }
 
 typedef struct bad_rule {
