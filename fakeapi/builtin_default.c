@@ -473,6 +473,13 @@ bool fakeapi__builtin_has_generation(const fakeapi__resource *res)
 
 /* ---- the Job's selector ----------------------------------------------------------- */
 
+static void label_default(json_t *labels, const char *k, const char *v)
+{
+    /* Labels the user set are kept: a conflict is validation's to find. */
+    if (!json_object_get(labels, k))
+        json_object_set_new(labels, k, json_string(v));
+}
+
 void fakeapi__builtin_after_stamp(const fakeapi__resource *res, json_t *obj)
 {
     if (!is_kind(res, "batch", "Job"))
@@ -484,15 +491,14 @@ void fakeapi__builtin_after_stamp(const fakeapi__resource *res, json_t *obj)
     const char *uid = json_string_value(json_object_get(meta, "uid"));
     const char *name = json_string_value(json_object_get(meta, "name"));
     json_t *labels = child(child(child(spec, "template"), "metadata"), "labels");
-    if (!uid || !name || !labels)
+    json_t *ml = child(child(spec, "selector"), "matchLabels");
+    if (!uid || !name || !labels || !ml)
         return;
-    json_object_set_new(labels, "batch.kubernetes.io/controller-uid", json_string(uid));
-    json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(name));
-    json_object_set_new(labels, "controller-uid", json_string(uid));
-    json_object_set_new(labels, "job-name", json_string(name));
-    json_object_set_new(spec, "selector",
-                        json_pack("{s:{s:s}}", "matchLabels", "batch.kubernetes.io/controller-uid",
-                                  uid));
+    label_default(labels, "batch.kubernetes.io/controller-uid", uid);
+    label_default(labels, "batch.kubernetes.io/job-name", name);
+    label_default(labels, "controller-uid", uid);
+    label_default(labels, "job-name", name);
+    label_default(ml, "batch.kubernetes.io/controller-uid", uid);
     /* The server's read of the stored Job defaults its labels from the
      * template's again, generated ones included: what every GET shows. */
     if (json_object_size(json_object_get(meta, "labels")) == 0)

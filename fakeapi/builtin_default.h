@@ -32,7 +32,8 @@ bool fakeapi__builtin_has_generation(const fakeapi__resource *res);
 
 /*
  * After the server stamped a new object's uid: a Job without
- * spec.manualSelector gets its generated selector and template labels.
+ * spec.manualSelector gets its generated selector and template labels
+ * (fakeapi__builtin_validate_generated then checks what the user had set).
  */
 void fakeapi__builtin_after_stamp(const fakeapi__resource *res, json_t *obj);
 

@@ -816,3 +816,26 @@ int fakeapi__builtin_validate(const fakeapi__resource *res, const json_t *obj, c
     }
     return v.n;
 }
+
+int fakeapi__builtin_validate_generated(const fakeapi__resource *res, const json_t *obj,
+                                        json_t *causes)
+{
+    if (res->custom || strcmp(res->group, "batch") || strcmp(res->kind, "Job"))
+        return 0;
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *sel = json_object_get(spec, "selector");
+    const char *uid = str(json_object_get(obj, "metadata"), "uid");
+    if (json_is_true(json_object_get(spec, "manualSelector")) || !json_is_object(sel) || !uid)
+        return 0;
+    vctx v = {.causes = causes};
+    json_t *expected = json_pack("{s:s, s:s}", "batch.kubernetes.io/controller-uid", uid,
+                                 "controller-uid", uid);
+    if (expected && !selector_matches(sel, expected)) {
+        char *shown = go_selector(sel);
+        add(&v, "FieldValueInvalid", "spec.selector",
+            "Invalid value: %s: `selector` not auto-generated", shown ? shown : "");
+        free(shown);
+    }
+    json_decref(expected);
+    return v.n;
+}

@@ -22,4 +22,13 @@
 int fakeapi__builtin_validate(const fakeapi__resource *res, const json_t *obj, const json_t *cur,
                               json_t *causes);
 
+/*
+ * A new Job's generated selector (after fakeapi__builtin_after_stamp): it
+ * must select the labels the server generates, so a selector of the user's
+ * own without spec.manualSelector is refused. Appends causes; returns how
+ * many.
+ */
+int fakeapi__builtin_validate_generated(const fakeapi__resource *res, const json_t *obj,
+                                        json_t *causes);
+
 #endif

@@ -625,6 +625,17 @@ static int serve_crd(fakeapi__ctx *c, const json_t *crd)
     return 0;
 }
 
+/* What the server generated on a new object must pass its rules (a Job's selector). */
+static int generated_ok(fakeapi__ctx *c, const json_t *obj)
+{
+    json_t *causes = json_array();
+    int n = fakeapi__builtin_validate_generated(c->res, obj, causes);
+    if (n > 0)
+        invalid_causes(c, fakeapi__meta_str(obj, "name"), causes);
+    json_decref(causes);
+    return n > 0 ? -1 : 0;
+}
+
 /* A Service's cluster IP (allocated on create, kept on update). Holds the store lock. */
 static int cluster_ip(fakeapi__ctx *c, json_t *obj, const json_t *cur)
 {
@@ -809,7 +820,7 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
     }
     stamp_new(c, obj);
     fakeapi__builtin_after_stamp(c->res, obj);
-    if (rc >= 0 && cluster_ip(c, obj, NULL) < 0)
+    if (rc >= 0 && (generated_ok(c, obj) < 0 || cluster_ip(c, obj, NULL) < 0))
         goto fail;
     if (rc < 0 || fakeapi__txn_put(t, c->res, obj, NULL) < 0) {
         fakeapi__storage_error(c);

@@ -597,6 +597,34 @@ Test(builtin_valid, updates_and_patches_are_validated_too)
     json_decref(s);
 }
 
+Test(builtin_valid, a_jobs_selector_is_generated_unless_manual)
+{
+    unsigned long long before = rev();
+    json_t *st = req_fail(422, "Invalid", "POST", JOBS,
+                          "{'metadata':{'name':'j'},'spec':{'selector':{'matchLabels':{'app':'x'}},"
+                          "'template':{'metadata':{'labels':{'app':'x'}},'spec':{'restartPolicy':"
+                          "'Never'," CTR "}}}}");
+    const char *msg = jstr(st, "message");
+    cr_assert(strstr(msg, "Job.batch \"j\" is invalid: spec.selector: Invalid value: "
+                          "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"x\", "
+                          "\"batch.kubernetes.io/controller-uid\":\"") == msg,
+              "%s", msg);
+    cr_assert(strstr(msg, "\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` "
+                          "not auto-generated"),
+              "%s", msg);
+    json_decref(st);
+    cr_assert_eq(rev(), before);
+    cr_assert(gone(JOBS "/j"));
+    /* With manualSelector the user's selector is kept, and must match. */
+    json_t *j = req(201, "POST", JOBS,
+                    "{'metadata':{'name':'m'},'spec':{'manualSelector':true,'selector':{"
+                    "'matchLabels':{'app':'x'}},'template':{'metadata':{'labels':{'app':'x'}},"
+                    "'spec':{'restartPolicy':'Never'," CTR "}}}}");
+    cr_assert_eq(json_object_size(jget(j, "spec.selector.matchLabels")), 1);
+    cr_assert_null(jget(j, "spec.template.metadata.labels.controller-uid"));
+    json_decref(j);
+}
+
 Test(builtin_valid, dry_run_answers_the_same_errors)
 {
     unsigned long long before = rev();
