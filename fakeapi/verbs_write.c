@@ -437,17 +437,27 @@ static void unknown_fields(const json_t *a, const json_t *b, const char *path, j
 }
 
 /* fieldValidation=Strict (kubectl's default): unknown fields are an error,
- * not silently pruned. */
+ * not silently pruned; Warn (the default) warns about each; Ignore prunes
+ * them silently. */
 static int check_strict(fakeapi__ctx *c, const json_t *obj)
 {
     const char *fv = fakeapi__q(c->req, "fieldValidation");
-    if (!fv || strcmp(fv, "Strict"))
+    if (fv && !strcmp(fv, "Ignore"))
         return 0;
+    bool strict = fv && !strcmp(fv, "Strict");
     json_t *pruned = json_deep_copy(obj), *unknown = json_array();
     fakeapi__schema_prune(c->res->schema, pruned);
     unknown_fields(obj, pruned, "", unknown);
     int rc = 0;
-    if (json_array_size(unknown)) {
+    size_t k;
+    json_t *u;
+    json_array_foreach(strict ? NULL : unknown, k, u)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "unknown field \"%s\"", json_string_value(u));
+        fakeapi__resp_warn(c->resp, w);
+    }
+    if (strict && json_array_size(unknown)) {
         char msg[900] = "";
         size_t off = 0;
         size_t i;

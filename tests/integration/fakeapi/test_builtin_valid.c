@@ -531,6 +531,28 @@ Test(builtin_valid, unknown_fields_follow_field_validation)
     json_decref(d);
 }
 
+/* Custom resources: the schema prunes what it does not declare, with the same warnings. */
+Test(builtin_valid, custom_resources_warn_about_pruned_fields)
+{
+    json_decref(mk_crd());
+    answer a;
+    json_t *w = send_warned("POST", WIDGETS, JSON_CT,
+                            "{'apiVersion':'example.com/v1','kind':'Widget','metadata':{'name':'w'},"
+                            "'spec':{'size':1,'color':'blue','colour':'red'}}",
+                            &a);
+    cr_assert_eq(a.status, 201, "%s", a.body);
+    cr_assert(strstr(a.warnings, "299 - \"unknown field \\\"spec.colour\\\"\"\n"), "%s", a.warnings);
+    cr_assert_null(jget(w, "spec.colour"));
+    json_decref(w);
+    w = send_warned("POST", WIDGETS "?fieldValidation=Ignore", JSON_CT,
+                    "{'apiVersion':'example.com/v1','kind':'Widget','metadata':{'name':'v'},"
+                    "'spec':{'size':1,'color':'blue','colour':'red'}}",
+                    &a);
+    cr_assert_eq(a.status, 201, "%s", a.body);
+    cr_assert_str_eq(a.warnings, "");
+    json_decref(w);
+}
+
 /* ---- updates and patches ---------------------------------------------------------- */
 
 Test(builtin_valid, updates_and_patches_are_validated_too)
