@@ -447,9 +447,11 @@ static const char *time_error(const char *s, bool micro, char *buf, size_t len)
 static int check_msg(walk *w, const fakeapi__tmsg *m, json_t *obj, bool root);
 
 /* A value of a hand-decoded type (not null). */
-static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, const char *go,
-                         const json_t *v)
+static int check_special(walk *w, const fakeapi__tmsg *hm, const char *holder,
+                         const fakeapi__tfield *f, const fakeapi__tmsg *m, const json_t *v)
 {
+    char go[160];
+#define GO (elem_go(hm, f, go, sizeof go), go)
     switch (m->special) {
     case FAKEAPI__S_TIME:
     case FAKEAPI__S_MICROTIME:
@@ -461,7 +463,7 @@ static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, co
             if (!time_error(json_string_value(v), m->special == FAKEAPI__S_MICROTIME, msg,
                             sizeof msg))
                 return 0;
-            fail(w, FAKEAPI__DECODE_QUANTITY, holder, go, "struct", v);
+            fail(w, FAKEAPI__DECODE_QUANTITY, holder, GO, "struct", v);
             snprintf(w->err->detail, sizeof w->err->detail, "%s", msg);
             w->err->text = w->err->detail;
             return -1;
@@ -471,7 +473,7 @@ static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, co
     case FAKEAPI__S_QUANTITY:
         if (json_is_number(v) || (json_is_string(v) && !quantity_error(json_string_value(v))))
             return 0;
-        fail(w, FAKEAPI__DECODE_QUANTITY, holder, go, "struct", v);
+        fail(w, FAKEAPI__DECODE_QUANTITY, holder, GO, "struct", v);
         w->err->text = json_is_string(v) ? quantity_error(json_string_value(v)) : quantity_format;
         return -1;
     case FAKEAPI__S_INTORSTRING:
@@ -489,9 +491,7 @@ static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, co
         return -1;
     case FAKEAPI__S_SLICE: {
         if (!json_is_array(v)) {
-            char slice[160];
-            snprintf(slice, sizeof slice, "%s", go);
-            return fail(w, FAKEAPI__DECODE_TYPE, holder, slice, "slice", v);
+            return fail(w, FAKEAPI__DECODE_TYPE, holder, GO, "slice", v);
         }
         size_t i;
         json_t *e;
@@ -505,6 +505,7 @@ static int check_special(walk *w, const char *holder, const fakeapi__tmsg *m, co
     default: /* raw JSON and the other custom codecs take anything */
         return 0;
     }
+#undef GO
 }
 
 /* One value of f (not null) inside struct holder (message hm). */
@@ -553,7 +554,7 @@ static int check_one(walk *w, const fakeapi__tmsg *hm, const char *holder, const
         if (!m)
             return 0;
         if (m->special != FAKEAPI__S_NONE)
-            return check_special(w, holder, m, GO, v);
+            return check_special(w, hm, holder, f, m, v);
         if (!json_is_object(v))
             return fail(w, FAKEAPI__DECODE_TYPE, holder, GO, "struct", v);
         return check_msg(w, m, (json_t *)v, false);
