@@ -155,8 +155,8 @@ static void elem_go(const fakeapi__tmsg *holder, const fakeapi__tfield *f, char 
             return;
         }
     static const char *const scalar[] = {
-        [FAKEAPI__T_STRING] = "string", [FAKEAPI__T_BOOL] = "bool",
-        [FAKEAPI__T_INT32] = "int32",   [FAKEAPI__T_INT64] = "int64",
+        [FAKEAPI__T_STRING] = "string",  [FAKEAPI__T_BOOL] = "bool",
+        [FAKEAPI__T_INT32] = "int32",    [FAKEAPI__T_INT64] = "int64",
         [FAKEAPI__T_DOUBLE] = "float64", [FAKEAPI__T_BYTES] = "[]uint8",
     };
     const fakeapi__tmsg *m = fakeapi__type_at(f->msg);
@@ -295,8 +295,8 @@ static const char quantity_format[] =
 /* ParseQuantity's verdict on s: NULL when it parses, else its message. */
 static const char *quantity_error(const char *s)
 {
-    static const char *const suffixes[] = {"",   "n",  "u",  "m",  "k",  "M",  "G", "T",
-                                           "P",  "E",  "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    static const char *const suffixes[] = {"",  "n", "u",  "m",  "k",  "M",  "G",  "T",
+                                           "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     while (isspace((unsigned char)*s))
         s++;
     size_t n = strlen(s);
@@ -380,14 +380,14 @@ static const char *time_error(const char *s, bool micro, char *buf, size_t len)
         int min_digits, max_digits, lo, hi;
         const char *range;
     } parts[] = {
-        {"2006", "-", 4, 4, 0, 9999, NULL},  {"01", "-", 2, 2, 1, 12, "month"},
+        {"2006", "-", 4, 4, 0, 9999, NULL}, {"01", "-", 2, 2, 1, 12, "month"},
         {"02", "T", 2, 2, 0, 99, NULL},     {"15", ":", 1, 2, 0, 23, "hour"},
         {"04", ":", 2, 2, 0, 59, "minute"}, {"05", "", 2, 2, 0, 59, "second"},
     };
     const char *v = s;
     int val[6];
 #define CANNOT(rest, elem)                                                                         \
-    (snprintf(buf, len, "parsing time \"%s\" as \"%s\": cannot parse \"%s\" as \"%s\"", s, layout,   \
+    (snprintf(buf, len, "parsing time \"%s\" as \"%s\": cannot parse \"%s\" as \"%s\"", s, layout, \
               rest, elem),                                                                         \
      buf)
     for (size_t i = 0; i < 6; i++) {

@@ -230,13 +230,14 @@ static int admit_pod(json_t *spec)
     for (size_t i = 0; i < 2; i++)
         if (!has_toleration(tols, keys[i]))
             rc |= json_array_append_new(tols, json_pack("{s:s, s:s, s:s, s:i}", "key", keys[i],
-                                                        "operator", "Exists", "effect",
-                                                        "NoExecute", "tolerationSeconds", 300));
+                                                        "operator", "Exists", "effect", "NoExecute",
+                                                        "tolerationSeconds", 300));
     const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
     if (!sa || !*sa)
         sa = json_string_value(json_object_get(spec, "serviceAccount"));
     rc |= def_str(spec, "serviceAccountName", sa && *sa ? sa : "default");
-    rc |= def_str(spec, "serviceAccount", json_string_value(json_object_get(spec, "serviceAccountName")));
+    rc |= def_str(spec, "serviceAccount",
+                  json_string_value(json_object_get(spec, "serviceAccountName")));
     if (unset(spec, "priorityClassName"))
         rc |= def_int(spec, "priority", 0);
     rc |= def_str(spec, "preemptionPolicy", "PreemptLowerPriority");
@@ -416,7 +417,8 @@ int fakeapi__builtin_default(const fakeapi__resource *res, json_t *obj)
             rc = def_str(obj, "type", "Opaque");
         } else if (!strcmp(k, "Namespace")) {
             /* The label is the name, always (NamespaceDefaultLabelName). */
-            const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+            const char *name =
+                json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
             json_t *labels = child(child(obj, "metadata"), "labels");
             if (name && labels)
                 rc = json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name));
@@ -542,12 +544,14 @@ static int load_allocated(fakeapi__store *store, const fakeapi__resource *res, c
     json_t *svc;
     json_array_foreach(all, i, svc)
     {
-        const char *uid = json_string_value(json_object_get(json_object_get(svc, "metadata"), "uid"));
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(svc, "metadata"), "uid"));
         if (!al->ips || !al->ports || (self_uid && uid && !strcmp(uid, self_uid)))
             continue;
         json_t *spec = json_object_get(svc, "spec");
         uint32_t ip;
-        if (parse_ip(json_string_value(json_object_get(spec, "clusterIP")), &ip) && al->nips < n * 2)
+        if (parse_ip(json_string_value(json_object_get(spec, "clusterIP")), &ip) &&
+            al->nips < n * 2)
             al->ips[al->nips++] = ip;
         size_t j;
         json_t *p;
@@ -586,8 +590,7 @@ static void fmt_ip(uint32_t ip, char *buf, size_t len)
 }
 
 /* Node ports for NodePort and LoadBalancer services: requested ones must be free. */
-static int node_ports(json_t *spec, allocated *al, char *field, size_t flen, char *msg,
-                      size_t mlen)
+static int node_ports(json_t *spec, allocated *al, char *field, size_t flen, char *msg, size_t mlen)
 {
     const char *type = json_string_value(json_object_get(spec, "type"));
     bool lb = type && !strcmp(type, "LoadBalancer");
@@ -669,8 +672,7 @@ static int keep_allocated(json_t *spec, const json_t *cur_spec, char *field, siz
 }
 
 int fakeapi__builtin_cluster_ip(fakeapi__store *store, const fakeapi__resource *res, json_t *obj,
-                                const json_t *cur, char *field, size_t flen, char *msg,
-                                size_t mlen)
+                                const json_t *cur, char *field, size_t flen, char *msg, size_t mlen)
 {
     if (!is_kind(res, "", "Service"))
         return 0;
@@ -701,9 +703,9 @@ int fakeapi__builtin_cluster_ip(fakeapi__store *store, const fakeapi__resource *
             rc = -1;
             goto out;
         }
-        const char *old = cur ? json_string_value(json_object_get(json_object_get(cur, "spec"),
-                                                                  "clusterIP"))
-                              : NULL;
+        const char *old =
+            cur ? json_string_value(json_object_get(json_object_get(cur, "spec"), "clusterIP"))
+                : NULL;
         bool kept = old && !strcmp(old, want);
         if (!kept && ((ip & SERVICE_MASK) != SERVICE_NET || ip == SERVICE_NET ||
                       ip == (SERVICE_NET | ~SERVICE_MASK))) {

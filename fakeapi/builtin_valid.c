@@ -38,8 +38,8 @@ static void add(vctx *v, const char *reason, const char *field, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    json_array_append_new(v->causes, json_pack("{s:s, s:s, s:s}", "reason", reason, "message",
-                                               msg, "field", field));
+    json_array_append_new(
+        v->causes, json_pack("{s:s, s:s, s:s}", "reason", reason, "message", msg, "field", field));
     v->n++;
 }
 
@@ -345,12 +345,11 @@ static void validate_template(vctx *v, const json_t *tmpl, const char *base, con
 {
     char f[512];
     const json_t *labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
-    if (check_sel && (!sel || !selector_empty(sel)) &&
-        (!sel || !selector_matches(sel, labels))) {
+    if (check_sel && (!sel || !selector_empty(sel)) && (!sel || !selector_matches(sel, labels))) {
         char *shown = go_map(labels);
         path(f, sizeof f, base, ".metadata.labels");
-        add(v, "FieldValueInvalid", f, "Invalid value: %s: `selector` does not match template `labels`",
-            shown ? shown : "");
+        add(v, "FieldValueInvalid", f,
+            "Invalid value: %s: `selector` does not match template `labels`", shown ? shown : "");
         free(shown);
     }
     const json_t *spec = json_object_get(tmpl, "spec");
@@ -635,8 +634,8 @@ static void config_keys(vctx *v, const json_t *obj, const char *map, const char 
         for (size_t i = 0; i < n; i++)
             ok &= isalnum((unsigned char)k[i]) || strchr("-._", k[i]) != NULL;
         if (n > 253)
-            add(v, "FieldValueInvalid", f, "Invalid value: \"%s\": must be no more than 253 characters",
-                k);
+            add(v, "FieldValueInvalid", f,
+                "Invalid value: \"%s\": must be no more than 253 characters", k);
         if (!ok)
             add(v, "FieldValueInvalid", f,
                 "Invalid value: \"%s\": a valid config key must consist of alphanumeric "
@@ -718,8 +717,8 @@ static char *go_selector(const json_t *sel)
 {
     fakeapi__strbuf b = {.max = 64 << 10};
     char *labels = go_map(json_object_get(sel, "matchLabels"));
-    fakeapi__strbuf_addf(&b, "v1.LabelSelector{MatchLabels:%s, MatchExpressions:",
-                         labels ? labels : "");
+    fakeapi__strbuf_addf(
+        &b, "v1.LabelSelector{MatchLabels:%s, MatchExpressions:", labels ? labels : "");
     free(labels);
     const json_t *exprs = json_object_get(sel, "matchExpressions");
     if (!json_is_array(exprs)) {
@@ -731,7 +730,8 @@ static char *go_selector(const json_t *sel)
     json_t *e;
     json_array_foreach(exprs, i, e)
     {
-        fakeapi__strbuf_adds(&b, i ? ", v1.LabelSelectorRequirement{Key:" : "v1.LabelSelectorRequirement{Key:");
+        fakeapi__strbuf_adds(&b, i ? ", v1.LabelSelectorRequirement{Key:"
+                                   : "v1.LabelSelectorRequirement{Key:");
         fakeapi__go_quote(&b, str(e, "key") ? str(e, "key") : "");
         fakeapi__strbuf_adds(&b, ", Operator:");
         fakeapi__go_quote(&b, str(e, "operator") ? str(e, "operator") : "");
@@ -759,9 +759,13 @@ static void selector_immutable(vctx *v, const json_t *obj, const json_t *cur)
 /* A StatefulSet's spec may change only in these fields. */
 static void statefulset_update(vctx *v, const json_t *obj, const json_t *cur)
 {
-    static const char *const mutable_fields[] = {
-        "replicas", "ordinals", "template", "updateStrategy",
-        "persistentVolumeClaimRetentionPolicy", "minReadySeconds", NULL};
+    static const char *const mutable_fields[] = {"replicas",
+                                                 "ordinals",
+                                                 "template",
+                                                 "updateStrategy",
+                                                 "persistentVolumeClaimRetentionPolicy",
+                                                 "minReadySeconds",
+                                                 NULL};
     json_t *a = json_deep_copy(json_object_get(obj, "spec"));
     json_t *b = json_deep_copy(json_object_get(cur, "spec"));
     for (const char *const *f = mutable_fields; *f; f++) {
@@ -828,8 +832,8 @@ int fakeapi__builtin_validate_generated(const fakeapi__resource *res, const json
     if (json_is_true(json_object_get(spec, "manualSelector")) || !json_is_object(sel) || !uid)
         return 0;
     vctx v = {.causes = causes};
-    json_t *expected = json_pack("{s:s, s:s}", "batch.kubernetes.io/controller-uid", uid,
-                                 "controller-uid", uid);
+    json_t *expected =
+        json_pack("{s:s, s:s}", "batch.kubernetes.io/controller-uid", uid, "controller-uid", uid);
     if (expected && !selector_matches(sel, expected)) {
         char *shown = go_selector(sel);
         add(&v, "FieldValueInvalid", "spec.selector",

@@ -23,9 +23,9 @@ TestSuite(builtin_default, .init = setup, .fini = teardown);
 #define TMPL(spec) "'template':{'metadata':{'labels':{'app':'web'}},'spec':{" spec "}}"
 
 typedef struct want {
-    const char *path;  /* jget path */
-    const char *str;   /* a string value, or NULL for */
-    long long num;     /* a number (or a boolean: 0/1 with is_bool) */
+    const char *path; /* jget path */
+    const char *str;  /* a string value, or NULL for */
+    long long num;    /* a number (or a boolean: 0/1 with is_bool) */
     int is_bool;
 } want;
 
@@ -47,12 +47,16 @@ static void check(const json_t *obj, const want *w, size_t n, const char *what)
 static void check_pod_spec(const json_t *obj, const char *prefix, const char *restart)
 {
     char p[16][160];
-    const char *keys[] = {"dnsPolicy", "restartPolicy", "schedulerName",
+    const char *keys[] = {"dnsPolicy",
+                          "restartPolicy",
+                          "schedulerName",
                           "containers.0.terminationMessagePath",
-                          "containers.0.terminationMessagePolicy", "containers.0.imagePullPolicy",
+                          "containers.0.terminationMessagePolicy",
+                          "containers.0.imagePullPolicy",
                           "containers.0.ports.0.protocol"};
-    const char *vals[] = {"ClusterFirst", restart, "default-scheduler", "/dev/termination-log",
-                          "File", "IfNotPresent", "TCP"};
+    const char *vals[] = {
+        "ClusterFirst", restart, "default-scheduler", "/dev/termination-log", "File",
+        "IfNotPresent", "TCP"};
     want w[8];
     for (size_t i = 0; i < 7; i++) {
         snprintf(p[i], sizeof p[i], "%s%s", prefix, keys[i]);
@@ -155,10 +159,11 @@ Test(builtin_default, workloads)
     cr_assert_null(jget(d, "spec.strategy.rollingUpdate"));
     json_decref(d);
 
-    json_t *s = req(201, "POST", "/apis/apps/v1/namespaces/default/statefulsets",
-                    "{'metadata':{'name':'s'},'spec':{'serviceName':'s'," SEL TMPL(CTR)
-                    ",'volumeClaimTemplates':[{'metadata':{'name':'data'},'spec':{'accessModes':["
-                    "'ReadWriteOnce'],'resources':{'requests':{'storage':'1Gi'}}}}]}}");
+    json_t *s =
+        req(201, "POST", "/apis/apps/v1/namespaces/default/statefulsets",
+            "{'metadata':{'name':'s'},'spec':{'serviceName':'s'," SEL TMPL(
+                CTR) ",'volumeClaimTemplates':[{'metadata':{'name':'data'},'spec':{'accessModes':["
+                     "'ReadWriteOnce'],'resources':{'requests':{'storage':'1Gi'}}}}]}}");
     static const want sw[] = {
         {"spec.replicas", NULL, 1, 0},
         {"spec.revisionHistoryLimit", NULL, 10, 0},
@@ -196,9 +201,9 @@ Test(builtin_default, workloads)
 
 Test(builtin_default, jobs_and_cronjobs)
 {
-    json_t *j = req(201, "POST", "/apis/batch/v1/namespaces/default/jobs",
-                    "{'metadata':{'name':'j'},'spec':{'template':{'spec':{'restartPolicy':'Never',"
-                    CTR "}}}}");
+    json_t *j = req(
+        201, "POST", "/apis/batch/v1/namespaces/default/jobs",
+        "{'metadata':{'name':'j'},'spec':{'template':{'spec':{'restartPolicy':'Never'," CTR "}}}}");
     static const want jw[] = {
         {"spec.completions", NULL, 1, 0},
         {"spec.parallelism", NULL, 1, 0},
@@ -214,10 +219,11 @@ Test(builtin_default, jobs_and_cronjobs)
     /* The generated selector and labels carry the Job's uid. */
     const char *uid = jstr(j, "metadata.uid");
     json_t *labels = jget(j, "spec.template.metadata.labels");
-    cr_assert_str_eq(json_string_value(json_object_get(labels, "batch.kubernetes.io/controller-uid")),
-                     uid);
+    cr_assert_str_eq(
+        json_string_value(json_object_get(labels, "batch.kubernetes.io/controller-uid")), uid);
     cr_assert_str_eq(json_string_value(json_object_get(labels, "controller-uid")), uid);
-    cr_assert_str_eq(json_string_value(json_object_get(labels, "batch.kubernetes.io/job-name")), "j");
+    cr_assert_str_eq(json_string_value(json_object_get(labels, "batch.kubernetes.io/job-name")),
+                     "j");
     cr_assert_str_eq(json_string_value(json_object_get(labels, "job-name")), "j");
     json_t *ml = jget(j, "spec.selector.matchLabels");
     cr_assert_eq(json_object_size(ml), 1);
@@ -244,14 +250,16 @@ Test(builtin_default, jobs_and_cronjobs)
     };
     check(cj, cw, sizeof cw / sizeof cw[0], "cronjob");
     check_pod_spec(cj, "spec.jobTemplate.spec.template.spec.", "OnFailure");
-    cr_assert_null(jget(cj, "spec.jobTemplate.spec.backoffLimit"), "a Job's defaults are the Job's");
+    cr_assert_null(jget(cj, "spec.jobTemplate.spec.backoffLimit"),
+                   "a Job's defaults are the Job's");
     json_decref(cj);
 }
 
 Test(builtin_default, services_and_cluster_ips)
 {
-    json_t *a = req(201, "POST", SVCS,
-                    "{'metadata':{'name':'a'},'spec':{'selector':{'app':'web'},'ports':[{'port':80}]}}");
+    json_t *a =
+        req(201, "POST", SVCS,
+            "{'metadata':{'name':'a'},'spec':{'selector':{'app':'web'},'ports':[{'port':80}]}}");
     static const want sw[] = {
         {"spec.type", "ClusterIP", 0, 0},
         {"spec.sessionAffinity", "None", 0, 0},
@@ -272,8 +280,9 @@ Test(builtin_default, services_and_cluster_ips)
     json_t *b = req(201, "POST", SVCS, "{'metadata':{'name':'b'},'spec':{'ports':[{'port':80}]}}");
     cr_assert_str_eq(jstr(b, "spec.clusterIP"), "10.96.0.2");
     json_decref(b);
-    json_t *c = req(201, "POST", SVCS,
-                    "{'metadata':{'name':'c'},'spec':{'clusterIP':'10.96.0.3','ports':[{'port':80}]}}");
+    json_t *c =
+        req(201, "POST", SVCS,
+            "{'metadata':{'name':'c'},'spec':{'clusterIP':'10.96.0.3','ports':[{'port':80}]}}");
     cr_assert_str_eq(jstr(c, "spec.clusterIPs.0"), "10.96.0.3");
     json_decref(c);
     json_t *st = req_fail(422, "Invalid", "POST", SVCS,
@@ -298,8 +307,9 @@ Test(builtin_default, services_and_cluster_ips)
     cr_assert_str_eq(jstr(h, "spec.clusterIP"), "None");
     cr_assert_str_eq(jstr(h, "spec.clusterIPs.0"), "None");
     json_decref(h);
-    json_t *x = req(201, "POST", SVCS,
-                    "{'metadata':{'name':'ext'},'spec':{'type':'ExternalName','externalName':'a.b'}}");
+    json_t *x =
+        req(201, "POST", SVCS,
+            "{'metadata':{'name':'ext'},'spec':{'type':'ExternalName','externalName':'a.b'}}");
     cr_assert_null(jget(x, "spec.clusterIP"));
     cr_assert_null(jget(x, "spec.ipFamilies"));
     cr_assert_null(jget(x, "spec.internalTrafficPolicy"));
@@ -332,9 +342,9 @@ Test(builtin_default, other_kinds)
     cr_assert_str_eq(jstr(pvc, "spec.volumeMode"), "Filesystem");
     json_decref(pvc);
     json_t *ns = req(201, "POST", "/api/v1/namespaces", "{'metadata':{'name':'team'}}");
-    cr_assert_str_eq(
-        json_string_value(json_object_get(jget(ns, "metadata.labels"), "kubernetes.io/metadata.name")),
-        "team");
+    cr_assert_str_eq(json_string_value(json_object_get(jget(ns, "metadata.labels"),
+                                                       "kubernetes.io/metadata.name")),
+                     "team");
     cr_assert_str_eq(jstr(ns, "spec.finalizers.0"), "kubernetes");
     cr_assert_null(jget(ns, "metadata.generation"));
     json_decref(ns);
@@ -348,7 +358,8 @@ Test(builtin_default, defaults_on_update_and_patch)
 {
     json_t *d = req(201, "POST", DEPLOYS, "{'metadata':{'name':'d'},'spec':{" SEL TMPL(CTR) "}}");
     /* A PUT without the defaults gets them again: no spec change, no new generation. */
-    json_t *u = req(200, "PUT", DEPLOYS "/d", "{'metadata':{'name':'d'},'spec':{" SEL TMPL(CTR) "}}");
+    json_t *u =
+        req(200, "PUT", DEPLOYS "/d", "{'metadata':{'name':'d'},'spec':{" SEL TMPL(CTR) "}}");
     cr_assert_eq(jint(u, "spec.revisionHistoryLimit"), 10);
     cr_assert_str_eq(jstr(u, "spec.template.spec.dnsPolicy"), "ClusterFirst");
     cr_assert_eq(jint(u, "metadata.generation"), 1);

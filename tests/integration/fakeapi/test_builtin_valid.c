@@ -50,8 +50,9 @@ static const bad_type bad_types[] = {
      DEPLOY_IN "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas "
                "of type int32"},
     {DEPLOYS, DEPLOY("'replicas':3.5"),
-     DEPLOY_IN "json: cannot unmarshal number 3.5 into Go struct field DeploymentSpec.spec.replicas "
-               "of type int32"},
+     DEPLOY_IN
+     "json: cannot unmarshal number 3.5 into Go struct field DeploymentSpec.spec.replicas "
+     "of type int32"},
     {DEPLOYS, DEPLOY(TMPL("'x'", CTR)),
      DEPLOY_IN "json: cannot unmarshal string into Go struct field "
                "ObjectMeta.spec.template.metadata.labels of type map[string]string"},
@@ -166,7 +167,8 @@ static const bad_rule bad_rules[] = {
     {PODS, POD("'containers':[{'name':'a','image':'x'},{'name':'a','image':'y'}]"),
      "Pod \"p\" is invalid: spec.containers[1].name: Duplicate value: \"a\"", 1,
      "spec.containers[1].name", "FieldValueDuplicate"},
-    {PODS, POD("'initContainers':[{'name':'a','image':'x'}],'containers':[{'name':'a','image':'y'}]"),
+    {PODS,
+     POD("'initContainers':[{'name':'a','image':'x'}],'containers':[{'name':'a','image':'y'}]"),
      "Pod \"p\" is invalid: spec.containers[0].name: Duplicate value: \"a\"", 1,
      "spec.containers[0].name", "FieldValueDuplicate"},
     {PODS, POD("'containers':[{'name':'c','image':'x','ports':[{'containerPort':0}]}]"),
@@ -182,7 +184,8 @@ static const bad_rule bad_rules[] = {
      3, "spec.containers[0].ports[0].containerPort", "FieldValueInvalid"},
     {PODS,
      POD("'volumes':[{'name':'data'},{'name':'data'}],'containers':[{'name':'c','image':'x',"
-         "'env':[{'name':'A=B'}],'volumeMounts':[{'name':'cfg','mountPath':'/etc'},{'name':'data'}]}]"),
+         "'env':[{'name':'A=B'}],'volumeMounts':[{'name':'cfg','mountPath':'/"
+         "etc'},{'name':'data'}]}]"),
      "Pod \"p\" is invalid: [spec.volumes[1].name: Duplicate value: \"data\", "
      "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name "
      "must consist only of printable ASCII characters other than '=', "
@@ -207,14 +210,15 @@ static const bad_rule bad_rules[] = {
      "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: "
      "`selector` does not match template `labels`]",
      2, "spec.selector", "FieldValueRequired"},
-    {DEPLOYS, DEPLOY("'selector':{'matchLabels':{'app':'db'}}," TMPL("{'app':'web','tier':'x'}", CTR)),
+    {DEPLOYS,
+     DEPLOY("'selector':{'matchLabels':{'app':'db'}}," TMPL("{'app':'web','tier':'x'}", CTR)),
      "Deployment.apps \"d\" is invalid: spec.template.metadata.labels: Invalid value: "
      "map[string]string{\"app\":\"web\", \"tier\":\"x\"}: `selector` does not match template "
      "`labels`",
      1, "spec.template.metadata.labels", "FieldValueInvalid"},
     {DEPLOYS,
-     DEPLOY("'selector':{'matchExpressions':[{'key':'app','operator':'NotIn','values':['web']}]},"
-            TMPL(WEB, CTR)),
+     DEPLOY("'selector':{'matchExpressions':[{'key':'app','operator':'NotIn','values':['web']}]}"
+            "," TMPL(WEB, CTR)),
      "Deployment.apps \"d\" is invalid: spec.template.metadata.labels: Invalid value: "
      "map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
      1, "spec.template.metadata.labels", "FieldValueInvalid"},
@@ -300,8 +304,7 @@ static const bad_rule bad_rules[] = {
      "Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
      1, "spec.jobTemplate.spec.template.spec.restartPolicy", "FieldValueNotSupported"},
     {SVCS, "{'metadata':{'name':'s'},'spec':{'selector':{'a':'b'}}}",
-     "Service \"s\" is invalid: spec.ports: Required value", 1, "spec.ports",
-     "FieldValueRequired"},
+     "Service \"s\" is invalid: spec.ports: Required value", 1, "spec.ports", "FieldValueRequired"},
     {SVCS, "{'metadata':{'name':'s'},'spec':{'ports':[{'port':80},{'port':81,'name':'b'}]}}",
      "Service \"s\" is invalid: spec.ports[0].name: Required value", 1, "spec.ports[0].name",
      "FieldValueRequired"},
@@ -433,8 +436,8 @@ static json_t *send_warned(const char *method, const char *path, const char *cty
 }
 
 #define TYPO_DEPLOY                                                                                \
-    "{'metadata':{'name':'%s','labelz':{}},'spec':{'replicaz':3," SEL                             \
-    "'template':{'metadata':{'labels':" WEB "},'spec':{'containers':[{'name':'c','image':'x',"   \
+    "{'metadata':{'name':'%s','labelz':{}},'spec':{'replicaz':3," SEL                              \
+    "'template':{'metadata':{'labels':" WEB "},'spec':{'containers':[{'name':'c','image':'x',"     \
     "'imagePullPolicyy':'Never','resources':{'limitz':{}}}]}}}}"
 #define JSON_CT "Content-Type: application/json"
 
@@ -443,7 +446,8 @@ Test(builtin_valid, unknown_fields_follow_field_validation)
     unsigned long long before = rev();
     answer a;
     /* Strict: all of them, in document order, and nothing stored. */
-    json_t *st = send_warned("POST", DEPLOYS "?fieldValidation=Strict", JSON_CT, S(TYPO_DEPLOY, "s"), &a);
+    json_t *st =
+        send_warned("POST", DEPLOYS "?fieldValidation=Strict", JSON_CT, S(TYPO_DEPLOY, "s"), &a);
     cr_assert_eq(a.status, 400, "%s", a.body);
     assert_failure(st, 400, "BadRequest");
     cr_assert_str_eq(jstr(st, "message"),
@@ -460,7 +464,8 @@ Test(builtin_valid, unknown_fields_follow_field_validation)
     for (size_t i = 0; i < 2; i++) {
         char name[8];
         snprintf(name, sizeof name, "w%zu", i);
-        json_t *d = send_warned("POST", S(DEPLOYS "%s", warned[i]), JSON_CT, S(TYPO_DEPLOY, name), &a);
+        json_t *d =
+            send_warned("POST", S(DEPLOYS "%s", warned[i]), JSON_CT, S(TYPO_DEPLOY, name), &a);
         cr_assert_eq(a.status, 201, "%s", a.body);
         cr_assert_str_eq(a.warnings,
                          "299 - \"unknown field \\\"metadata.labelz\\\"\"\n"
@@ -482,7 +487,8 @@ Test(builtin_valid, unknown_fields_follow_field_validation)
     }
 
     /* Ignore: dropped without a word. */
-    json_t *d = send_warned("POST", DEPLOYS "?fieldValidation=Ignore", JSON_CT, S(TYPO_DEPLOY, "i"), &a);
+    json_t *d =
+        send_warned("POST", DEPLOYS "?fieldValidation=Ignore", JSON_CT, S(TYPO_DEPLOY, "i"), &a);
     cr_assert_eq(a.status, 201, "%s", a.body);
     cr_assert_str_eq(a.warnings, "");
     cr_assert_null(jget(d, "spec.replicaz"));
@@ -513,7 +519,8 @@ Test(builtin_valid, unknown_fields_follow_field_validation)
                      "\"spec.template.spec.containers[0].image\"");
     json_decref(st);
     cr_assert_eq(rev(), before);
-    d = send_warned("POST", CMS, JSON_CT, "{'metadata':{'name':'dup'},'data':{'k':'1','k':'2'}}", &a);
+    d = send_warned("POST", CMS, JSON_CT, "{'metadata':{'name':'dup'},'data':{'k':'1','k':'2'}}",
+                    &a);
     cr_assert_eq(a.status, 201, "%s", a.body);
     cr_assert_str_eq(a.warnings, "299 - \"duplicate field \\\"data.k\\\"\"\n");
     cr_assert_str_eq(jstr(d, "data.k"), "2", "the last one wins");
@@ -536,12 +543,14 @@ Test(builtin_valid, custom_resources_warn_about_pruned_fields)
 {
     json_decref(mk_crd());
     answer a;
-    json_t *w = send_warned("POST", WIDGETS, JSON_CT,
-                            "{'apiVersion':'example.com/v1','kind':'Widget','metadata':{'name':'w'},"
-                            "'spec':{'size':1,'color':'blue','colour':'red'}}",
-                            &a);
+    json_t *w =
+        send_warned("POST", WIDGETS, JSON_CT,
+                    "{'apiVersion':'example.com/v1','kind':'Widget','metadata':{'name':'w'},"
+                    "'spec':{'size':1,'color':'blue','colour':'red'}}",
+                    &a);
     cr_assert_eq(a.status, 201, "%s", a.body);
-    cr_assert(strstr(a.warnings, "299 - \"unknown field \\\"spec.colour\\\"\"\n"), "%s", a.warnings);
+    cr_assert(strstr(a.warnings, "299 - \"unknown field \\\"spec.colour\\\"\"\n"), "%s",
+              a.warnings);
     cr_assert_null(jget(w, "spec.colour"));
     json_decref(w);
     w = send_warned("POST", WIDGETS "?fieldValidation=Ignore", JSON_CT,
@@ -559,7 +568,8 @@ Test(builtin_valid, updates_and_patches_are_validated_too)
 {
     json_t *d = req(201, "POST", DEPLOYS, DEPLOY(SEL TMPL(WEB, CTR)));
     unsigned long long before = rev();
-    json_t *st = req_fail_ct(422, "Invalid", "PATCH", DEPLOYS "/d", MERGE, "{'spec':{'replicas':-3}}");
+    json_t *st =
+        req_fail_ct(422, "Invalid", "PATCH", DEPLOYS "/d", MERGE, "{'spec':{'replicas':-3}}");
     cr_assert_str_eq(jstr(st, "details.causes.0.field"), "spec.replicas");
     json_decref(st);
     st = req_fail_ct(422, "Invalid", "PATCH", DEPLOYS "/d", MERGE,
@@ -575,10 +585,11 @@ Test(builtin_valid, updates_and_patches_are_validated_too)
     st = req_fail_ct(422, "Invalid", "PATCH", DEPLOYS "/d", MERGE,
                      "{'spec':{'selector':{'matchLabels':{'app':'web','v':'2'}},'template':{"
                      "'metadata':{'labels':{'app':'web','v':'2'}}}}}");
-    cr_assert_str_eq(jstr(st, "message"),
-                     "Deployment.apps \"d\" is invalid: spec.selector: Invalid value: "
-                     "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"v\":\"2\"}, "
-                     "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable");
+    cr_assert_str_eq(
+        jstr(st, "message"),
+        "Deployment.apps \"d\" is invalid: spec.selector: Invalid value: "
+        "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"v\":\"2\"}, "
+        "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable");
     json_decref(st);
     cr_assert_eq(rev(), before, "nothing written");
     json_t *got = req(200, "GET", DEPLOYS "/d", NULL);
@@ -606,10 +617,11 @@ Test(builtin_valid, updates_and_patches_are_validated_too)
     json_decref(st);
 
     /* A Service keeps its cluster IP; it may not move. */
-    json_t *s = req(201, "POST", SVCS, "{'metadata':{'name':'web'},'spec':{'ports':[{'port':80}]}}");
+    json_t *s =
+        req(201, "POST", SVCS, "{'metadata':{'name':'web'},'spec':{'ports':[{'port':80}]}}");
     const char *ip = jstr(s, "spec.clusterIP");
-    json_t *u = req(200, "PUT", SVCS "/web",
-                    "{'metadata':{'name':'web'},'spec':{'ports':[{'port':81}]}}");
+    json_t *u =
+        req(200, "PUT", SVCS "/web", "{'metadata':{'name':'web'},'spec':{'ports':[{'port':81}]}}");
     cr_assert_str_eq(jstr(u, "spec.clusterIP"), ip, "kept when left out");
     json_decref(u);
     st = req_fail_ct(422, "Invalid", "PATCH", SVCS "/web", MERGE,
