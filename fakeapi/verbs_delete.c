@@ -165,8 +165,10 @@ int fakeapi__delete_in_txn(fakeapi__txn *t, const fakeapi__resource *res, json_t
     fakeapi__fmt_time(fakeapi__srv_now(t->srv), now, sizeof now);
     json_object_set_new(meta, "deletionTimestamp", json_string(now));
     json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+    /* Only a kind that keeps a generation gets it bumped (upstream's BeforeDelete). */
     json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
-    json_object_set_new(meta, "generation", json_integer(gen + 1));
+    if (gen > 0)
+        json_object_set_new(meta, "generation", json_integer(gen + 1));
     if (is_ns)
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Terminating"));
     int rc = fakeapi__txn_put(t, res, obj, prev);

@@ -7,8 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin_check.h"
+#include "builtin_default.h"
+#include "builtin_valid.h"
 #include "convert.h"
 #include "decode.h"
+#include "jsondup.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
@@ -76,36 +80,29 @@ static void invalid(fakeapi__ctx *c, const char *name, const char *field, const 
 
 static void invalid_causes(fakeapi__ctx *c, const char *name, json_t *causes)
 {
-    char msg[1024];
-    size_t off = 0;
+    /* The API server wraps several causes in [...]. */
+    fakeapi__strbuf b = {.max = 1u << 20};
+    bool many = json_array_size(causes) > 1;
+    char q[300];
+    snprintf(q, sizeof q, "%s%s%s", c->res->kind, *c->res->group ? "." : "", c->res->group);
+    fakeapi__strbuf_addf(&b, "%s \"%s\" is invalid: %s", q, name ? name : "", many ? "[" : "");
     size_t i;
     json_t *cause;
     json_array_foreach(causes, i, cause)
     {
-        off += (size_t)snprintf(msg + off, off < sizeof msg ? sizeof msg - off : 0, "%s%s: %s",
-                                i ? ", " : "", json_string_value(json_object_get(cause, "field")),
-                                json_string_value(json_object_get(cause, "message")));
-        if (off >= sizeof msg)
-            off = sizeof msg - 1;
+        fakeapi__strbuf_addf(&b, "%s%s: %s", i ? ", " : "",
+                             json_string_value(json_object_get(cause, "field")),
+                             json_string_value(json_object_get(cause, "message")));
     }
+    if (many)
+        fakeapi__strbuf_adds(&b, "]");
+    char *msg = fakeapi__strbuf_take(&b, NULL);
     json_t *details = fakeapi__details(c->res, name);
     json_object_set_new(details, "kind", json_string(c->res->kind));
     json_object_set(details, "causes", causes);
-    char q[300];
-    snprintf(q, sizeof q, "%s%s%s", c->res->kind, *c->res->group ? "." : "", c->res->group);
-    fakeapi__resp_error(c->resp, 422, "Invalid", details, "%s \"%s\" is invalid: %s%s", q,
-                        name ? name : "", json_array_size(causes) > 1 ? "[" : "", msg);
-    if (json_array_size(causes) > 1) {
-        /* The API server wraps several causes in [...]; close the bracket. */
-        json_t *st = json_loadb(c->resp->body, c->resp->body_len, 0, NULL);
-        if (st) {
-            char *m = NULL;
-            if (asprintf(&m, "%s]", json_string_value(json_object_get(st, "message"))) > 0)
-                json_object_set_new(st, "message", json_string(m));
-            free(m);
-            fakeapi__resp_json(c->resp, 422, st);
-        }
-    }
+    fakeapi__resp_json(c->resp, 422,
+                       fakeapi__status_new(422, "Invalid", msg ? msg : "invalid", details));
+    free(msg);
 }
 
 static void invalid(fakeapi__ctx *c, const char *name, const char *field, const char *reason,
@@ -120,6 +117,49 @@ static void invalid(fakeapi__ctx *c, const char *name, const char *field, const 
         json_pack("[{s:s, s:s, s:s}]", "reason", reason, "message", msg, "field", field);
     invalid_causes(c, name, causes);
     json_decref(causes);
+}
+
+/*
+ * A body with a repeated key: Go's decoder keeps the last one; strict
+ * decoding refuses it (400), Warn warns (the default), Ignore says nothing.
+ * -1 having answered.
+ */
+static int duplicate_keys(fakeapi__ctx *c)
+{
+    const char *fv = fakeapi__q(c->req, "fieldValidation");
+    if (fv && !strcmp(fv, "Ignore"))
+        return 0;
+    bool strict = fv && !strcmp(fv, "Strict");
+    json_t *dups = json_array();
+    if (!dups || fakeapi__json_duplicates(c->req->body, c->req->body_len, dups) < 0) {
+        json_decref(dups);
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    fakeapi__strbuf b = {.max = 64u << 10};
+    fakeapi__strbuf_adds(&b, "strict decoding error: ");
+    size_t i;
+    json_t *d;
+    json_array_foreach(dups, i, d)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "duplicate field \"%s\"", json_string_value(d));
+        if (strict)
+            fakeapi__strbuf_addf(&b, "%s%s", i ? ", " : "", w);
+        else
+            fakeapi__resp_warn(c->resp, w);
+    }
+    int rc = 0;
+    if (strict && json_array_size(dups)) {
+        char *msg = fakeapi__strbuf_take(&b, NULL);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s",
+                            msg ? msg : "strict decoding error");
+        free(msg);
+        rc = -1;
+    }
+    fakeapi__strbuf_deinit(&b);
+    json_decref(dups);
+    return rc;
 }
 
 json_t *fakeapi__body_object(fakeapi__ctx *c)
@@ -148,6 +188,10 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
     }
     json_error_t jerr;
     v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!v && strstr(jerr.text, "duplicate object key") && duplicate_keys(c) < 0)
+        return NULL;
+    if (!v && strstr(jerr.text, "duplicate object key"))
+        v = json_loadb(req->body, req->body_len, 0, &jerr); /* the last one wins, as in Go */
     if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
                fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
         json_t *docs = NULL;
@@ -190,14 +234,74 @@ static void body_summary(const fakeapi__req *req, char *out, size_t len)
 }
 
 /*
+ * The decode step. Built-in kinds: by their types, and the unknown fields
+ * their Go types drop: with fieldValidation=Strict a 400 (all of them, in
+ * document order), with Warn (the default) one warning each, with Ignore
+ * nothing. Returns 1 with e filled in for a type error, -1 having answered,
+ * 0 when obj decodes.
+ */
+static int decodes(fakeapi__ctx *c, json_t *obj, fakeapi__decode_error *e)
+{
+    const fakeapi__tmsg *m = fakeapi__builtin_msg(c->res);
+    if (!m)
+        return fakeapi__decode_check(c->res, obj, e) < 0 ? 1 : 0;
+    const char *fv = fakeapi__q(c->req, "fieldValidation");
+    bool strict = fv && !strcmp(fv, "Strict"), ignore = fv && !strcmp(fv, "Ignore");
+    json_t *unknown = NULL;
+    int n = fakeapi__builtin_decode(m, obj, e, NULL, false);
+    if (n > 0 && !ignore) {
+        /* Rare: a second walk names them. */
+        unknown = json_array();
+        n = fakeapi__builtin_decode(m, obj, e, unknown, !strict);
+    } else if (n > 0) {
+        n = fakeapi__builtin_decode(m, obj, e, NULL, true);
+    }
+    if (n == -1)
+        return 1;
+    if (n == -2) {
+        json_decref(unknown);
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    if (n > 0 && strict) {
+        fakeapi__strbuf b = {.max = 64u << 10};
+        fakeapi__strbuf_adds(&b, "strict decoding error: ");
+        size_t i;
+        json_t *f;
+        json_array_foreach(unknown, i, f)
+        {
+            fakeapi__strbuf_addf(&b, "%sunknown field \"%s\"", i ? ", " : "",
+                                 json_string_value(f));
+        }
+        char *msg = fakeapi__strbuf_take(&b, NULL);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s",
+                            msg ? msg : "strict decoding error");
+        free(msg);
+        json_decref(unknown);
+        return -1;
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(unknown, i, f)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "unknown field \"%s\"", json_string_value(f));
+        fakeapi__resp_warn(c->resp, w);
+    }
+    json_decref(unknown);
+    return 0;
+}
+
+/*
  * Create and update: a body the kind's Go type could not decode is 400, as
  * the API server's transformDecodeError words it.
  */
-static int check_decodes(fakeapi__ctx *c, const json_t *obj)
+static int check_decodes(fakeapi__ctx *c, json_t *obj)
 {
     fakeapi__decode_error e;
-    if (fakeapi__decode_check(c->res, obj, &e) == 0)
-        return 0;
+    int rc = decodes(c, obj, &e);
+    if (rc <= 0)
+        return rc;
     char detail[768];
     fakeapi__decode_message(&e, FAKEAPI__DIALECT_JSON, detail, sizeof detail);
     if (e.code == FAKEAPI__DECODE_TYPEMETA) {
@@ -246,12 +350,13 @@ static void patch_undecodable(fakeapi__ctx *c, const char *shown, const char *de
 }
 
 /* The result of a patch must decode like a body (see check_decodes). */
-static int check_patch_decodes(fakeapi__ctx *c, const json_t *patched, const json_t *patch,
-                               bool smp, bool apply)
+static int check_patch_decodes(fakeapi__ctx *c, json_t *patched, const json_t *patch, bool smp,
+                               bool apply)
 {
     fakeapi__decode_error e;
-    if (fakeapi__decode_check(c->res, patched, &e) == 0)
-        return 0;
+    int rc = decodes(c, patched, &e);
+    if (rc <= 0)
+        return rc;
     char detail[768];
     if (apply) {
         /* Upstream answers 500 here (kubernetes#139253; a fix making it 400
@@ -333,17 +438,27 @@ static void unknown_fields(const json_t *a, const json_t *b, const char *path, j
 }
 
 /* fieldValidation=Strict (kubectl's default): unknown fields are an error,
- * not silently pruned. */
+ * not silently pruned; Warn (the default) warns about each; Ignore prunes
+ * them silently. */
 static int check_strict(fakeapi__ctx *c, const json_t *obj)
 {
     const char *fv = fakeapi__q(c->req, "fieldValidation");
-    if (!fv || strcmp(fv, "Strict"))
+    if (fv && !strcmp(fv, "Ignore"))
         return 0;
+    bool strict = fv && !strcmp(fv, "Strict");
     json_t *pruned = json_deep_copy(obj), *unknown = json_array();
     fakeapi__schema_prune(c->res->schema, pruned);
     unknown_fields(obj, pruned, "", unknown);
     int rc = 0;
-    if (json_array_size(unknown)) {
+    size_t k;
+    json_t *u;
+    json_array_foreach(strict ? NULL : unknown, k, u)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "unknown field \"%s\"", json_string_value(u));
+        fakeapi__resp_warn(c->resp, w);
+    }
+    if (strict && json_array_size(unknown)) {
         char msg[900] = "";
         size_t off = 0;
         size_t i;
@@ -443,7 +558,24 @@ static int fold_string_data(const fakeapi__resource *res, json_t *obj)
     return 0;
 }
 
-static int admit(fakeapi__ctx *c, json_t *obj)
+/* Built-in kinds: defaults, then the kind's rules (cur: the stored object on update). */
+static int admit_builtin(fakeapi__ctx *c, json_t *obj, const json_t *cur)
+{
+    if (c->res->custom)
+        return 0;
+    if (fakeapi__builtin_default(c->res, obj) < 0) {
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    json_t *causes = json_array();
+    int n = fakeapi__builtin_validate(c->res, obj, cur, causes);
+    if (n > 0)
+        invalid_causes(c, fakeapi__meta_str(obj, "name"), causes);
+    json_decref(causes);
+    return n > 0 ? -1 : 0;
+}
+
+static int admit(fakeapi__ctx *c, json_t *obj, const json_t *cur)
 {
     char field[64], msg[512];
     if (fold_string_data(c->res, obj) < 0) {
@@ -461,7 +593,7 @@ static int admit(fakeapi__ctx *c, json_t *obj)
                 strncmp(msg, "Too long", 8) ? "FieldValueInvalid" : "FieldValueTooLong", "%s", msg);
         return -1;
     }
-    if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0)
+    if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0 || admit_builtin(c, obj, cur) < 0)
         return -1;
     return 0;
 }
@@ -504,6 +636,30 @@ static int serve_crd(fakeapi__ctx *c, const json_t *crd)
     return 0;
 }
 
+/* What the server generated on a new object must pass its rules (a Job's selector). */
+static int generated_ok(fakeapi__ctx *c, const json_t *obj)
+{
+    json_t *causes = json_array();
+    int n = fakeapi__builtin_validate_generated(c->res, obj, causes);
+    if (n > 0)
+        invalid_causes(c, fakeapi__meta_str(obj, "name"), causes);
+    json_decref(causes);
+    return n > 0 ? -1 : 0;
+}
+
+/* A Service's cluster IP (allocated on create, kept on update). Holds the store lock. */
+static int cluster_ip(fakeapi__ctx *c, json_t *obj, const json_t *cur)
+{
+    char field[64], msg[512];
+    int rc = fakeapi__builtin_cluster_ip(c->srv->store, c->res, obj, cur, field, sizeof field, msg,
+                                         sizeof msg);
+    if (rc == -2)
+        fakeapi__storage_error(c);
+    else if (rc < 0)
+        invalid(c, fakeapi__meta_str(obj, "name"), field, "FieldValueInvalid", "%s", msg);
+    return rc < 0 ? -1 : 0;
+}
+
 /* Stamp what the server owns on a new object. Holds the store lock. */
 static void stamp_new(fakeapi__ctx *c, json_t *obj)
 {
@@ -513,7 +669,10 @@ static void stamp_new(fakeapi__ctx *c, json_t *obj)
     json_t *m = fakeapi__meta(obj);
     json_object_set_new(m, "uid", json_string(uid));
     json_object_set_new(m, "creationTimestamp", json_string(now));
-    json_object_set_new(m, "generation", json_integer(1));
+    if (fakeapi__builtin_has_generation(c->res))
+        json_object_set_new(m, "generation", json_integer(1));
+    else
+        json_object_del(m, "generation");
     json_object_del(m, "deletionTimestamp");
     json_object_del(m, "deletionGracePeriodSeconds");
     json_object_del(m, "selfLink");
@@ -671,6 +830,9 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
         goto fail;
     }
     stamp_new(c, obj);
+    fakeapi__builtin_after_stamp(c->res, obj);
+    if (rc >= 0 && (generated_ok(c, obj) < 0 || cluster_ip(c, obj, NULL) < 0))
+        goto fail;
     if (rc < 0 || fakeapi__txn_put(t, c->res, obj, NULL) < 0) {
         fakeapi__storage_error(c);
         goto fail;
@@ -705,7 +867,7 @@ static int prepare_create(fakeapi__ctx *c, json_t *obj)
                 fakeapi__meta_str(obj, "resourceVersion"));
         return -1;
     }
-    return admit(c, obj);
+    return admit(c, obj, NULL);
 }
 
 void fakeapi__do_create(fakeapi__ctx *c)
@@ -811,7 +973,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         goto fail;
     keep_server_fields(next, cur);
     fakeapi__meta_set_str(next, "name", name);
-    if (admit(c, next) < 0)
+    if (admit(c, next, cur) < 0 || cluster_ip(c, next, cur) < 0)
         goto fail;
     const char *frozen = immutable_changed(c->res, cur, next);
     if (frozen) {
@@ -833,7 +995,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         json_decref(cur);
         return;
     }
-    if (fakeapi__spec_changed(cur, next)) {
+    if (fakeapi__builtin_has_generation(c->res) && fakeapi__spec_changed(cur, next)) {
         json_int_t gen =
             json_integer_value(json_object_get(json_object_get(cur, "metadata"), "generation"));
         json_object_set_new(fakeapi__meta(next), "generation", json_integer(gen + 1));

@@ -73,7 +73,7 @@ typedef struct bench_opts {
     int starts;
     int big;
     int grow;         /* objects created by the growth figure */
-    const char *only; /* NULL, "start", "rates", "create", "list10k" or "growth" */
+    const char *only; /* NULL, "start", "rates", "create", "list10k", "protobuf", "growth", "kinds" */
 } bench_opts;
 
 /* One client: a thread, a curl handle and a response buffer. */
@@ -783,6 +783,103 @@ static int bench_protobuf(void)
     return 0;
 }
 
+/* A ~1 KB Deployment: two containers, ports, env, resources, a probe, a volume. */
+static const char bench_deploy[] =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"%s\","
+    "\"labels\":{\"app\":\"web\",\"tier\":\"frontend\"},\"annotations\":{\"team\":\"a\"}},"
+    "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+    "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\",\"tier\":\"frontend\"}},"
+    "\"spec\":{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.27\","
+    "\"args\":[\"--port=8080\",\"--verbose\"],\"ports\":[{\"name\":\"http\","
+    "\"containerPort\":8080}],\"env\":[{\"name\":\"MODE\",\"value\":\"prod\"},"
+    "{\"name\":\"POD\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}],"
+    "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"},"
+    "\"limits\":{\"cpu\":\"1\",\"memory\":\"256Mi\"}},\"readinessProbe\":{\"httpGet\":"
+    "{\"path\":\"/healthz\",\"port\":8080}},\"volumeMounts\":[{\"name\":\"cfg\","
+    "\"mountPath\":\"/etc/web\"}]},{\"name\":\"sidecar\",\"image\":\"busybox:1.36\","
+    "\"command\":[\"sh\",\"-c\",\"sleep 3600\"]}],\"volumes\":[{\"name\":\"cfg\","
+    "\"configMap\":{\"name\":\"web-config\"}}],\"nodeSelector\":{\"kubernetes.io/os\":"
+    "\"linux\"}}}}}";
+
+/* One chunk of creates of kind 0 (ConfigMap) or 1 (Deployment), over HTTP
+ * with c or in-process when c is NULL: CPU microseconds per create, or -1. */
+static double create_chunk(fakeapi_server *srv, client *c, int kind, int round, int n,
+                           size_t *bytes)
+{
+    char body[2048], name[64], url[256];
+    const char *path = kind ? "/apis/apps/v1/namespaces/kinds/deployments"
+                            : "/api/v1/namespaces/kinds/configmaps";
+    snprintf(url, sizeof url, "%s%s", c ? fakeapi_url(srv) : "", path);
+    double c0 = cpu_s();
+    for (int j = 0; j < n; j++) {
+        int st = 0;
+        snprintf(name, sizeof name, "%c%c-%d-%05d", c ? 'h' : 'p', kind ? 'd' : 'c', round, j);
+        if (kind)
+            snprintf(body, sizeof body, bench_deploy, name);
+        else
+            configmap(body, sizeof body, "kinds", name, 0, (unsigned long)j);
+        *bytes = strlen(body);
+        if (c)
+            st = (int)client_do(c, "POST", url, body);
+        else if (fakeapi_request(srv, "POST", url, "application/json", body, &st, NULL) < 0)
+            st = -1;
+        if (st != 201) {
+            fprintf(stderr, "bench: create %s: %d\n", name, st);
+            return -1;
+        }
+    }
+    return (cpu_s() - c0) * 1e6 / n;
+}
+
+/*
+ * Creates of a ~1 KB Deployment, which is type-checked at every depth,
+ * defaulted and validated, against creates of ~1 KB ConfigMaps: one
+ * client over HTTP (server and client CPU of this process), and in-process
+ * (fakeapi_request, no HTTP), alternating chunks so both kinds see the same
+ * machine load. The best chunk of each, and the ratio (target: at most 1.5).
+ */
+static int bench_builtin_create(const bench_opts *o)
+{
+    enum { CHUNK = 1000 };
+    fakeapi_server *srv = NULL;
+    client c = {0};
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}}; /* [http][kind] */
+    size_t bytes[2] = {0, 0};
+    int rc = -1, chunks = o->rounds > 3 ? o->rounds : 3;
+    if (fakeapi_start(&(fakeapi_options){.seed = 4}, &srv) < 0 || client_init(&c, 0) < 0 ||
+        apply_text(srv, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                        "\"metadata\":{\"name\":\"kinds\"}}") < 0)
+        goto out;
+    for (int round = 0; round < chunks; round++)
+        for (int http = 0; http < 2; http++)
+            for (int kind = 0; kind < 2; kind++) {
+                double us = create_chunk(srv, http ? &c : NULL, kind, round, CHUNK, &bytes[kind]);
+                if (us < 0)
+                    goto out;
+                if (us < best[http][kind])
+                    best[http][kind] = us;
+            }
+    static const char *const how[] = {"inprocess", "http"};
+    for (int http = 0; http < 2; http++) {
+        printf("{\"bench\":\"create_%s_configmap\",\"value\":%.1f,\"unit\":\"us/create\","
+               "\"stat\":\"best_chunk_cpu\",\"chunk\":%d,\"body_bytes\":%zu}\n",
+               how[http], best[http][0], CHUNK, bytes[0]);
+        printf("{\"bench\":\"create_%s_deployment\",\"value\":%.1f,\"unit\":\"us/create\","
+               "\"stat\":\"best_chunk_cpu\",\"chunk\":%d,\"body_bytes\":%zu,"
+               "\"checks\":\"types, unknown fields, defaults, validation\"}\n",
+               how[http], best[http][1], CHUNK, bytes[1]);
+        printf("{\"bench\":\"create_%s_deployment_vs_configmap\",\"value\":%.2f,\"unit\":\"ratio\""
+               "%s}\n",
+               how[http], best[http][1] / best[http][0], http ? ",\"target\":1.5" : "");
+    }
+    fflush(stdout);
+    rc = 0;
+out:
+    client_deinit(&c);
+    fakeapi_stop(srv);
+    return rc;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -809,7 +906,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->grow = atoi(v);
         else if (!strcmp(a, "--only") &&
                  (!strcmp(v, "start") || !strcmp(v, "rates") || !strcmp(v, "create") ||
-                  !strcmp(v, "list10k") || !strcmp(v, "protobuf") || !strcmp(v, "growth")))
+                  !strcmp(v, "list10k") || !strcmp(v, "protobuf") || !strcmp(v, "growth") ||
+                  !strcmp(v, "kinds")))
             o->only = v;
         else
             return -1;
@@ -837,7 +935,7 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &o) < 0) {
         fprintf(stderr,
                 "usage: %s [--clients N] [--seconds S] [--rounds R] [--starts N] "
-                "[--big N] [--grow N] [--only start|rates|create|list10k|protobuf|growth] "
+                "[--big N] [--grow N] [--only start|rates|create|list10k|protobuf|growth|kinds] "
                 "[--quick]\n",
                 argv[0]);
         return 2;
@@ -848,7 +946,8 @@ int main(int argc, char **argv)
              (want(&o, "rates") && bench_rates(&o) < 0) ||
              (want(&o, "list10k") && bench_big_list(&o) < 0) ||
              (want(&o, "protobuf") && bench_protobuf() < 0) ||
-             (want(&o, "growth") && bench_growth(&o) < 0);
+             (want(&o, "growth") && bench_growth(&o) < 0) ||
+             (want(&o, "kinds") && bench_builtin_create(&o) < 0);
     curl_global_cleanup();
     if (rc)
         fprintf(stderr, "bench: failed\n");
