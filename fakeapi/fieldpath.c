@@ -512,6 +512,21 @@ const fakeapi__fpset *fakeapi__fpset_child(const fakeapi__fpset *s, const fakeap
     return i < 0 ? NULL : s->v[i].child;
 }
 
+fakeapi__fpset *fakeapi__fpset_only(const fakeapi__fpset *s, const fakeapi__pe *pe)
+{
+    fakeapi__fpset *out = fakeapi__fpset_new();
+    long i = s && out ? find(s, pe) : -1;
+    if (i >= 0) {
+        fakeapi__fpset *c = NULL;
+        if ((s->v[i].child && !(c = fakeapi__fpset_copy(s->v[i].child))) ||
+            push_copy(out, &s->v[i], s->v[i].member, c) < 0) {
+            fakeapi__fpset_free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
 bool fakeapi__fpset_member(const fakeapi__fpset *s, const fakeapi__pe *pe)
 {
     long i = s ? find(s, pe) : -1;

@@ -101,6 +101,8 @@ fakeapi__fpset *fakeapi__fpset_recursive_difference(const fakeapi__fpset *a,
 
 /* The subtree under element pe (borrowed; NULL if none). */
 const fakeapi__fpset *fakeapi__fpset_child(const fakeapi__fpset *s, const fakeapi__pe *pe);
+/* A new set with only what s holds at and below the one-element path pe (NULL on ENOMEM). */
+fakeapi__fpset *fakeapi__fpset_only(const fakeapi__fpset *s, const fakeapi__pe *pe);
 /* True if pe itself is a member of s (a one-element path). */
 bool fakeapi__fpset_member(const fakeapi__fpset *s, const fakeapi__pe *pe);
 
