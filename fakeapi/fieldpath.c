@@ -895,6 +895,9 @@ static void builtin_describe(const fakeapi__fptype *t, const json_t *v, fakeapi_
     const fakeapi__tmsg *m = t->a;
     const fakeapi__tfield *f = t->b;
     (void)v;
+    /* A list or map without omitempty is there (null) in every Go object. */
+    if (f)
+        out->implicit = !(f->flags & FAKEAPI__F_OMITEMPTY);
     if (f && (f->flags & FAKEAPI__F_MAP)) {
         out->kind = FAKEAPI__FPK_MAP;
         out->atomic = f->list == FAKEAPI__L_ATOMIC;

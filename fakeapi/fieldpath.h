@@ -141,9 +141,10 @@ typedef struct fakeapi__fpnode {
     fakeapi__fpkind kind;
     bool atomic; /* struct or map: replaced whole */
     /*
-     * A struct that exists whenever its parent does (a built-in Go value
-     * struct, never absent upstream): its own path is never added or removed,
-     * only its fields are.
+     * A value that exists whenever its parent does in the Go object (a
+     * built-in value struct; a list or map field without omitempty, null
+     * when empty): its own path is not added or removed while the parent
+     * stays, only what is inside it.
      */
     bool implicit;
     int list;                               /* FAKEAPI__FPL_*, for lists */

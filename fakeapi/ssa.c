@@ -56,6 +56,21 @@ fakeapi__fptype fakeapi__ssa_type_of(const fakeapi__resource *res)
     return fakeapi__fptype_deduced();
 }
 
+fakeapi__ssa_opts fakeapi__ssa_opts_for(const fakeapi__resource *res, const char *sub,
+                                        const char *now)
+{
+    fakeapi__ssa_opts o = {0};
+    o.type = fakeapi__ssa_type_of(res);
+    o.api_version = res->group_version;
+    o.subresource = sub ? sub : "";
+    o.now = now;
+    if (sub && !strcmp(sub, "status"))
+        o.scope = FAKEAPI__SSA_STATUS_ONLY;
+    else if (res->subresources & FAKEAPI__SUB_STATUS)
+        o.scope = FAKEAPI__SSA_NO_STATUS;
+    return o;
+}
+
 void fakeapi__ssa_manager_name(const char *field_manager, const char *user_agent, char *buf,
                                size_t len)
 {
@@ -558,7 +573,13 @@ static void cmp_insert(cmp *c, fakeapi__fpset *s)
         c->rc = -1;
 }
 
-static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const json_t *b, bool item);
+/*
+ * Compare a and b at c->path. add_always / remove_always: the parent itself
+ * is absent from a / from b (or this is a list item), so even an implicit
+ * container appearing or going is recorded.
+ */
+static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const json_t *b,
+                    bool add_always, bool remove_always);
 
 static void compare_list(cmp *c, const fakeapi__fptype *t, const fakeapi__fpnode *node,
                          const json_t *a, const json_t *b)
@@ -601,7 +622,7 @@ static void compare_list(cmp *c, const fakeapi__fptype *t, const fakeapi__fpnode
                 else if (ca != cb || !json_equal((json_t *)va, (json_t *)vb))
                     cmp_insert(c, c->modified);
             } else {
-                compare(c, &et, va, vb, true);
+                compare(c, &et, va, vb, true, true);
             }
             c->n--;
         }
@@ -611,7 +632,8 @@ out:
     free_pes(bp, bn);
 }
 
-static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const json_t *b, bool item)
+static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const json_t *b,
+                    bool add_always, bool remove_always)
 {
     if ((!a && !b) || c->rc)
         return;
@@ -653,18 +675,16 @@ static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const jso
                 pe->kind = FAKEAPI__PE_FIELD;
                 pe->name = (char *)k; /* borrowed: copied on insert */
                 compare(c, &ct, a ? json_object_get(a, k) : NULL, b ? json_object_get(b, k) : NULL,
-                        false);
+                        !a, !b);
                 c->n--;
             }
         }
     }
     /* A container that appeared or went is itself added or removed. */
-    if (!node.implicit || item) {
-        if (!a)
-            cmp_insert(c, c->added);
-        else if (!b)
-            cmp_insert(c, c->removed);
-    }
+    if (!a && (!node.implicit || add_always))
+        cmp_insert(c, c->added);
+    else if (!b && (!node.implicit || remove_always))
+        cmp_insert(c, c->removed);
 }
 
 typedef struct comparison {
@@ -693,7 +713,7 @@ static int compare_objects(const fakeapi__ssa_opts *o, const json_t *a, const js
     if (!c->added || !c->modified || !c->removed)
         c->rc = -1;
     else
-        compare(c, &o->type, a, b, false);
+        compare(c, &o->type, a, b, false, false);
     int rc = c->rc;
     if (!rc) {
         r->added = scoped(c->added, o->scope);
@@ -1210,8 +1230,11 @@ int fakeapi__ssa_apply(const fakeapi__ssa_opts *o, const json_t *live, const jso
     json_t *cmf = json_object_get(json_object_get(config, "metadata"), "managedFields");
     if (cmf && !json_is_null(cmf))
         return fail(err, 400, "BadRequest", "metadata.managedFields must be nil");
-    if (fakeapi__fp_object_set(&o->type, config, FAKEAPI__FP_STRICT, &set, msg, sizeof msg) < 0)
-        return fail(err, 422, "Invalid", "failed to create typed patch object: %s", msg);
+    if (fakeapi__fp_object_set(&o->type, config, FAKEAPI__FP_STRICT, &set, msg, sizeof msg) < 0) {
+        if (err)
+            err->typed = true;
+        return fail(err, 400, "BadRequest", "%s", msg);
+    }
     if (live) {
         json_t *lmf = json_object_get(json_object_get(live, "metadata"), "managedFields");
         if (managed_decode(lmf, &m, msg, sizeof msg) < 0)

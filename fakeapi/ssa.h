@@ -50,6 +50,7 @@ typedef struct fakeapi__ssa_err {
     const char *reason; /* "BadRequest", "Conflict", "Invalid", "InternalError" */
     char message[4096];
     json_t *causes; /* conflicts: [{reason, message, field}], owned; else NULL */
+    bool typed;     /* the configuration does not fit the schema: message is the detail */
 } fakeapi__ssa_err;
 
 void fakeapi__ssa_err_deinit(fakeapi__ssa_err *e);
@@ -59,6 +60,14 @@ void fakeapi__ssa_err_deinit(fakeapi__ssa_err *e);
  * openAPIV3Schema, or the deduced schema. Borrows from res.
  */
 fakeapi__fptype fakeapi__ssa_type_of(const struct fakeapi__resource *res);
+
+/*
+ * The options of a write to res (sub: NULL, "", "status" or "scale") at
+ * time now (borrowed): the kind's schema and version, and the scope its
+ * status subresource gives.
+ */
+fakeapi__ssa_opts fakeapi__ssa_opts_for(const struct fakeapi__resource *res, const char *sub,
+                                        const char *now);
 
 /*
  * The manager a request writes as: the fieldManager parameter when given,
@@ -74,8 +83,8 @@ void fakeapi__ssa_manager_name(const char *field_manager, const char *user_agent
  * merge, with metadata.managedFields set, and *changed whether anything
  * (object or ownership) differs from live. Returns 0, or -1 with err filled
  * in: 409 Conflict with causes, 400 for managedFields in the configuration,
- * 422 for a configuration that does not fit the schema's list keys
- * (duplicates, missing keys). Neither input is modified.
+ * 400 with err->typed for a configuration that does not fit the schema's
+ * list keys (duplicates, missing keys). Neither input is modified.
  */
 int fakeapi__ssa_apply(const fakeapi__ssa_opts *o, const json_t *live, const json_t *config,
                        const char *manager, bool force, json_t **out, bool *changed,
