@@ -398,10 +398,12 @@ static int push(fakeapi__fpset *s, fakeapi__pe *pe, bool member, fakeapi__fpset 
 /* Append a copy of e's element with the given member flag and child (taken). */
 static int push_copy(fakeapi__fpset *s, const entry *e, bool member, fakeapi__fpset *child)
 {
-    if (!member && (!child || !child->n)) {
+    if (child && !child->n) {
         fakeapi__fpset_free(child);
-        return 0;
+        child = NULL;
     }
+    if (!member && !child)
+        return 0;
     fakeapi__pe pe;
     if (fakeapi__pe_copy(&pe, &e->pe) < 0 || push(s, &pe, member, child) < 0) {
         fakeapi__pe_deinit(&pe);

@@ -785,6 +785,10 @@ static json_t *scope_write(const fakeapi__ctx *c, const json_t *cur, json_t *nex
             json_object_set(out, "status", st);
         else if (out)
             json_object_del(out, "status");
+        /* An apply to /status brings the ownership it computed. */
+        json_t *mf = json_object_get(json_object_get(next, "metadata"), "managedFields");
+        if (out && mf)
+            json_object_set(fakeapi__meta(out), "managedFields", mf);
         json_decref(next);
         return out;
     }
