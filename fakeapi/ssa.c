@@ -22,6 +22,9 @@
 #define BEFORE_FIRST_APPLY "before-first-apply"
 #define MAX_MANAGER_LEN 128
 #define MAX_DEPTH 128
+/* upstream's DefaultMaxUpdateManagers, and where older Update entries go. */
+#define MAX_UPDATE_MANAGERS 10
+#define ANCIENT_CHANGES "ancient-changes"
 
 void fakeapi__ssa_err_deinit(fakeapi__ssa_err *e)
 {
@@ -878,6 +881,92 @@ static int strip_all(managed *m)
     return 0;
 }
 
+static int updater_order(const mf_entry *a, const mf_entry *b)
+{
+    int c = strcmp(a->time ? a->time : "", b->time ? b->time : "");
+    return c ? c : strcmp(a->manager, b->manager);
+}
+
+/*
+ * At most MAX_UPDATE_MANAGERS Update entries: the oldest are merged, per
+ * apiVersion, into an "ancient-changes" entry (upstream's capManagersManager).
+ * 0, or -1 on ENOMEM.
+ */
+static int cap_updaters(managed *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++)
+        n += !m->v[i].apply;
+    if (n <= MAX_UPDATE_MANAGERS)
+        return 0;
+    size_t *u = calloc(n, sizeof *u);
+    size_t *first = calloc(n, sizeof *first); /* per updater: the first of its version */
+    bool *gone = calloc(m->n, sizeof *gone);
+    int rc = -1;
+    if (!u || !first || !gone)
+        goto out;
+    size_t k = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->v[i].apply)
+            continue;
+        size_t j = k++;
+        while (j > 0 && updater_order(&m->v[u[j - 1]], &m->v[i]) > 0) {
+            u[j] = u[j - 1];
+            j--;
+        }
+        u[j] = i;
+    }
+    size_t length = n, nfirst = 0;
+    for (size_t i = 0; i < n && length > MAX_UPDATE_MANAGERS; i++) {
+        mf_entry *e = &m->v[u[i]];
+        size_t f = 0;
+        while (f < nfirst && strcmp(m->v[first[f]].api_version, e->api_version))
+            f++;
+        if (f == nfirst) {
+            first[nfirst++] = u[i];
+            continue;
+        }
+        long b = find_entry(m, ANCIENT_CHANGES, false, e->api_version, "");
+        if (b < 0 || gone[b]) {
+            /* The first entry of this version becomes the bucket. */
+            mf_entry *fe = &m->v[first[f]];
+            char *name = strdup(ANCIENT_CHANGES), *sub = strdup("");
+            if (!name || !sub) {
+                free(name);
+                free(sub);
+                goto out;
+            }
+            free(fe->manager);
+            free(fe->sub);
+            fe->manager = name;
+            fe->sub = sub;
+            b = (long)first[f];
+        }
+        fakeapi__fpset *un = fakeapi__fpset_union(m->v[b].set, e->set);
+        char *t = dup_or_null(e->time);
+        if (!un || (e->time && !t)) {
+            fakeapi__fpset_free(un);
+            free(t);
+            goto out;
+        }
+        fakeapi__fpset_free(m->v[b].set);
+        m->v[b].set = un;
+        free(m->v[b].time);
+        m->v[b].time = t;
+        gone[u[i]] = true;
+        length--;
+    }
+    for (size_t i = m->n; i-- > 0;)
+        if (gone[i])
+            remove_entry(m, i);
+    rc = 0;
+out:
+    free(u);
+    free(first);
+    free(gone);
+    return rc;
+}
+
 static const char *sub_of(const fakeapi__ssa_opts *o)
 {
     return o->subresource ? o->subresource : "";
@@ -1202,7 +1291,7 @@ static int apply_once(const fakeapi__ssa_opts *o, const json_t *live_s, const ma
         free(mm->v[self].time);
         mm->v[self].time = t;
     }
-    if (strip_all(mm) < 0 || put_managed(merged, mm) < 0) {
+    if (strip_all(mm) < 0 || cap_updaters(mm) < 0 || put_managed(merged, mm) < 0) {
         rc = -1;
         goto out;
     }
@@ -1309,7 +1398,7 @@ int fakeapi__ssa_update(const fakeapi__ssa_opts *o, const json_t *live, json_t *
     int rc = -1;
     if ((live && !a) || !b)
         goto out;
-    if (record_update(o, &m, a, b, manager) < 0 || strip_all(&m) < 0)
+    if (record_update(o, &m, a, b, manager) < 0 || strip_all(&m) < 0 || cap_updaters(&m) < 0)
         goto out;
     rc = put_managed(next, &m);
 out:

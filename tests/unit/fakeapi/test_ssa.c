@@ -481,3 +481,36 @@ Test(ssa, manager_names)
     fakeapi__ssa_manager_name(NULL, ua, b, sizeof b);
     cr_assert_eq(strlen(b), 128);
 }
+
+Test(ssa, old_update_entries_are_merged_into_ancient_changes)
+{
+    fakeapi__ssa_opts o = cm();
+    json_t *obj = J(CM("{}"));
+    char mgr[32], when[32], key[16];
+    cr_assert_eq(fakeapi__ssa_update(&o, NULL, obj, "creator"), 0);
+    for (int i = 0; i < 12; i++) {
+        json_t *next = json_deep_copy(obj);
+        snprintf(key, sizeof key, "k%02d", i);
+        json_object_set_new(json_object_get(next, "data"), key, json_string("v"));
+        snprintf(mgr, sizeof mgr, "m%02d", i);
+        snprintf(when, sizeof when, "2026-12-03T08:%02d:00Z", i + 1);
+        o.now = when;
+        cr_assert_eq(fakeapi__ssa_update(&o, obj, next, mgr), 0);
+        json_decref(obj);
+        obj = next;
+    }
+    /* creator and m00..m11 are 13 updaters: the oldest (creator) becomes the
+     * bucket and the next three are merged into it. */
+    cr_assert_eq(entries(obj), 10);
+    const json_t *b = entry(obj, "ancient-changes", "Update");
+    cr_assert_not_null(b);
+    cr_assert_str_eq(json_string_value(json_object_get(b, "apiVersion")), "v1");
+    cr_assert_str_eq(json_string_value(json_object_get(b, "time")), "2026-12-03T08:03:00Z");
+    assert_fields(obj, "ancient-changes", "Update",
+                  "{\"f:data\":{\".\":{},\"f:k00\":{},\"f:k01\":{},\"f:k02\":{}}}");
+    cr_assert_null(entry(obj, "creator", "Update"));
+    cr_assert_null(entry(obj, "m02", "Update"));
+    cr_assert_not_null(entry(obj, "m03", "Update"));
+    cr_assert_not_null(entry(obj, "m11", "Update"));
+    json_decref(obj);
+}
