@@ -520,11 +520,20 @@ static json_t *merge(const fakeapi__fptype *t, const json_t *lhs, const json_t *
 {
     if (!rhs)
         return json_deep_copy(lhs);
-    if (!lhs || depth > MAX_DEPTH)
+    if (depth > MAX_DEPTH)
         return json_deep_copy(rhs);
     fakeapi__fpnode node;
     fakeapi__fptype_describe(t, rhs, &node);
     if (!is_granular(&node, lhs, rhs))
+        return json_deep_copy(rhs);
+    if (!lhs && json_is_object(rhs)) {
+        /* A new granular object: merged into nothing, so its nulls go too. */
+        json_t *none = json_object();
+        json_t *out = none ? merge(t, none, rhs, depth) : NULL;
+        json_decref(none);
+        return out;
+    }
+    if (!lhs)
         return json_deep_copy(rhs);
     if (node.kind == FAKEAPI__FPK_LIST)
         return merge_list(t, &node, lhs, rhs, depth);
@@ -551,7 +560,9 @@ static json_t *merge(const fakeapi__fptype *t, const json_t *lhs, const json_t *
     {
         if (json_object_get(lhs, k) || json_is_null(v))
             continue;
-        json_t *m = json_deep_copy(v);
+        fakeapi__fptype ct;
+        fakeapi__fptype_child(t, k, &ct);
+        json_t *m = merge(&ct, NULL, v, depth + 1);
         if (!m || json_object_set_new(out, k, m) < 0)
             goto fail;
     }

@@ -514,3 +514,21 @@ Test(ssa, old_update_entries_are_merged_into_ancient_changes)
     cr_assert_not_null(entry(obj, "m11", "Update"));
     json_decref(obj);
 }
+
+Test(ssa, nulls_in_a_configuration_clear_and_are_owned)
+{
+    fakeapi__ssa_opts o = cm();
+    json_t *obj = apply_ok(&o, NULL, CM("{\"a\":null,\"b\":\"1\"}"), "alice", false);
+    assert_data(obj, "{\"b\":\"1\"}");
+    assert_fields(obj, "alice", "Apply", "{\"f:data\":{\"f:a\":{},\"f:b\":{}}}");
+    /* Applying it again changes nothing. */
+    json_t *c = J(CM("{\"a\":null,\"b\":\"1\"}"));
+    json_t *out = NULL;
+    bool changed = true;
+    fakeapi__ssa_err err = {0};
+    cr_assert_eq(fakeapi__ssa_apply(&o, obj, c, "alice", false, &out, &changed, &err), 0);
+    cr_assert(!changed);
+    json_decref(out);
+    json_decref(c);
+    json_decref(obj);
+}
