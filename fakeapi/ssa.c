@@ -1147,6 +1147,8 @@ static int managed_copy(const managed *src, managed *dst)
 static int put_managed(json_t *obj, managed *m)
 {
     json_t *meta = json_object_get(obj, "metadata");
+    if (meta && !json_is_object(meta))
+        return 0; /* nowhere to keep them: the decode step refuses such objects */
     if (!m->n) {
         json_object_del(meta, "managedFields");
         return 0;
@@ -1327,7 +1329,10 @@ int fakeapi__ssa_apply(const fakeapi__ssa_opts *o, const json_t *live, const jso
     int rc = -1;
     if (!json_is_object(config))
         return fail(err, 400, "BadRequest", "the apply configuration is not an object");
-    json_t *cmf = json_object_get(json_object_get(config, "metadata"), "managedFields");
+    json_t *cmeta = json_object_get(config, "metadata");
+    if (cmeta && !json_is_object(cmeta))
+        return fail(err, 400, "BadRequest", "metadata of the apply configuration is not an object");
+    json_t *cmf = json_object_get(cmeta, "managedFields");
     if (cmf && !json_is_null(cmf))
         return fail(err, 400, "BadRequest", "metadata.managedFields must be nil");
     if (fakeapi__fp_object_set(&o->type, config, FAKEAPI__FP_STRICT, &set, msg, sizeof msg) < 0) {
