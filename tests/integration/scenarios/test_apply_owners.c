@@ -127,3 +127,20 @@ Test(apply_owners, two_controllers_own_different_fields_and_converge, .timeout =
     unlink(trace);
     scn_scenario_free(sc);
 }
+
+Test(apply_owners, force_needs_a_field_manager)
+{
+    static const char bad[] = "name: x\nsteps:\n  - apply:\n      force: true\n"
+                              "      manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: "
+                              "c, namespace: default}}\n";
+    static const char bad_type[] = "name: x\nsteps:\n  - apply:\n      fieldManager: m\n"
+                                   "      force: 'yes'\n      manifest: {apiVersion: v1, kind: "
+                                   "ConfigMap, metadata: {name: c, namespace: default}}\n";
+    scn_scenario *sc = NULL;
+    scn_error err = {0};
+    cr_assert_neq(scn_scenario_parse(NULL, bad, strlen(bad), &sc, &err), 0);
+    cr_assert(strstr(err.message, "force needs fieldManager"), "%s", err.message);
+    cr_assert_neq(scn_scenario_parse(NULL, bad_type, strlen(bad_type), &sc, &err), 0);
+    cr_assert(strstr(err.message, "expected true or false"), "%s", err.message);
+    cr_assert_null(sc);
+}
