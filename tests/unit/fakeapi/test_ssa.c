@@ -532,3 +532,30 @@ Test(ssa, nulls_in_a_configuration_clear_and_are_owned)
     json_decref(c);
     json_decref(obj);
 }
+
+Test(ssa, conflicts_name_the_subresource)
+{
+    fakeapi__ssa_opts o = opts_for("k8s.io.api.apps.v1.Deployment", "apps/v1");
+    o.scope = FAKEAPI__SSA_STATUS_ONLY;
+    o.subresource = "status";
+    json_t *live = J("{\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":1}}");
+    json_t *next =
+        J("{\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":1},\"status\":{\"replicas\":1}}");
+    cr_assert_eq(fakeapi__ssa_update(&o, live, next, "ctrl"), 0);
+    fakeapi__ssa_err err = apply_fails(&o, next, "{\"status\":{\"replicas\":2}}", "other");
+    cr_assert_str_eq(err.message, "Apply failed with 1 conflict: conflict with \"ctrl\" with "
+                                  "subresource \"status\" using apps/v1: .status.replicas");
+    fakeapi__ssa_err_deinit(&err);
+    /* The main resource's appliers do not touch status, so they never conflict there. */
+    o.scope = FAKEAPI__SSA_NO_STATUS;
+    o.subresource = NULL;
+    json_t *obj = apply_ok(&o, json_incref(next),
+                           "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":3},"
+                           "\"status\":{\"replicas\":7}}",
+                           "owner", false);
+    assert_fields(obj, "owner", "Apply", "{\"f:spec\":{\"f:replicas\":{}}}");
+    assert_fields(obj, "ctrl", "Update", "{\"f:status\":{\"f:replicas\":{}}}");
+    json_decref(obj);
+    json_decref(live);
+    json_decref(next);
+}
