@@ -631,10 +631,11 @@ static bool same_managed(const json_t *a, const json_t *b)
 }
 
 /* managedFields for a non-apply write from cur (NULL: create) to next (ssa.h);
- * an apply has computed its own. */
+ * an apply has computed its own (an apply to /scale, merged into the Scale
+ * by verbs_sub.c, is recorded as an update of the scale subresource). */
 static void record_managed(fakeapi__ctx *c, const json_t *cur, json_t *next)
 {
-    if (is_apply(c))
+    if (is_apply(c) && strcmp(c->rt->sub, "scale"))
         return;
     char now[40], manager[200];
     fakeapi__fmt_time(fakeapi__srv_now(c->srv), now, sizeof now);

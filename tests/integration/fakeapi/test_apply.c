@@ -376,3 +376,27 @@ Test(apply, status_subresource_of_a_custom_resource)
     assert_fields(o, "hpa", "Update", "{'f:spec':{'f:replicas':{}}}");
     json_decref(o);
 }
+
+Test(apply, an_apply_to_scale_is_recorded_on_the_scale_subresource)
+{
+    json_decref(req_ct(201, "PATCH",
+                       "/apis/apps/v1/namespaces/default/deployments/web?fieldManager=me", APPLY,
+                       deploy_body("web")));
+    json_t *o =
+        req_ct(200, "PATCH",
+               "/apis/apps/v1/namespaces/default/deployments/web/scale?fieldManager=hpa", APPLY,
+               "{'apiVersion':'autoscaling/v1','kind':'Scale','metadata':{'name':'web'},"
+               "'spec':{'replicas':3}}");
+    cr_assert_eq(jint(o, "spec.replicas"), 3);
+    json_decref(o);
+    o = req(200, "GET", "/apis/apps/v1/namespaces/default/deployments/web", NULL);
+    json_t *e = entry(o, "hpa", "Update");
+    cr_assert_not_null(e);
+    cr_assert_str_eq(jstr(e, "subresource"), "scale");
+    assert_fields(o, "hpa", "Update", "{'f:spec':{'f:replicas':{}}}");
+    /* The applier of the Deployment lost .spec.replicas to it. */
+    json_t *me = entry(o, "me", "Apply");
+    cr_assert_not_null(me);
+    cr_assert_null(jget(me, "fieldsV1.f:spec.f:replicas"));
+    json_decref(o);
+}
