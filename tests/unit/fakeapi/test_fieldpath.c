@@ -300,3 +300,15 @@ Test(fieldpath, named_fields_become_members)
     fakeapi__fpset_free(n);
     fakeapi__fpset_free(s);
 }
+
+Test(fieldpath, atomic_maps_are_owned_whole)
+{
+    /* PodSpec.nodeSelector is +mapType=atomic; metadata.labels is granular. */
+    fakeapi__fptype t = builtin("k8s.io.api.core.v1.Pod");
+    assert_object_set(
+        &t,
+        "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"spec\":{\"nodeSelector\":{"
+        "\"disk\":\"ssd\",\"zone\":\"a\"}}}",
+        FAKEAPI__FP_STRICT,
+        "{\"f:metadata\":{\"f:labels\":{\"f:a\":{}}},\"f:spec\":{\"f:nodeSelector\":{}}}");
+}
