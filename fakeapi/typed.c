@@ -286,6 +286,15 @@ static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const jso
                    (json_is_array(a) && !json_array_size(a)) || json_is_null(a);
     bool empty_b = !b || (json_is_object(b) && !json_object_size(b)) ||
                    (json_is_array(b) && !json_array_size(b)) || json_is_null(b);
+    /*
+     * An implicit value missing from a side whose parent is there (a Go value
+     * struct, a list or map without omitempty) was there, empty: it is not
+     * itself added or removed, and what is inside it is compared as usual.
+     */
+    bool a_there = a || (node.implicit && !add_always);
+    bool b_there = b || (node.implicit && !remove_always);
+    if (empty_a && empty_b && a_there && b_there)
+        return;
     if (!is_granular(&node, a, b) || (empty_a && empty_b)) {
         if (!a)
             cmp_insert(c, c->added);
@@ -316,15 +325,15 @@ static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const jso
                 pe->kind = FAKEAPI__PE_FIELD;
                 pe->name = (char *)k; /* borrowed: copied on insert */
                 compare(c, &ct, a ? json_object_get(a, k) : NULL, b ? json_object_get(b, k) : NULL,
-                        !a, !b);
+                        !a_there, !b_there);
                 c->n--;
             }
         }
     }
     /* A container that appeared or went is itself added or removed. */
-    if (!a && (!node.implicit || add_always))
+    if (!a_there)
         cmp_insert(c, c->added);
-    else if (!b && (!node.implicit || remove_always))
+    else if (!b_there)
         cmp_insert(c, c->removed);
 }
 

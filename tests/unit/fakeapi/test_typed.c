@@ -129,3 +129,29 @@ Test(typed, remove_takes_out_members_and_what_is_below)
     json_decref(fields);
     json_decref(v);
 }
+
+Test(typed, a_create_adds_no_implicit_containers)
+{
+    /* Created from nothing, as upstream compares against the empty Go object:
+     * value structs (spec, template) and lists without omitempty (containers)
+     * were "there"; maps with omitempty (labels) and list items appear. */
+    fakeapi__fptype t =
+        fakeapi__fptype_builtin(fakeapi__type_find("k8s.io.api.apps.v1.Deployment"));
+    json_t *b =
+        J("{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{\"replicas\":1,\"strategy\":{},"
+          "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{"
+          "\"containerPort\":80}]}]}}}}");
+    fakeapi__fpset *added = NULL, *modified = NULL, *removed = NULL;
+    cr_assert_eq(fakeapi__typed_compare(&t, NULL, b, &added, &modified, &removed), 0);
+    assert_set(
+        added,
+        "{\"f:metadata\":{\"f:labels\":{\".\":{},\"f:app\":{}}},\"f:spec\":{\"f:replicas\":{},"
+        "\"f:template\":{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"c\\\"}\":{"
+        "\".\":{},\"f:name\":{},\"f:ports\":{\".\":{},\"k:{\\\"containerPort\\\":80,"
+        "\\\"protocol\\\":\\\"TCP\\\"}\":{\".\":{},\"f:containerPort\":{}}}}}}}}}");
+    cr_assert(fakeapi__fpset_empty(modified) && fakeapi__fpset_empty(removed));
+    fakeapi__fpset_free(added);
+    fakeapi__fpset_free(modified);
+    fakeapi__fpset_free(removed);
+    json_decref(b);
+}
