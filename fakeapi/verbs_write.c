@@ -622,6 +622,31 @@ static bool is_apply(const fakeapi__ctx *c)
            fakeapi__media_is(c->req->content_type, "application/apply-patch+yaml");
 }
 
+/*
+ * The fieldManager parameter as upstream's ValidateFieldManager checks it:
+ * at most 128 bytes, printable. -1 having answered 422.
+ */
+static int check_field_manager(fakeapi__ctx *c)
+{
+    const char *m = fakeapi__q(c->req, "fieldManager");
+    if (!m)
+        return 0;
+    if (strlen(m) > 128) {
+        invalid(c, c->rt->name, "fieldManager", "FieldValueTooLong",
+                "Too long: may not be more than 128 bytes");
+        return -1;
+    }
+    for (size_t i = 0; m[i]; i++) {
+        unsigned char ch = (unsigned char)m[i];
+        if (ch < 0x20 || ch == 0x7f) {
+            invalid(c, c->rt->name, "fieldManager", "FieldValueInvalid",
+                    "Invalid value: \"%s\": invalid character U+%04X (at position %zu)", m, ch, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Whether two objects carry the same managedFields (both none counts). */
 static bool same_managed(const json_t *a, const json_t *b)
 {
@@ -742,6 +767,8 @@ static int prepare_create(fakeapi__ctx *c, json_t *obj)
 
 void fakeapi__do_create(fakeapi__ctx *c)
 {
+    if (check_field_manager(c) < 0)
+        return;
     json_t *obj = fakeapi__body_object(c);
     if (!obj)
         return;
@@ -946,6 +973,8 @@ static int check_rv(fakeapi__ctx *c, const json_t *cur, const json_t *next, bool
 /* PUT on the object or its /status. */
 void fakeapi__do_update(fakeapi__ctx *c)
 {
+    if (check_field_manager(c) < 0)
+        return;
     json_t *next = fakeapi__body_object(c);
     if (!next)
         return;
@@ -1133,6 +1162,8 @@ void fakeapi__do_patch(fakeapi__ctx *c)
                 "Forbidden: may not be specified for non-apply patch");
         return;
     }
+    if (check_field_manager(c) < 0)
+        return;
     fakeapi__txn t;
     if (fakeapi__txn_begin(&t, c->srv) < 0) {
         fakeapi__storage_error(c);

@@ -400,3 +400,26 @@ Test(apply, an_apply_to_scale_is_recorded_on_the_scale_subresource)
     cr_assert_null(jget(me, "fieldsV1.f:spec.f:replicas"));
     json_decref(o);
 }
+
+Test(apply, field_manager_is_checked)
+{
+    char long_name[200];
+    memset(long_name, 'm', 129);
+    long_name[129] = 0;
+    json_t *st = req_fail_ct(422, "Invalid", "PATCH", S(CMX "?fieldManager=%s", long_name), APPLY,
+                             CMBODY("{'a':'1'}"));
+    cr_assert(strstr(jstr(st, "message"), "fieldManager: Too long: may not be more than 128 bytes"),
+              "%s", jstr(st, "message"));
+    json_decref(st);
+    st =
+        req_fail(422, "Invalid", "POST", "/api/v1/namespaces/default/configmaps?fieldManager=a%01b",
+                 "{'metadata':{'name':'x'}}");
+    cr_assert(strstr(jstr(st, "message"), "fieldManager: Invalid value"), "%s",
+              jstr(st, "message"));
+    json_decref(st);
+    /* 128 bytes is fine. */
+    long_name[128] = 0;
+    json_t *o = apply_cm(201, long_name, NULL, CMBODY("{'a':'1'}"));
+    cr_assert_not_null(entry(o, long_name, "Apply"));
+    json_decref(o);
+}
