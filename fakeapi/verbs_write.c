@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "builtin_check.h"
 #include "builtin_default.h"
@@ -18,6 +19,7 @@
 #include "patch.h"
 #include "protobuf.h"
 #include "schema.h"
+#include "ssa.h"
 #include "strbuf.h"
 #include "timefmt.h"
 #include "types.h"
@@ -773,6 +775,60 @@ static void dry_run_meta(json_t *obj, const json_t *cur)
         json_object_set_new(m, "name", json_string(""));
 }
 
+static bool is_apply(const fakeapi__ctx *c)
+{
+    return !strcmp(c->req->method, "PATCH") &&
+           fakeapi__media_is(c->req->content_type, "application/apply-patch+yaml");
+}
+
+/*
+ * The fieldManager parameter as upstream's ValidateFieldManager checks it:
+ * at most 128 bytes, printable. -1 having answered 422.
+ */
+static int check_field_manager(fakeapi__ctx *c)
+{
+    const char *m = fakeapi__q(c->req, "fieldManager");
+    if (!m)
+        return 0;
+    if (strlen(m) > 128) {
+        invalid(c, c->rt->name, "fieldManager", "FieldValueTooLong",
+                "Too long: may not be more than 128 bytes");
+        return -1;
+    }
+    for (size_t i = 0; m[i]; i++) {
+        unsigned char ch = (unsigned char)m[i];
+        if (ch < 0x20 || ch == 0x7f) {
+            invalid(c, c->rt->name, "fieldManager", "FieldValueInvalid",
+                    "Invalid value: \"%s\": invalid character U+%04X (at position %zu)", m, ch, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Whether two objects carry the same managedFields (both none counts). */
+static bool same_managed(const json_t *a, const json_t *b)
+{
+    const json_t *ma = json_object_get(json_object_get(a, "metadata"), "managedFields");
+    const json_t *mb = json_object_get(json_object_get(b, "metadata"), "managedFields");
+    return (!ma && !mb) || (ma && mb && json_equal((json_t *)ma, (json_t *)mb));
+}
+
+/* managedFields for a non-apply write from cur (NULL: create) to next (ssa.h);
+ * an apply has computed its own (an apply to /scale, merged into the Scale
+ * by verbs_sub.c, is recorded as an update of the scale subresource). */
+static void record_managed(fakeapi__ctx *c, const json_t *cur, json_t *next)
+{
+    if (is_apply(c) && strcmp(c->rt->sub, "scale"))
+        return;
+    char now[40], manager[200];
+    fakeapi__fmt_time(fakeapi__srv_now(c->srv), now, sizeof now);
+    fakeapi__ssa_opts o = fakeapi__ssa_opts_for(c->res, c->rt->sub, now);
+    fakeapi__ssa_manager_name(fakeapi__q(c->req, "fieldManager"), c->req->user_agent, manager,
+                              sizeof manager);
+    fakeapi__ssa_update(&o, cur, next, manager);
+}
+
 /* Commit (or, for a dry run, roll back) and answer with what was stored,
  * reusing the text the store already has. obj is stolen; cur (borrowed) is
  * the stored state an update started from, NULL for a create. */
@@ -829,6 +885,7 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
                             "%s \"%s\" already exists", q, name);
         goto fail;
     }
+    record_managed(c, NULL, obj);
     stamp_new(c, obj);
     fakeapi__builtin_after_stamp(c->res, obj);
     if (rc >= 0 && (generated_ok(c, obj) < 0 || cluster_ip(c, obj, NULL) < 0))
@@ -872,6 +929,8 @@ static int prepare_create(fakeapi__ctx *c, json_t *obj)
 
 void fakeapi__do_create(fakeapi__ctx *c)
 {
+    if (check_field_manager(c) < 0)
+        return;
     json_t *obj = fakeapi__body_object(c);
     if (!obj)
         return;
@@ -916,6 +975,10 @@ static json_t *scope_write(const fakeapi__ctx *c, const json_t *cur, json_t *nex
             json_object_set(out, "status", st);
         else if (out)
             json_object_del(out, "status");
+        /* An apply to /status brings the ownership it computed. */
+        json_t *mf = json_object_get(json_object_get(next, "metadata"), "managedFields");
+        if (out && mf)
+            json_object_set(fakeapi__meta(out), "managedFields", mf);
         json_decref(next);
         return out;
     }
@@ -987,7 +1050,8 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
                 "Forbidden: no new finalizers can be added if the object is being deleted");
         goto fail;
     }
-    if (fakeapi__same_object(cur, next)) {
+    record_managed(c, cur, next);
+    if (fakeapi__same_object(cur, next) && same_managed(cur, next)) {
         /* A no-op write: no new revision, no event (as the API server). */
         fakeapi__txn_abort(t);
         json_decref(next);
@@ -1071,6 +1135,8 @@ static int check_rv(fakeapi__ctx *c, const json_t *cur, const json_t *next, bool
 /* PUT on the object or its /status. */
 void fakeapi__do_update(fakeapi__ctx *c)
 {
+    if (check_field_manager(c) < 0)
+        return;
     json_t *next = fakeapi__body_object(c);
     if (!next)
         return;
@@ -1114,9 +1180,37 @@ static const fakeapi__tmsg *patch_type(const fakeapi__ctx *c)
     return fakeapi__type_of_kind(c->res->group_version, c->res->kind);
 }
 
+/* Server-side apply of config over live (NULL: a create); answers its errors. */
+static int ssa_apply(fakeapi__ctx *c, const json_t *live, json_t *config, json_t **out)
+{
+    char now[40];
+    fakeapi__fmt_time(fakeapi__srv_now(c->srv), now, sizeof now);
+    fakeapi__ssa_opts o = fakeapi__ssa_opts_for(c->res, c->rt->sub, now);
+    /* A configuration that does not decode is refused before any merge (400). */
+    if (check_patch_decodes(c, config, config, true, true) < 0)
+        return -1;
+    const char *force = fakeapi__q(c->req, "force");
+    fakeapi__ssa_err err = {0};
+    bool changed;
+    int rc = fakeapi__ssa_apply(&o, live, config, fakeapi__q(c->req, "fieldManager"),
+                                force && !strcasecmp(force, "true"), out, &changed, &err);
+    if (rc < 0 && err.typed) {
+        const char *gv = c->res->group_version;
+        fakeapi__resp_error(c->resp, err.code, err.reason, NULL,
+                            "failed to create typed patch object (%s/%s; %s%s, Kind=%s): %s",
+                            c->ns ? c->ns : "", c->rt->name, strchr(gv, '/') ? "" : "/", gv,
+                            c->res->kind, err.message);
+    } else if (rc < 0) {
+        json_t *details = err.causes ? json_pack("{s:O}", "causes", err.causes) : NULL;
+        fakeapi__resp_error(c->resp, err.code, err.reason, details, "%s", err.message);
+    }
+    fakeapi__ssa_err_deinit(&err);
+    return rc;
+}
+
 /*
- * Apply the request's patch to doc. Returns a new document, or NULL having
- * answered the error.
+ * Apply the request's patch to doc (NULL: an apply that creates). Returns a
+ * new document, or NULL having answered the error.
  */
 static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
 {
@@ -1155,10 +1249,13 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
         rc = fakeapi__merge_patch(doc, patch, &out);
     else if (fakeapi__media_is(ct, "application/strategic-merge-patch+json") && !c->res->custom)
         rc = fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, &out, err, sizeof err);
-    else if (apply)
-        rc = c->res->custom ? fakeapi__merge_patch(doc, patch, &out)
-                            : fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, &out, err, sizeof err);
-    else {
+    else if (apply) {
+        if (ssa_apply(c, doc, patch, &out) < 0) {
+            json_decref(patch);
+            return NULL;
+        }
+        rc = 0;
+    } else {
         json_decref(patch);
         fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL,
                             "the body of the request was in an unknown format - accepted media "
@@ -1203,9 +1300,7 @@ static int check_patched_identity(fakeapi__ctx *c, json_t *next)
 /* Server-side apply of an object that does not exist yet creates it. */
 static void apply_create(fakeapi__ctx *c, fakeapi__txn *t)
 {
-    json_t *empty = json_object();
-    json_t *obj = apply_patch(c, empty);
-    json_decref(empty);
+    json_t *obj = apply_patch(c, NULL);
     if (!obj || check_patched_identity(c, obj) < 0 || prepare_create(c, obj) < 0) {
         fakeapi__txn_abort(t);
         json_decref(obj);
@@ -1224,6 +1319,13 @@ void fakeapi__do_patch(fakeapi__ctx *c)
                 "Required value: is required for apply patch");
         return;
     }
+    if (!apply && fakeapi__q(c->req, "force")) {
+        invalid(c, c->rt->name, "force", "FieldValueForbidden",
+                "Forbidden: may not be specified for non-apply patch");
+        return;
+    }
+    if (check_field_manager(c) < 0)
+        return;
     fakeapi__txn t;
     if (fakeapi__txn_begin(&t, c->srv) < 0) {
         fakeapi__storage_error(c);

@@ -14,9 +14,14 @@
  *                            of 10,000 up to --grow objects: does create slow down as
  *                            the store grows?
  *
+ *   apply_1k, merge_patch_1k, apply_vs_merge_ratio
+ *                            in-process PATCH of one ~1 KiB ConfigMap, one field
+ *                            changed each time: server-side apply (the object
+ *                            carries managedFields of two managers) against a
+ *                            merge patch of the same object; us per write
  * Usage: bench_fakeapi [--clients N] [--seconds S] [--rounds R] [--starts N]
  *                      [--big N] [--grow N] [--quick]
- *                      [--only start|rates|create|list10k|protobuf|growth]
+ *                      [--only start|rates|create|list10k|protobuf|growth|kinds|apply]
  * --only create runs the create phase alone (R rounds, the store growing).
  * growth is not part of the default run.
  * Rates are the best of R rounds of S seconds each; latencies are medians.
@@ -880,6 +885,101 @@ out:
     return rc;
 }
 
+/* One in-process write; false (and a message) unless it answered 200. */
+static bool write_ok(fakeapi_server *srv, const char *path, const char *ctype, const char *body)
+{
+    int st = 0;
+    if (fakeapi_request(srv, "PATCH", path, ctype, body, &st, NULL) < 0 || st != 200) {
+        fprintf(stderr, "bench: PATCH %s (%s): %d\n", path, ctype, st);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The same ~1 KiB ConfigMap written n times by a server-side apply (with
+ * managedFields: a second manager owns a label) and by a merge patch, one
+ * data value changing each time, interleaved in rounds so both see the same
+ * machine. Reports the median microseconds per write of each, and the ratio.
+ */
+static int bench_apply(const bench_opts *o)
+{
+    enum { N = 2000, ROUNDS = 5, KEYS = 20 };
+    fakeapi_server *srv = NULL;
+    char body[4096], data[2048];
+    double apply_us[ROUNDS], merge_us[ROUNDS], apply_cpu[ROUNDS], merge_cpu[ROUNDS];
+    int rc = -1;
+    const char *ap = "/api/v1/namespaces/default/configmaps/ssa?fieldManager=bench";
+    const char *mp = "/api/v1/namespaces/default/configmaps/mp?fieldManager=bench";
+    const char *apply_ct = "application/apply-patch+yaml",
+               *merge_ct = "application/merge-patch+json";
+    if (fakeapi_start(&(fakeapi_options){.seed = 5, .no_http = true}, &srv) < 0)
+        goto out;
+    for (int round = 0; round < (o->rounds < ROUNDS ? o->rounds : ROUNDS); round++) {
+        for (int kind = 0; kind < 2; kind++) {
+            const char *path = kind ? mp : ap;
+            const char *name = kind ? "mp" : "ssa";
+            double t0 = 0, c0 = 0;
+            for (int i = -1; i < N; i++) {
+                size_t len = 0;
+                for (int k = 0; k < KEYS; k++)
+                    len += (size_t)snprintf(data + len, sizeof data - len,
+                                            "%s\"key-%02d\":\"value %02d of the benchmark, %8d\"",
+                                            k ? "," : "", k, k, k == 0 ? i + round * N : 0);
+                snprintf(body, sizeof body,
+                         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                         "\"%s\",\"namespace\":\"default\",\"labels\":{\"app\":\"bench\"}},"
+                         "\"data\":{%s}}",
+                         name, data);
+                if (i < 0) {
+                    /* Create it (apply or POST), then give it a second manager (a label). */
+                    int st = 0;
+                    char plain[128];
+                    snprintf(plain, sizeof plain, "/api/v1/namespaces/default/configmaps/%s", name);
+                    if (round == 0) {
+                        if (kind)
+                            fakeapi_request(srv, "POST", "/api/v1/namespaces/default/configmaps",
+                                            "application/json", body, &st, NULL);
+                        else
+                            fakeapi_request(srv, "PATCH", ap, apply_ct, body, &st, NULL);
+                        if (st != 201 ||
+                            !write_ok(srv, plain, merge_ct,
+                                      "{\"metadata\":{\"labels\":{\"other\":\"x\"}}}")) {
+                            fprintf(stderr, "bench: creating %s: %d\n", name, st);
+                            goto out;
+                        }
+                    }
+                    t0 = now_s();
+                    c0 = cpu_s();
+                    continue;
+                }
+                if (!write_ok(srv, path, kind ? merge_ct : apply_ct, body))
+                    goto out;
+            }
+            double us = (now_s() - t0) * 1e6 / N, cpu = (cpu_s() - c0) * 1e6 / N;
+            (kind ? merge_us : apply_us)[round] = us;
+            (kind ? merge_cpu : apply_cpu)[round] = cpu;
+        }
+    }
+    int n = o->rounds < ROUNDS ? o->rounds : ROUNDS;
+    double a = median(apply_us, n), m = median(merge_us, n);
+    double ac = median(apply_cpu, n), mc = median(merge_cpu, n);
+    printf("{\"bench\":\"apply_1k\",\"value\":%.1f,\"unit\":\"us/write\",\"stat\":\"median\","
+           "\"cpu_us_per_write\":%.1f,\"rounds\":%d,\"writes\":%d,\"bytes\":%zu}\n",
+           a, ac, n, N, strlen(body));
+    printf("{\"bench\":\"merge_patch_1k\",\"value\":%.1f,\"unit\":\"us/write\",\"stat\":"
+           "\"median\",\"cpu_us_per_write\":%.1f,\"rounds\":%d,\"writes\":%d,\"bytes\":%zu}\n",
+           m, mc, n, N, strlen(body));
+    printf("{\"bench\":\"apply_vs_merge_ratio\",\"value\":%.2f,\"cpu_ratio\":%.2f,\"unit\":"
+           "\"x\"}\n",
+           a / m, ac / mc);
+    fflush(stdout);
+    rc = 0;
+out:
+    fakeapi_stop(srv);
+    return rc;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -907,7 +1007,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         else if (!strcmp(a, "--only") &&
                  (!strcmp(v, "start") || !strcmp(v, "rates") || !strcmp(v, "create") ||
                   !strcmp(v, "list10k") || !strcmp(v, "protobuf") || !strcmp(v, "growth") ||
-                  !strcmp(v, "kinds")))
+                  !strcmp(v, "kinds") || !strcmp(v, "apply")))
             o->only = v;
         else
             return -1;
@@ -935,7 +1035,7 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &o) < 0) {
         fprintf(stderr,
                 "usage: %s [--clients N] [--seconds S] [--rounds R] [--starts N] "
-                "[--big N] [--grow N] [--only start|rates|create|list10k|protobuf|growth|kinds] "
+                "[--big N] [--grow N] [--only start|rates|create|list10k|protobuf|growth|kinds|apply] "
                 "[--quick]\n",
                 argv[0]);
         return 2;
@@ -947,7 +1047,8 @@ int main(int argc, char **argv)
              (want(&o, "list10k") && bench_big_list(&o) < 0) ||
              (want(&o, "protobuf") && bench_protobuf() < 0) ||
              (want(&o, "growth") && bench_growth(&o) < 0) ||
-             (want(&o, "kinds") && bench_builtin_create(&o) < 0);
+             (want(&o, "kinds") && bench_builtin_create(&o) < 0) ||
+             (want(&o, "apply") && bench_apply(&o) < 0);
     curl_global_cleanup();
     if (rc)
         fprintf(stderr, "bench: failed\n");

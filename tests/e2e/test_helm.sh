@@ -9,9 +9,8 @@
 # without it the whole script is skipped.  TAP on stdout.
 #
 # Helm 4 applies server-side (PATCH application/apply-patch+yaml, with a field
-# manager).  What needs field ownership, i.e. managedFields, to come out right
-# (a key or an annotation that the new manifest no longer has is removed) is
-# `# TODO server-side apply` while the server's objects carry no managedFields.
+# manager): a key or an annotation that the new manifest no longer has is
+# removed because the server tracks field ownership (managedFields).
 . "$(dirname "$0")/lib.sh"
 need_helm
 
@@ -96,18 +95,15 @@ check "the custom resource has the new size" \
     expect_eq '5 red' jp widget/demo-widget '{.spec.size} {.spec.color}'
 check "the ConfigMap has the changed key" expect_eq 'green' cm_data mode
 # Removing what the new manifest dropped needs the server to know that Helm's
-# field manager owned it: strict once objects carry managedFields.
-if [ -n "$(kc -n default get cm demo-config --show-managed-fields \
-    -o 'jsonpath={.metadata.managedFields[*].manager}' 2>/dev/null)" ]; then
-    check_ssa() { check "$@"; }
-else
-    check_ssa() { check_todo "server-side apply (no managedFields)" "$@"; }
-fi
-check_ssa "the ConfigMap key the upgrade dropped is gone" \
+# field manager owned it (managedFields).
+check "Helm's field manager owns the ConfigMap's fields" \
+    expect_out 'helm:Apply' kc -n default get cm demo-config --show-managed-fields \
+    -o 'jsonpath={range .metadata.managedFields[*]}{.manager}:{.operation} {end}'
+check "the ConfigMap key the upgrade dropped is gone" \
     expect_eq '' cm_data drop
 check "the annotation the upgrade kept is still there" \
     expect_eq 'team-a' cm_ann demo.kube-harness.io/owner
-check_ssa "the annotation the upgrade dropped is gone" \
+check "the annotation the upgrade dropped is gone" \
     expect_eq '' cm_ann demo.kube-harness.io/temporary
 # The chart's checksum of its ConfigMap in revision REV's manifest.
 manifest_checksum() { hm get manifest demo --revision "$1" | sed -n 's/^ *checksum\/config: *//p'; }
