@@ -124,22 +124,46 @@ static bool is_cpu_utilization(json_t *m)
            get(get(r, "target"), "averageUtilization");
 }
 
+/*
+ * A metric spec (the "target" side) and a metric status (the "current" side)
+ * have the same shapes in both versions, with "target"/"current" in the key
+ * names; one pair of functions converts both. v1 writes some quantities as
+ * plain values (Go non-pointers, "0" when unset) where v2 has pointers.
+ */
+typedef struct side {
+    bool status;
+    const char *inner;      /* v2: "target" or "current" */
+    const char *value;      /* v1: "targetValue" or "currentValue" */
+    const char *avg_value;  /* v1: "targetAverageValue" or "currentAverageValue" */
+    const char *avg_util;   /* v1: "targetAverageUtilization" or "currentAverageUtilization" */
+} side;
+
+static const side spec_side = {false, "target", "targetValue", "targetAverageValue",
+                               "targetAverageUtilization"};
+static const side status_side = {true, "current", "currentValue", "currentAverageValue",
+                                 "currentAverageUtilization"};
+
 /* ---- metrics: v2 -> v1 ------------------------------------------------------ */
 
-static json_t *spec_v2_to_v1(json_t *m)
+static json_t *described_ref(json_t *s)
 {
-    json_t *out = json_object();
+    json_t *ref = json_object(), *d = get(s, "describedObject");
+    cp(ref, "kind", d, "kind");
+    cp(ref, "name", d, "name");
+    cp(ref, "apiVersion", d, "apiVersion");
+    return ref;
+}
+
+static json_t *metric_v2_to_v1(json_t *m, const side *sd)
+{
+    json_t *out = json_object(), *s, *t;
     cp(out, "type", m, "type");
-    json_t *s, *t;
     if ((s = get(m, "object"))) {
-        json_t *o = json_object(), *ref = json_object();
-        t = get(s, "target");
-        cp(ref, "kind", get(s, "describedObject"), "kind");
-        cp(ref, "name", get(s, "describedObject"), "name");
-        cp(ref, "apiVersion", get(s, "describedObject"), "apiVersion");
-        json_object_set_new(o, "target", ref);
+        json_t *o = json_object();
+        t = get(s, sd->inner);
+        json_object_set_new(o, "target", described_ref(s));
         cp(o, "metricName", get(s, "metric"), "name");
-        cp_quantity(o, "targetValue", t, "value");
+        cp_quantity(o, sd->value, t, "value");
         cp(o, "selector", get(s, "metric"), "selector");
         cp(o, "averageValue", t, "averageValue");
         json_object_set_new(out, "object", o);
@@ -147,7 +171,7 @@ static json_t *spec_v2_to_v1(json_t *m)
     if ((s = get(m, "pods"))) {
         json_t *o = json_object();
         cp(o, "metricName", get(s, "metric"), "name");
-        cp_quantity(o, "targetAverageValue", get(s, "target"), "averageValue");
+        cp_quantity(o, sd->avg_value, get(s, sd->inner), "averageValue");
         cp(o, "selector", get(s, "metric"), "selector");
         json_object_set_new(out, "pods", o);
     }
@@ -156,69 +180,20 @@ static json_t *spec_v2_to_v1(json_t *m)
         if (!(s = get(m, res_keys[i])))
             continue;
         json_t *o = json_object();
-        t = get(s, "target");
+        t = get(s, sd->inner);
         cp(o, "name", s, "name");
-        cp(o, "targetAverageUtilization", t, "averageUtilization");
-        cp(o, "targetAverageValue", t, "averageValue");
+        cp(o, sd->avg_util, t, "averageUtilization");
+        (sd->status ? cp_quantity : cp)(o, sd->avg_value, t, "averageValue");
         cp(o, "container", s, "container");
         json_object_set_new(out, res_keys[i], o);
     }
     if ((s = get(m, "external"))) {
         json_t *o = json_object();
-        t = get(s, "target");
+        t = get(s, sd->inner);
         cp(o, "metricName", get(s, "metric"), "name");
         cp(o, "metricSelector", get(s, "metric"), "selector");
-        cp(o, "targetValue", t, "value");
-        cp(o, "targetAverageValue", t, "averageValue");
-        json_object_set_new(out, "external", o);
-    }
-    return out;
-}
-
-static json_t *status_v2_to_v1(json_t *m)
-{
-    json_t *out = json_object();
-    cp(out, "type", m, "type");
-    json_t *s, *cur;
-    if ((s = get(m, "object"))) {
-        json_t *o = json_object(), *ref = json_object();
-        cur = get(s, "current");
-        cp(ref, "kind", get(s, "describedObject"), "kind");
-        cp(ref, "name", get(s, "describedObject"), "name");
-        cp(ref, "apiVersion", get(s, "describedObject"), "apiVersion");
-        json_object_set_new(o, "target", ref);
-        cp(o, "metricName", get(s, "metric"), "name");
-        cp_quantity(o, "currentValue", cur, "value");
-        cp(o, "selector", get(s, "metric"), "selector");
-        cp(o, "averageValue", cur, "averageValue");
-        json_object_set_new(out, "object", o);
-    }
-    if ((s = get(m, "pods"))) {
-        json_t *o = json_object();
-        cp(o, "metricName", get(s, "metric"), "name");
-        cp_quantity(o, "currentAverageValue", get(s, "current"), "averageValue");
-        cp(o, "selector", get(s, "metric"), "selector");
-        json_object_set_new(out, "pods", o);
-    }
-    const char *const res_keys[] = {"resource", "containerResource"};
-    for (int i = 0; i < 2; i++) {
-        if (!(s = get(m, res_keys[i])))
-            continue;
-        json_t *o = json_object();
-        cur = get(s, "current");
-        cp(o, "name", s, "name");
-        cp(o, "currentAverageUtilization", cur, "averageUtilization");
-        cp_quantity(o, "currentAverageValue", cur, "averageValue");
-        cp(o, "container", s, "container");
-        json_object_set_new(out, res_keys[i], o);
-    }
-    if ((s = get(m, "external"))) {
-        json_t *o = json_object();
-        cur = get(s, "current");
-        cp(o, "metricName", get(s, "metric"), "name");
-        cp(o, "metricSelector", get(s, "metric"), "selector");
-        cp_quantity(o, "currentValue", cur, "value");
-        cp(o, "currentAverageValue", cur, "averageValue");
+        (sd->status ? cp_quantity : cp)(o, sd->value, t, "value");
+        cp(o, sd->avg_value, t, "averageValue");
         json_object_set_new(out, "external", o);
     }
     return out;
@@ -226,10 +201,11 @@ static json_t *status_v2_to_v1(json_t *m)
 
 /* ---- metrics: v1 -> v2 ------------------------------------------------------ */
 
-static json_t *target(const char *type, json_t *value, json_t *avg_value,
-                      json_t *avg_util)
+/* v2's target (with its type) or current (without). */
+static json_t *inner(const side *sd, const char *type, json_t *value, json_t *avg_value,
+                     json_t *avg_util)
 {
-    json_t *t = json_pack("{s:s}", "type", type);
+    json_t *t = sd->status ? json_object() : json_pack("{s:s}", "type", type);
     if (value)
         json_object_set(t, "value", value);
     if (avg_value)
@@ -239,74 +215,16 @@ static json_t *target(const char *type, json_t *value, json_t *avg_value,
     return t;
 }
 
-static json_t *spec_v1_to_v2(json_t *m)
+static json_t *metric_v1_to_v2(json_t *m, const side *sd)
 {
-    json_t *out = json_object();
+    json_t *out = json_object(), *s;
     cp(out, "type", m, "type");
-    json_t *s;
-    if ((s = get(m, "object"))) {
-        json_t *o = json_object();
-        if (get(s, "target"))
-            json_object_set(o, "describedObject", get(s, "target"));
-        json_object_set_new(o, "target",
-                            target(get(s, "averageValue") ? "AverageValue" : "Value",
-                                   get(s, "targetValue"), get(s, "averageValue"), NULL));
-        json_object_set_new(o, "metric", metric_id(get(s, "metricName"), get(s, "selector")));
-        json_object_set_new(out, "object", o);
-    }
-    if ((s = get(m, "pods"))) {
-        json_t *o = json_object();
-        json_object_set_new(o, "metric", metric_id(get(s, "metricName"), get(s, "selector")));
-        json_object_set_new(o, "target",
-                            target("AverageValue", NULL, get(s, "targetAverageValue"), NULL));
-        json_object_set_new(out, "pods", o);
-    }
-    const char *const res_keys[] = {"resource", "containerResource"};
-    for (int i = 0; i < 2; i++) {
-        if (!(s = get(m, res_keys[i])))
-            continue;
-        json_t *o = json_object();
-        json_t *util = get(s, "targetAverageUtilization");
-        cp(o, "name", s, "name");
-        json_object_set_new(o, "target", target(util ? "Utilization" : "AverageValue", NULL,
-                                                get(s, "targetAverageValue"), util));
-        cp(o, "container", s, "container");
-        json_object_set_new(out, res_keys[i], o);
-    }
-    if ((s = get(m, "external"))) {
-        json_t *o = json_object();
-        json_object_set_new(o, "metric",
-                            metric_id(get(s, "metricName"), get(s, "metricSelector")));
-        json_object_set_new(o, "target",
-                            target(get(s, "targetValue") ? "Value" : "AverageValue",
-                                   get(s, "targetValue"), get(s, "targetAverageValue"), NULL));
-        json_object_set_new(out, "external", o);
-    }
-    return out;
-}
-
-static json_t *current(json_t *value, json_t *avg_value, json_t *avg_util)
-{
-    json_t *c = json_object();
-    if (value)
-        json_object_set(c, "value", value);
-    if (avg_value)
-        json_object_set(c, "averageValue", avg_value);
-    if (avg_util)
-        json_object_set(c, "averageUtilization", avg_util);
-    return c;
-}
-
-static json_t *status_v1_to_v2(json_t *m)
-{
-    json_t *out = json_object();
-    cp(out, "type", m, "type");
-    json_t *s;
     if ((s = get(m, "object"))) {
         json_t *o = json_object();
         json_object_set_new(o, "metric", metric_id(get(s, "metricName"), get(s, "selector")));
-        json_object_set_new(o, "current",
-                            current(get(s, "currentValue"), get(s, "averageValue"), NULL));
+        json_object_set_new(o, sd->inner,
+                            inner(sd, get(s, "averageValue") ? "AverageValue" : "Value",
+                                  get(s, sd->value), get(s, "averageValue"), NULL));
         if (get(s, "target"))
             json_object_set(o, "describedObject", get(s, "target"));
         json_object_set_new(out, "object", o);
@@ -314,17 +232,18 @@ static json_t *status_v1_to_v2(json_t *m)
     if ((s = get(m, "pods"))) {
         json_t *o = json_object();
         json_object_set_new(o, "metric", metric_id(get(s, "metricName"), get(s, "selector")));
-        json_object_set_new(o, "current", current(NULL, get(s, "currentAverageValue"), NULL));
+        json_object_set_new(o, sd->inner,
+                            inner(sd, "AverageValue", NULL, get(s, sd->avg_value), NULL));
         json_object_set_new(out, "pods", o);
     }
     const char *const res_keys[] = {"resource", "containerResource"};
     for (int i = 0; i < 2; i++) {
         if (!(s = get(m, res_keys[i])))
             continue;
-        json_t *o = json_object();
+        json_t *o = json_object(), *util = get(s, sd->avg_util);
         cp(o, "name", s, "name");
-        json_object_set_new(o, "current", current(NULL, get(s, "currentAverageValue"),
-                                                  get(s, "currentAverageUtilization")));
+        json_object_set_new(o, sd->inner, inner(sd, util ? "Utilization" : "AverageValue", NULL,
+                                                get(s, sd->avg_value), util));
         cp(o, "container", s, "container");
         json_object_set_new(out, res_keys[i], o);
     }
@@ -332,8 +251,9 @@ static json_t *status_v1_to_v2(json_t *m)
         json_t *o = json_object();
         json_object_set_new(o, "metric",
                             metric_id(get(s, "metricName"), get(s, "metricSelector")));
-        json_object_set_new(o, "current",
-                            current(get(s, "currentValue"), get(s, "currentAverageValue"), NULL));
+        json_object_set_new(o, sd->inner,
+                            inner(sd, get(s, sd->value) ? "Value" : "AverageValue",
+                                  get(s, sd->value), get(s, sd->avg_value), NULL));
         json_object_set_new(out, "external", o);
     }
     return out;
@@ -362,7 +282,7 @@ static int hpa_v2_to_v1(json_t *obj)
             cp(s1, "targetCPUUtilizationPercentage", get(r, "target"), "averageUtilization");
         }
         if (!is_cpu_utilization(m))
-            json_array_append_new(others, spec_v2_to_v1(m));
+            json_array_append_new(others, metric_v2_to_v1(m, &spec_side));
     }
     json_t *cur = json_array();
     json_array_foreach(get(status, "currentMetrics"), i, m)
@@ -370,7 +290,7 @@ static int hpa_v2_to_v1(json_t *obj)
         json_t *r = get(m, "resource");
         if (str_is(m, "type", "Resource") && str_is(r, "name", "cpu"))
             cp(st1, "currentCPUUtilizationPercentage", get(r, "current"), "averageUtilization");
-        json_array_append_new(cur, status_v2_to_v1(m));
+        json_array_append_new(cur, metric_v2_to_v1(m, &status_side));
     }
     for (const char *const *k = common_status; *k; k++)
         cp(st1, *k, status, *k);
@@ -409,14 +329,14 @@ static int hpa_v1_to_v2(json_t *obj)
     cp(s2, "maxReplicas", spec, "maxReplicas");
     json_t *metrics = json_array(), *m;
     size_t i;
-    json_array_foreach(others, i, m) json_array_append_new(metrics, spec_v1_to_v2(m));
+    json_array_foreach(others, i, m) json_array_append_new(metrics, metric_v1_to_v2(m, &spec_side));
     json_t *cpu = get(spec, "targetCPUUtilizationPercentage");
     if (cpu || !json_array_size(metrics)) {
         /* v1's CPU target; without any metric, the implicit default of 80%. */
         json_t *util = cpu ? json_incref(cpu) : json_integer(80);
         json_array_append_new(
             metrics, json_pack("{s:s, s:{s:s, s:o}}", "type", "Resource", "resource", "name", "cpu",
-                               "target", target("Utilization", NULL, NULL, util)));
+                               "target", inner(&spec_side, "Utilization", NULL, NULL, util)));
         json_decref(util);
     }
     json_object_set_new(s2, "metrics", metrics);
@@ -426,7 +346,7 @@ static int hpa_v1_to_v2(json_t *obj)
         cp(st2, *k, status, *k);
     if (cur) {
         json_t *list = json_array();
-        json_array_foreach(cur, i, m) json_array_append_new(list, status_v1_to_v2(m));
+        json_array_foreach(cur, i, m) json_array_append_new(list, metric_v1_to_v2(m, &status_side));
         json_object_set_new(st2, "currentMetrics", list);
     } else if (get(status, "currentCPUUtilizationPercentage")) {
         json_object_set_new(

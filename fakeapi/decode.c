@@ -361,6 +361,17 @@ static void msg_json(const fakeapi__decode_error *e, char *buf, size_t len)
         snprintf(buf, len, "json: cannot unmarshal %s into Go value of type string",
                  json_kind(e->value));
         break;
+    case FAKEAPI__DECODE_VALUE:
+        if (e->number[0])
+            snprintf(buf, len, "json: cannot unmarshal number %s into Go value of type %s",
+                     e->number, e->go_type);
+        else
+            snprintf(buf, len, "json: cannot unmarshal %s into Go value of type %s",
+                     json_kind(e->value), e->go_type);
+        break;
+    case FAKEAPI__DECODE_QUANTITY:
+        snprintf(buf, len, "%s", e->text ? e->text : "");
+        break;
     case FAKEAPI__DECODE_TYPEMETA:
         snprintf(buf, len,
                  "couldn't get version/kind; json parse error: json: cannot unmarshal %s into Go "
@@ -381,7 +392,8 @@ static void msg_unstructured(const fakeapi__decode_error *e, char *buf, size_t l
     if (e->code == FAKEAPI__DECODE_BASE64)
         snprintf(buf, len, "error decoding from json: illegal base64 data at input byte %zu",
                  e->offset);
-    else if (e->code == FAKEAPI__DECODE_TIME)
+    else if (e->code == FAKEAPI__DECODE_TIME || e->code == FAKEAPI__DECODE_VALUE ||
+             e->code == FAKEAPI__DECODE_QUANTITY)
         msg_json(e, buf, len);
     else if (!strcmp(dst, "map"))
         snprintf(buf, len, "cannot restore map from %s", src);

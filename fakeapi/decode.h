@@ -81,6 +81,9 @@ typedef enum fakeapi__decode_code {
     FAKEAPI__DECODE_BASE64,   /* a []byte string that is not base64 */
     FAKEAPI__DECODE_TIME,     /* a Time that is not a string */
     FAKEAPI__DECODE_TYPEMETA, /* apiVersion or kind is not a string */
+    FAKEAPI__DECODE_VALUE,    /* a type decoding itself refused the value (IntOrString's int32) */
+    FAKEAPI__DECODE_QUANTITY, /* a type's own parser refused the string (Quantity, Time):
+                                 text holds its message */
 } fakeapi__decode_code;
 
 /* What went wrong, for the message formatters. */
@@ -93,6 +96,8 @@ typedef struct fakeapi__decode_error {
     char target[16];     /* its reflect kind: map, slice, struct, string, bool, int32, ... */
     char number[48];     /* FAKEAPI__DECODE_NUMBER: the number (reprinted: 1e3 shows as 1000) */
     size_t offset;       /* FAKEAPI__DECODE_BASE64: the first bad input byte */
+    const char *text;    /* FAKEAPI__DECODE_QUANTITY: the message (static or in detail) */
+    char detail[400];    /* a message built for this error (a time's parse error) */
     const json_t *value; /* the offending value (borrowed from the checked object) */
 } fakeapi__decode_error;
 

@@ -156,6 +156,25 @@ static void watch_done(void *cls)
  * watch ended, a client's next request on the same connection then waited
  * forever. A new connection per watch costs a handshake on loopback.
  */
+/* One "Warning: 299 - \"text\"" header per warning, as the API server sends them. */
+static void add_warnings(struct MHD_Response *r, const char *warnings)
+{
+    for (const char *p = warnings; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char h[1100];
+        size_t o = (size_t)snprintf(h, sizeof h, "299 - \"");
+        for (size_t i = 0; i < n && o + 4 < sizeof h; i++) {
+            if (p[i] == '"' || p[i] == '\\')
+                h[o++] = '\\';
+            h[o++] = p[i];
+        }
+        snprintf(h + o, sizeof h - o, "\"");
+        MHD_add_response_header(r, "Warning", h);
+        p += n + (nl ? 1 : 0);
+    }
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *resp, bool close_after)
 {
     struct MHD_Response *r;
@@ -187,6 +206,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *res
         snprintf(ra, sizeof ra, "%d", resp->retry_after);
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
     }
+    add_warnings(r, resp->warnings);
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return ret;
@@ -220,6 +240,7 @@ static enum MHD_Result send_truncated(struct MHD_Connection *conn, fakeapi__resp
     size_t full = resp->body_len;
     half->body_len = full / 2;
     resp->body = NULL;
+    resp->warnings = NULL;
     struct MHD_Response *r =
         MHD_create_response_from_callback(full, 4096, truncated_reader, half, truncated_free);
     if (!r) {

@@ -8,6 +8,8 @@
 
 #include "accept.h"
 #include "discovery.h"
+#include "openapi.h"
+#include "openapi_pb.h"
 #include "fault.h"
 #include "health.h"
 #include "metrics.h"
@@ -47,6 +49,44 @@ static bool not_acceptable(const fakeapi__req *req, fakeapi__resp *resp)
     return true;
 }
 
+/* GET /openapi/v3 (version NULL) and its group-versions, from the server's cache. */
+static void answer_openapi_v3(fakeapi_server *srv, const char *group, const char *version,
+                              fakeapi__resp *resp)
+{
+    char *body = NULL;
+    size_t len = 0;
+    int rc = fakeapi__openapi_v3_body(srv->openapi, srv->reg, group, version, &body, &len);
+    if (rc == 1)
+        not_served(resp);
+    else if (rc < 0)
+        fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
+    else
+        fakeapi__resp_take(resp, 200, body, len);
+}
+
+/* GET /openapi/v2: the cached document, JSON or protobuf as Accept asks; else 406. */
+static void answer_openapi_v2(fakeapi_server *srv, const fakeapi__req *req, fakeapi__resp *resp)
+{
+    int form = fakeapi__openapi_v2_form(req->accept);
+    if (form < 0) {
+        fakeapi__resp_error(resp, 406, "NotAcceptable", NULL,
+                            "only the following media types are accepted: application/json, "
+                            FAKEAPI__OPENAPI_V2_PB);
+        return;
+    }
+    char *body = NULL;
+    size_t len = 0;
+    if (fakeapi__openapi_v2_body(srv->openapi, srv->reg, (fakeapi__openapi_fmt)form, &body,
+                                 &len) < 0) {
+        fakeapi__resp_error(resp, 500, "InternalError", NULL, "out of memory");
+        return;
+    }
+    fakeapi__resp_take(resp, 200, body, len);
+    /* As the real server labels it: the asked-for type has an '@' that mime parsers refuse. */
+    if (form == FAKEAPI__OPENAPI_PROTOBUF)
+        resp->content_type = "application/octet-stream";
+}
+
 static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fakeapi__route *rt,
                         fakeapi__resp *resp)
 {
@@ -75,10 +115,13 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
         answer_doc(resp, fakeapi__disc_resources(srv->reg, rt->group, rt->version));
         break;
     case FAKEAPI__RT_OPENAPI_V3:
-        answer_doc(resp, fakeapi__openapi_v3_root(srv->reg));
+        answer_openapi_v3(srv, NULL, NULL, resp);
         break;
     case FAKEAPI__RT_OPENAPI_V3_GV:
-        answer_doc(resp, fakeapi__openapi_v3_gv(srv->reg, rt->group, rt->version));
+        answer_openapi_v3(srv, rt->group, rt->version, resp);
+        break;
+    case FAKEAPI__RT_OPENAPI_V2:
+        answer_openapi_v2(srv, req, resp);
         break;
     case FAKEAPI__RT_HEALTH:
         fakeapi__health_serve(srv, req, rt, resp);
@@ -92,6 +135,14 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
 static void dispatch_verb(fakeapi__ctx *c)
 {
     const char *m = c->req->method;
+    if (!c->res->stored) {
+        /* Reviews and bindings: only POST on the collection, answered, never stored. */
+        if (c->rt->kind == FAKEAPI__RT_COLLECTION)
+            fakeapi__do_review(c);
+        else
+            method_not_allowed(c->resp);
+        return;
+    }
     switch (c->rt->kind) {
     case FAKEAPI__RT_COLLECTION:
         if (!strcmp(m, "GET"))
@@ -118,6 +169,10 @@ static void dispatch_verb(fakeapi__ctx *c)
     case FAKEAPI__RT_SUBRESOURCE:
         if (!fakeapi__resource_has_sub(c->res, c->rt->sub))
             not_served(c->resp);
+        else if (!strcmp(c->rt->sub, "token"))
+            fakeapi__do_token_request(c);
+        else if (strcmp(c->rt->sub, "status") && strcmp(c->rt->sub, "scale"))
+            fakeapi__do_pod_sub(c);
         else
             fakeapi__do_subresource(c);
         break;

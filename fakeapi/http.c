@@ -11,6 +11,24 @@ void fakeapi__resp_deinit(fakeapi__resp *resp)
     free(resp->body);
     resp->body = NULL;
     resp->body_len = 0;
+    free(resp->warnings);
+    resp->warnings = NULL;
+}
+
+void fakeapi__resp_warn(fakeapi__resp *resp, const char *text)
+{
+    /* A warning is one header line: newlines in the text become spaces. */
+    size_t had = resp->warnings ? strlen(resp->warnings) : 0, n = strlen(text);
+    if (had + n > (64u << 10))
+        return;
+    char *w = realloc(resp->warnings, had + n + 2);
+    if (!w)
+        return;
+    for (size_t i = 0; i < n; i++)
+        w[had + i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+    w[had + n] = '\n';
+    w[had + n + 1] = '\0';
+    resp->warnings = w;
 }
 
 void fakeapi__resp_take(fakeapi__resp *resp, int status, char *body, size_t len)

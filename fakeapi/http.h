@@ -37,7 +37,11 @@ typedef struct fakeapi__resp {
     const char *content_type;     /* static string; NULL = application/json */
     int retry_after;              /* seconds, > 0 to send Retry-After */
     struct fakeapi__watch *watch; /* set when the answer is a watch stream */
+    char *warnings;               /* malloc'ed: warning texts, each ending in '\n', or NULL */
 } fakeapi__resp;
+
+/* Add a warning (sent as a "Warning: 299 - ..." header); text is copied. */
+void fakeapi__resp_warn(fakeapi__resp *resp, const char *text);
 
 /* Free what a response owns (not the struct). */
 void fakeapi__resp_deinit(fakeapi__resp *resp);

@@ -17,6 +17,8 @@
  */
 #include "patch.h"
 
+#include "types.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1137,46 +1139,80 @@ int fakeapi__smp_patch(const json_t *doc, const json_t *patch, fakeapi__smp_key_
     return 0;
 }
 
-/* ---- built-in merge keys ----------------------------------------------- */
+/* ---- merge keys from the type tables ----------------------------------- */
 
-/* Does path end with the field names in suffix, on a '.' boundary? */
-static bool path_ends_with(const char *path, const char *suffix)
+/*
+ * The field that path names below m, or NULL. Array positions are not in
+ * path, so a list's element type is walked like a single message. A map's
+ * key is one segment or, when it holds dots ("app.kubernetes.io/name"),
+ * several: every split is tried until the rest resolves.
+ */
+static const fakeapi__tfield *type_walk(const fakeapi__tmsg *m, const char *path, int depth)
 {
-    size_t pl = strlen(path), sl = strlen(suffix);
-    if (pl < sl || strcmp(path + pl - sl, suffix) != 0)
-        return false;
-    return pl == sl || path[pl - sl - 1] == '.';
-}
-
-const char *fakeapi__smp_builtin_key(const char *path, void *ud)
-{
-    /* First match wins: container ports before the bare container lists. */
-    static const struct {
-        const char *suffix;
-        const char *key;
-    } keys[] = {
-        {"containers.ports", "containerPort"},
-        {"initContainers.ports", "containerPort"},
-        {"ephemeralContainers.ports", "containerPort"},
-        {"containers", "name"},
-        {"initContainers", "name"},
-        {"ephemeralContainers", "name"},
-        {"volumes", "name"},
-        {"env", "name"},
-        {"imagePullSecrets", "name"},
-        {"volumeMounts", "mountPath"},
-        {"conditions", "type"},
-        {"metadata.ownerReferences", "uid"},
-        {"metadata.finalizers", ""},
-    };
-    (void)ud;
-    if (!path)
+    if (!m || depth > 64)
         return NULL;
-    if (strcmp(path, "spec.ports") == 0) /* a Service's, at the top of its spec */
-        return "port";
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (path_ends_with(path, keys[i].suffix))
-            return keys[i].key;
+    size_t seg = strcspn(path, ".");
+    const fakeapi__tfield *f = fakeapi__type_field_json(m, path, seg, NULL);
+    if (!f)
+        return NULL;
+    if (!path[seg])
+        return f;
+    const char *rest = path + seg + 1;
+    if (f->type != FAKEAPI__T_MSG)
+        return NULL;
+    const fakeapi__tmsg *vm = fakeapi__type_at(f->msg);
+    if (!(f->flags & FAKEAPI__F_MAP))
+        return type_walk(vm, rest, depth + 1);
+    /* A map value that is itself a list (ExtraValue) has no strategy: only messages go on. */
+    for (const char *dot = strchr(rest, '.'); dot; dot = strchr(dot + 1, '.')) {
+        const fakeapi__tfield *g = type_walk(vm, dot + 1, depth + 1);
+        if (g)
+            return g;
     }
     return NULL;
+}
+
+/* True when the list's elements are JSON scalars (strings, numbers, Quantity, ...). */
+static bool primitive_elems(const fakeapi__tfield *f)
+{
+    if (f->type != FAKEAPI__T_MSG)
+        return true;
+    const fakeapi__tmsg *m = fakeapi__type_at(f->msg);
+    return m && m->special != FAKEAPI__S_NONE && m->special != FAKEAPI__S_SLICE;
+}
+
+const char *fakeapi__smp_type_key(const char *path, void *ud)
+{
+    fakeapi__smp_types *t = ud;
+    if (!t || !t->root || !path)
+        return NULL;
+    const fakeapi__tfield *f = type_walk(t->root, path, 0);
+    if (!f || !(f->flags & FAKEAPI__F_REPEATED) || (f->flags & FAKEAPI__F_MAP))
+        return NULL;
+    bool prim = primitive_elems(f);
+    if (t->apply) {
+        /* Server-side apply goes by +listType, and by the patch strategy only without one. */
+        switch (f->list) {
+        case FAKEAPI__L_ATOMIC:
+            return NULL;
+        case FAKEAPI__L_SET:
+            return prim ? "" : NULL;
+        case FAKEAPI__L_MAP:
+            if (f->merge_key)
+                return f->merge_key;
+            if (f->list_keys) {
+                snprintf(t->keybuf, sizeof t->keybuf, "%.*s", (int)strcspn(f->list_keys, ","),
+                         f->list_keys);
+                return t->keybuf;
+            }
+            return NULL;
+        default:
+            break;
+        }
+    }
+    if (!(f->patch & FAKEAPI__P_MERGE))
+        return NULL;
+    if (prim)
+        return "";
+    return f->merge_key;
 }

@@ -18,6 +18,7 @@
 #ifndef FAKEAPI_PATCH_H
 #define FAKEAPI_PATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -63,14 +64,24 @@ int fakeapi__smp_patch(const json_t *doc, const json_t *patch, fakeapi__smp_key_
                        json_t **out, char *err, size_t errlen);
 
 /*
- * The merge keys of the built-in kinds (K8S-API.md item 54), by the end of
- * path: containers, initContainers, ephemeralContainers, volumes, env and
- * imagePullSecrets by "name"; their ports by "containerPort"; volumeMounts
- * by "mountPath"; conditions by "type"; metadata.ownerReferences by "uid";
- * exactly "spec.ports" (a Service's) by "port"; metadata.finalizers as a
- * set (""). NULL for every other list (replaced). ud is unused. Returns a
- * static string; thread-safe.
+ * The merge keys of the built-in kinds, from the type tables (types.h):
+ * path is walked from the document's message through nested messages,
+ * inline fields and map values to the list it names. A list of messages
+ * with +patchStrategy=merge merges on its +patchMergeKey; a list of
+ * scalars with +patchStrategy=merge is a set (""); any other list is
+ * replaced (NULL), so is an unknown path. For server-side apply (apply set)
+ * +listType decides first: map merges on its merge key (else the first
+ * +listMapKey), set is a set, atomic is replaced. ud is a
+ * fakeapi__smp_types; the returned string lives in the tables or in ud.
+ * Runs on the caller's thread; ud must not be shared between threads.
  */
-const char *fakeapi__smp_builtin_key(const char *path, void *ud);
+struct fakeapi__tmsg;
+typedef struct fakeapi__smp_types {
+    const struct fakeapi__tmsg *root; /* the patched document's message; NULL: all replaced */
+    bool apply;                       /* server-side apply semantics (+listType first) */
+    char keybuf[64];                  /* holds a +listMapKey when one is returned */
+} fakeapi__smp_types;
+
+const char *fakeapi__smp_type_key(const char *path, void *ud);
 
 #endif

@@ -179,13 +179,30 @@ bool fakeapi__resource_allows(const fakeapi__resource *r, const char *verb)
     return false;
 }
 
+/* The subresources the server answers, by name (verbs_sub.c, verbs_pod.c,
+ * review.c); 0 for one it does not (pods/resize, pods/ephemeralcontainers). */
+static unsigned sub_bit(const char *sub)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } subs[] = {
+        {"status", FAKEAPI__SUB_STATUS},     {"scale", FAKEAPI__SUB_SCALE},
+        {"eviction", FAKEAPI__SUB_EVICTION}, {"binding", FAKEAPI__SUB_BINDING},
+        {"log", FAKEAPI__SUB_LOG},           {"exec", FAKEAPI__SUB_EXEC},
+        {"attach", FAKEAPI__SUB_EXEC},       {"portforward", FAKEAPI__SUB_EXEC},
+        {"proxy", FAKEAPI__SUB_PROXY},       {"token", FAKEAPI__SUB_TOKEN},
+    };
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (!strcmp(sub, subs[i].name))
+            return subs[i].bit;
+    return 0;
+}
+
 bool fakeapi__resource_has_sub(const fakeapi__resource *r, const char *sub)
 {
-    if (!strcmp(sub, "status"))
-        return r->subresources & FAKEAPI__SUB_STATUS;
-    if (!strcmp(sub, "scale"))
-        return r->subresources & FAKEAPI__SUB_SCALE;
-    return false;
+    unsigned bit = sub_bit(sub);
+    return bit && (r->subresources & bit);
 }
 
 void fakeapi__resource_qualified(const fakeapi__resource *r, char *buf, size_t len)
@@ -219,10 +236,7 @@ static unsigned row_subresources(const fakeapi__tres *row)
         if (strcmp(t->group, row->group) || strcmp(t->version, row->version) ||
             strncmp(t->resource, row->resource, plen) || t->resource[plen] != '/')
             continue;
-        if (!strcmp(t->resource + plen + 1, "status"))
-            subs |= FAKEAPI__SUB_STATUS;
-        else if (!strcmp(t->resource + plen + 1, "scale"))
-            subs |= FAKEAPI__SUB_SCALE;
+        subs |= sub_bit(t->resource + plen + 1);
     }
     return subs;
 }

@@ -25,6 +25,12 @@
 enum {
     FAKEAPI__SUB_STATUS = 1 << 0,
     FAKEAPI__SUB_SCALE = 1 << 1,
+    FAKEAPI__SUB_EVICTION = 1 << 2, /* pods/eviction */
+    FAKEAPI__SUB_BINDING = 1 << 3,  /* pods/binding */
+    FAKEAPI__SUB_LOG = 1 << 4,      /* pods/log */
+    FAKEAPI__SUB_EXEC = 1 << 5,     /* pods/exec, pods/attach, pods/portforward */
+    FAKEAPI__SUB_PROXY = 1 << 6,    /* pods|nodes|services/proxy */
+    FAKEAPI__SUB_TOKEN = 1 << 7,    /* serviceaccounts/token */
 };
 
 /* How object names are checked (K8S-API.md item 26). */
@@ -111,7 +117,7 @@ void fakeapi__resource_unref(fakeapi__resource *r);
 /* True if r allows verb ("get", "list", "watch", "create", ...). */
 bool fakeapi__resource_allows(const fakeapi__resource *r, const char *verb);
 
-/* True if r supports the subresource named sub ("status", "scale"). */
+/* True if r supports the subresource named sub ("status", "scale", "eviction"...). */
 bool fakeapi__resource_has_sub(const fakeapi__resource *r, const char *sub);
 
 /* The resource as Status details name it: "leases.coordination.k8s.io", "pods". */

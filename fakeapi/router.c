@@ -60,6 +60,9 @@ static int parse_resource_path(const char *s[], size_t l[], int n, fakeapi__rout
         i = 2;
     }
     int rest = n - i;
+    /* .../pods/<name>/proxy/<path...>: the proxy subresource with a path. */
+    if (rest > 3 && is(s[i + 2], l[i + 2], "proxy"))
+        rest = 3;
     if (rest < 1 || rest > 3)
         return -1;
     if (copy(rt->resource, sizeof rt->resource, s[i], l[i]) < 0)

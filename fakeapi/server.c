@@ -19,10 +19,12 @@
 #include "front.h"
 #include "gc.h"
 #include "metrics.h"
+#include "openapi.h"
 #include "server_int.h"
 #include "trace.h"
 #include "timefmt.h"
 #include "tlscert.h"
+#include "token.h"
 #include "waker.h"
 #include "watch.h"
 
@@ -66,13 +68,15 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     srv->max_body = srv->opts.max_body_bytes ? srv->opts.max_body_bytes : DEFAULT_MAX_BODY;
     uint64_t seed = pick_seed(srv->opts.seed);
     fakeapi__rng_seed(&srv->rng, seed);
+    fakeapi__token_key_init(srv->sa_key, seed);
     pthread_mutex_init(&srv->trace_mu, NULL);
     srv->reg = fakeapi__registry_new();
     srv->hub = fakeapi__hub_new();
     srv->waker = fakeapi__waker_new(srv_now_cb, srv, fakeapi__front_suspend, fakeapi__front_resume);
     srv->faults = fakeapi__faults_new(seed);
     srv->metrics = fakeapi__metrics_new();
-    if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics)
+    srv->openapi = fakeapi__openapi_cache_new();
+    if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics || !srv->openapi)
         goto fail;
     fakeapi__waker_hold(srv->waker, srv->opts.on_held != NULL);
     srv->gc_wake = fakeapi__gc_wake;
@@ -120,6 +124,7 @@ void fakeapi_stop(fakeapi_server *srv)
     fakeapi__store_close(srv->store);
     fakeapi__hub_free(srv->hub);
     fakeapi__registry_free(srv->reg);
+    fakeapi__openapi_cache_free(srv->openapi);
     fakeapi__faults_free(srv->faults);
     fakeapi__metrics_free(srv->metrics);
     fakeapi__trace_close(srv);

@@ -39,6 +39,7 @@ typedef struct fakeapi__faults fakeapi__faults;
 typedef struct fakeapi__metrics fakeapi__metrics;
 struct fakeapi__reqinfo;
 struct fakeapi__tls_material;
+struct fakeapi__openapi_cache;
 
 struct fakeapi_server {
     fakeapi_options opts;
@@ -55,9 +56,12 @@ struct fakeapi_server {
     struct fakeapi__tls_material *tls; /* opts.tls: certificates (tlscert.h); else NULL */
     fakeapi__store *store;
     fakeapi__registry *reg;
+    struct fakeapi__openapi_cache *openapi; /* /openapi/v2 text (openapi.h) */
     fakeapi__hub *hub;
     fakeapi__rng rng; /* under the store lock */
     size_t max_body;
+    /* Signs service-account tokens (token.h); set at start, read-only after. */
+    unsigned char sa_key[32];
 
     /* gc.c: the background thread */
     pthread_t gc_thread;

@@ -36,6 +36,24 @@
 json_t *fakeapi__table_new(const fakeapi__resource *r, json_t *items, const char *list_rv,
                            const char *cont, int64_t now_ns);
 
+/* What each row carries in "object": the real server's ?includeObject= values. */
+typedef enum fakeapi__table_include {
+    FAKEAPI__INCLUDE_METADATA = 0, /* "Metadata" (the default): a PartialObjectMetadata */
+    FAKEAPI__INCLUDE_NONE,         /* "None": no object */
+    FAKEAPI__INCLUDE_OBJECT,       /* "Object": the whole object (kubectl get --sort-by asks) */
+} fakeapi__table_include;
+
+/*
+ * The includeObject query value v (NULL or "": Metadata) into *out. Returns 0,
+ * or -1 for any other value (*out untouched): the real server answers that
+ * with 400 BadRequest.
+ */
+int fakeapi__table_include_parse(const char *v, fakeapi__table_include *out);
+
+/* fakeapi__table_new with the rows' objects as include says. */
+json_t *fakeapi__table_new_incl(const fakeapi__resource *r, json_t *items, const char *list_rv,
+                                const char *cont, int64_t now_ns, fakeapi__table_include include);
+
 /*
  * True when an Accept header asks for a meta.k8s.io/v1 Table
  * ("application/json;as=Table;v=v1;g=meta.k8s.io") before it accepts plain

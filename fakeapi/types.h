@@ -82,7 +82,7 @@ typedef struct fakeapi__tfield {
     uint32_t number;        /* protobuf field number */
     uint8_t type;           /* fakeapi__ttype of the value (map: of the map's value) */
     uint8_t map_key;        /* fakeapi__ttype of a map's key, else 0 */
-    uint8_t list;           /* fakeapi__tlist */
+    uint8_t list;           /* fakeapi__tlist (a map: L_ATOMIC for +mapType=atomic) */
     uint8_t patch;          /* FAKEAPI__P_* */
     uint16_t flags;         /* FAKEAPI__F_* */
     int16_t msg;            /* message index when type is FAKEAPI__T_MSG, else -1 */

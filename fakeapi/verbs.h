@@ -36,6 +36,25 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c);
 /* /status and /scale: GET, PUT, PATCH. */
 void fakeapi__do_subresource(fakeapi__ctx *c);
 
+/* verbs_pod.c: pods/eviction, pods/binding, pods/log, and a 400 for the
+ * subresources that need a kubelet (exec, attach, portforward, proxy). */
+void fakeapi__do_pod_sub(fakeapi__ctx *c);
+/* POST .../namespaces/<ns>/bindings (verbs_pod.c). */
+void fakeapi__do_binding(fakeapi__ctx *c);
+/*
+ * A field of the wrong JSON type: answers 400 as the API server's decoder
+ * words it ("TokenRequest in version "v1" cannot be handled as a
+ * TokenRequest: json: cannot unmarshal string into Go struct field
+ * TokenRequestSpec.spec.audiences of type []string") and returns false.
+ * Absent or null v, or v of type want: true. (verbs_pod.c)
+ */
+bool fakeapi__typed(fakeapi__ctx *c, const char *kind, const char *gostruct, const char *field,
+                    const json_t *v, json_type want, const char *gotype);
+/* review.c: POST on a create-only kind (the reviews, bindings). */
+void fakeapi__do_review(fakeapi__ctx *c);
+/* review.c: POST serviceaccounts/<name>/token. */
+void fakeapi__do_token_request(fakeapi__ctx *c);
+
 /* Status details {name, group, kind: plural} as a new object. */
 json_t *fakeapi__details(const fakeapi__resource *res, const char *name);
 /* 404 `pods "x" not found`. */

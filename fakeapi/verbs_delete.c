@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "objmeta.h"
+#include "protobuf.h"
 #include "selector.h"
 #include "timefmt.h"
 #include "verbs.h"
@@ -24,7 +25,25 @@ static int parse_delete_opts(fakeapi__ctx *c, delete_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->policy = fakeapi__q(c->req, "propagationPolicy");
-    if (c->req->body_len > 0) {
+    if (c->req->body_len > 0 &&
+        fakeapi__media_is(c->req->content_type, "application/vnd.kubernetes.protobuf")) {
+        /* kubectl drain, helm uninstall: a protobuf DeleteOptions. */
+        char err[384];
+        if (fakeapi__pb_decode(c->req->body, c->req->body_len, &o->body, err, sizeof err) == 0) {
+            const char *kind = json_string_value(json_object_get(o->body, "kind"));
+            if (kind && !strcmp(kind, "DeleteOptions"))
+                goto decoded;
+            snprintf(err, sizeof err, "protobuf body of kind \"%s\" is not DeleteOptions",
+                     kind ? kind : "");
+        }
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the body of the request was not valid DeleteOptions: %s", err);
+        json_decref(o->body);
+        o->body = NULL;
+        return -1;
+    }
+decoded:
+    if (c->req->body_len > 0 && !o->body) {
         json_error_t jerr;
         o->body = json_loadb(c->req->body, c->req->body_len, 0, &jerr);
         if (!json_is_object(o->body)) {
@@ -35,6 +54,8 @@ static int parse_delete_opts(fakeapi__ctx *c, delete_opts *o)
             o->body = NULL;
             return -1;
         }
+    }
+    if (o->body) {
         const char *p = json_string_value(json_object_get(o->body, "propagationPolicy"));
         if (p)
             o->policy = p;
@@ -144,8 +165,10 @@ int fakeapi__delete_in_txn(fakeapi__txn *t, const fakeapi__resource *res, json_t
     fakeapi__fmt_time(fakeapi__srv_now(t->srv), now, sizeof now);
     json_object_set_new(meta, "deletionTimestamp", json_string(now));
     json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+    /* Only a kind that keeps a generation gets it bumped (upstream's BeforeDelete). */
     json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
-    json_object_set_new(meta, "generation", json_integer(gen + 1));
+    if (gen > 0)
+        json_object_set_new(meta, "generation", json_integer(gen + 1));
     if (is_ns)
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Terminating"));
     int rc = fakeapi__txn_put(t, res, obj, prev);

@@ -29,6 +29,27 @@ static bool want_table(const fakeapi__ctx *c)
     return fakeapi__accept_pick(c->req->accept) == FAKEAPI__AS_TABLE;
 }
 
+/*
+ * Answer a Table of items (borrowed) with the rows' objects as
+ * ?includeObject= says (400 for a value the real server refuses).
+ */
+static void table_answer(fakeapi__ctx *c, json_t *items, const char *rv, const char *cont)
+{
+    fakeapi__table_include inc;
+    const char *v = fakeapi__q(c->req, "includeObject");
+    if (fakeapi__table_include_parse(v, &inc) < 0) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "Unsupported value: \"%s\": supported values: \"Metadata\", \"None\", "
+                            "\"Object\"",
+                            v);
+        return;
+    }
+    fakeapi__resp_json(c->resp, 200,
+                       fakeapi__table_new_incl(c->res, items, rv, cont, fakeapi__srv_now(c->srv),
+                                               inc));
+    c->resp->content_type = "application/json;as=Table;v=v1;g=meta.k8s.io";
+}
+
 /* Metadata only (client-go's metadata client): PartialObjectMetadata. */
 static bool want_partial(const fakeapi__ctx *c)
 {
@@ -87,15 +108,13 @@ void fakeapi__do_get(fakeapi__ctx *c)
     as_version(c, obj);
     if (partial) {
         fakeapi__resp_json(c->resp, 200, fakeapi__partial_of(obj));
+        c->resp->content_type = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io";
         json_decref(obj);
         return;
     }
     if (want_table(c)) {
         json_t *items = json_pack("[o]", obj);
-        fakeapi__resp_json(c->resp, 200,
-                           fakeapi__table_new(c->res, items,
-                                              fakeapi__meta_str(obj, "resourceVersion"), NULL,
-                                              fakeapi__srv_now(c->srv)));
+        table_answer(c, items, fakeapi__meta_str(obj, "resourceVersion"), NULL);
         json_decref(items);
         return;
     }
@@ -282,9 +301,7 @@ static void list_answer(fakeapi__ctx *c, list_state *ls, uint64_t rv)
     char rvs[24];
     snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)rv);
     if (ls->parsed) {
-        fakeapi__resp_json(
-            c->resp, 200,
-            fakeapi__table_new(c->res, ls->parsed, rvs, cont, fakeapi__srv_now(c->srv)));
+        table_answer(c, ls->parsed, rvs, cont);
         free(cont);
         return;
     }
@@ -319,6 +336,8 @@ static void list_answer(fakeapi__ctx *c, list_state *ls, uint64_t rv)
     size_t len;
     char *body = fakeapi__strbuf_take(&ls->buf, &len);
     fakeapi__resp_take(c->resp, 200, body, len);
+    if (ls->partial)
+        c->resp->content_type = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
 }
 
 void fakeapi__do_list(fakeapi__ctx *c)

@@ -6,16 +6,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "builtin_check.h"
+#include "builtin_default.h"
+#include "builtin_valid.h"
 #include "convert.h"
 #include "decode.h"
+#include "jsondup.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
 #include "protobuf.h"
 #include "schema.h"
+#include "ssa.h"
 #include "strbuf.h"
 #include "timefmt.h"
+#include "types.h"
 #include "verbs.h"
 
 #define GENERATE_NAME_TRIES 8
@@ -75,36 +82,29 @@ static void invalid(fakeapi__ctx *c, const char *name, const char *field, const 
 
 static void invalid_causes(fakeapi__ctx *c, const char *name, json_t *causes)
 {
-    char msg[1024];
-    size_t off = 0;
+    /* The API server wraps several causes in [...]. */
+    fakeapi__strbuf b = {.max = 1u << 20};
+    bool many = json_array_size(causes) > 1;
+    char q[300];
+    snprintf(q, sizeof q, "%s%s%s", c->res->kind, *c->res->group ? "." : "", c->res->group);
+    fakeapi__strbuf_addf(&b, "%s \"%s\" is invalid: %s", q, name ? name : "", many ? "[" : "");
     size_t i;
     json_t *cause;
     json_array_foreach(causes, i, cause)
     {
-        off += (size_t)snprintf(msg + off, off < sizeof msg ? sizeof msg - off : 0, "%s%s: %s",
-                                i ? ", " : "", json_string_value(json_object_get(cause, "field")),
-                                json_string_value(json_object_get(cause, "message")));
-        if (off >= sizeof msg)
-            off = sizeof msg - 1;
+        fakeapi__strbuf_addf(&b, "%s%s: %s", i ? ", " : "",
+                             json_string_value(json_object_get(cause, "field")),
+                             json_string_value(json_object_get(cause, "message")));
     }
+    if (many)
+        fakeapi__strbuf_adds(&b, "]");
+    char *msg = fakeapi__strbuf_take(&b, NULL);
     json_t *details = fakeapi__details(c->res, name);
     json_object_set_new(details, "kind", json_string(c->res->kind));
     json_object_set(details, "causes", causes);
-    char q[300];
-    snprintf(q, sizeof q, "%s%s%s", c->res->kind, *c->res->group ? "." : "", c->res->group);
-    fakeapi__resp_error(c->resp, 422, "Invalid", details, "%s \"%s\" is invalid: %s%s", q,
-                        name ? name : "", json_array_size(causes) > 1 ? "[" : "", msg);
-    if (json_array_size(causes) > 1) {
-        /* The API server wraps several causes in [...]; close the bracket. */
-        json_t *st = json_loadb(c->resp->body, c->resp->body_len, 0, NULL);
-        if (st) {
-            char *m = NULL;
-            if (asprintf(&m, "%s]", json_string_value(json_object_get(st, "message"))) > 0)
-                json_object_set_new(st, "message", json_string(m));
-            free(m);
-            fakeapi__resp_json(c->resp, 422, st);
-        }
-    }
+    fakeapi__resp_json(c->resp, 422,
+                       fakeapi__status_new(422, "Invalid", msg ? msg : "invalid", details));
+    free(msg);
 }
 
 static void invalid(fakeapi__ctx *c, const char *name, const char *field, const char *reason,
@@ -121,6 +121,49 @@ static void invalid(fakeapi__ctx *c, const char *name, const char *field, const 
     json_decref(causes);
 }
 
+/*
+ * A body with a repeated key: Go's decoder keeps the last one; strict
+ * decoding refuses it (400), Warn warns (the default), Ignore says nothing.
+ * -1 having answered.
+ */
+static int duplicate_keys(fakeapi__ctx *c)
+{
+    const char *fv = fakeapi__q(c->req, "fieldValidation");
+    if (fv && !strcmp(fv, "Ignore"))
+        return 0;
+    bool strict = fv && !strcmp(fv, "Strict");
+    json_t *dups = json_array();
+    if (!dups || fakeapi__json_duplicates(c->req->body, c->req->body_len, dups) < 0) {
+        json_decref(dups);
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    fakeapi__strbuf b = {.max = 64u << 10};
+    fakeapi__strbuf_adds(&b, "strict decoding error: ");
+    size_t i;
+    json_t *d;
+    json_array_foreach(dups, i, d)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "duplicate field \"%s\"", json_string_value(d));
+        if (strict)
+            fakeapi__strbuf_addf(&b, "%s%s", i ? ", " : "", w);
+        else
+            fakeapi__resp_warn(c->resp, w);
+    }
+    int rc = 0;
+    if (strict && json_array_size(dups)) {
+        char *msg = fakeapi__strbuf_take(&b, NULL);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s",
+                            msg ? msg : "strict decoding error");
+        free(msg);
+        rc = -1;
+    }
+    fakeapi__strbuf_deinit(&b);
+    json_decref(dups);
+    return rc;
+}
+
 json_t *fakeapi__body_object(fakeapi__ctx *c)
 {
     const fakeapi__req *req = c->req;
@@ -130,15 +173,27 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
         return NULL;
     }
     if (fakeapi__media_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
-        char err[256];
+        char err[384];
+        /* Custom resources have no protobuf form (the real server: 415);
+         * their scale subresource is a built-in autoscaling/v1 Scale. */
+        if (c->res && c->res->custom && !(c->rt && !strcmp(c->rt->sub, "scale"))) {
+            fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL,
+                                "the body of the request was in an unknown format - accepted "
+                                "media types include: application/json, application/yaml");
+            return NULL;
+        }
         if (fakeapi__pb_decode(req->body, req->body_len, &v, err, sizeof err) < 0) {
-            fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL, "%s", err);
+            fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s", err);
             return NULL;
         }
         return v;
     }
     json_error_t jerr;
     v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!v && strstr(jerr.text, "duplicate object key") && duplicate_keys(c) < 0)
+        return NULL;
+    if (!v && strstr(jerr.text, "duplicate object key"))
+        v = json_loadb(req->body, req->body_len, 0, &jerr); /* the last one wins, as in Go */
     if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
                fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
         json_t *docs = NULL;
@@ -181,14 +236,74 @@ static void body_summary(const fakeapi__req *req, char *out, size_t len)
 }
 
 /*
+ * The decode step. Built-in kinds: by their types, and the unknown fields
+ * their Go types drop: with fieldValidation=Strict a 400 (all of them, in
+ * document order), with Warn (the default) one warning each, with Ignore
+ * nothing. Returns 1 with e filled in for a type error, -1 having answered,
+ * 0 when obj decodes.
+ */
+static int decodes(fakeapi__ctx *c, json_t *obj, fakeapi__decode_error *e)
+{
+    const fakeapi__tmsg *m = fakeapi__builtin_msg(c->res);
+    if (!m)
+        return fakeapi__decode_check(c->res, obj, e) < 0 ? 1 : 0;
+    const char *fv = fakeapi__q(c->req, "fieldValidation");
+    bool strict = fv && !strcmp(fv, "Strict"), ignore = fv && !strcmp(fv, "Ignore");
+    json_t *unknown = NULL;
+    int n = fakeapi__builtin_decode(m, obj, e, NULL, false);
+    if (n > 0 && !ignore) {
+        /* Rare: a second walk names them. */
+        unknown = json_array();
+        n = fakeapi__builtin_decode(m, obj, e, unknown, !strict);
+    } else if (n > 0) {
+        n = fakeapi__builtin_decode(m, obj, e, NULL, true);
+    }
+    if (n == -1)
+        return 1;
+    if (n == -2) {
+        json_decref(unknown);
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    if (n > 0 && strict) {
+        fakeapi__strbuf b = {.max = 64u << 10};
+        fakeapi__strbuf_adds(&b, "strict decoding error: ");
+        size_t i;
+        json_t *f;
+        json_array_foreach(unknown, i, f)
+        {
+            fakeapi__strbuf_addf(&b, "%sunknown field \"%s\"", i ? ", " : "",
+                                 json_string_value(f));
+        }
+        char *msg = fakeapi__strbuf_take(&b, NULL);
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s",
+                            msg ? msg : "strict decoding error");
+        free(msg);
+        json_decref(unknown);
+        return -1;
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(unknown, i, f)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "unknown field \"%s\"", json_string_value(f));
+        fakeapi__resp_warn(c->resp, w);
+    }
+    json_decref(unknown);
+    return 0;
+}
+
+/*
  * Create and update: a body the kind's Go type could not decode is 400, as
  * the API server's transformDecodeError words it.
  */
-static int check_decodes(fakeapi__ctx *c, const json_t *obj)
+static int check_decodes(fakeapi__ctx *c, json_t *obj)
 {
     fakeapi__decode_error e;
-    if (fakeapi__decode_check(c->res, obj, &e) == 0)
-        return 0;
+    int rc = decodes(c, obj, &e);
+    if (rc <= 0)
+        return rc;
     char detail[768];
     fakeapi__decode_message(&e, FAKEAPI__DIALECT_JSON, detail, sizeof detail);
     if (e.code == FAKEAPI__DECODE_TYPEMETA) {
@@ -237,12 +352,13 @@ static void patch_undecodable(fakeapi__ctx *c, const char *shown, const char *de
 }
 
 /* The result of a patch must decode like a body (see check_decodes). */
-static int check_patch_decodes(fakeapi__ctx *c, const json_t *patched, const json_t *patch,
-                               bool smp, bool apply)
+static int check_patch_decodes(fakeapi__ctx *c, json_t *patched, const json_t *patch, bool smp,
+                               bool apply)
 {
     fakeapi__decode_error e;
-    if (fakeapi__decode_check(c->res, patched, &e) == 0)
-        return 0;
+    int rc = decodes(c, patched, &e);
+    if (rc <= 0)
+        return rc;
     char detail[768];
     if (apply) {
         /* Upstream answers 500 here (kubernetes#139253; a fix making it 400
@@ -324,17 +440,27 @@ static void unknown_fields(const json_t *a, const json_t *b, const char *path, j
 }
 
 /* fieldValidation=Strict (kubectl's default): unknown fields are an error,
- * not silently pruned. */
+ * not silently pruned; Warn (the default) warns about each; Ignore prunes
+ * them silently. */
 static int check_strict(fakeapi__ctx *c, const json_t *obj)
 {
     const char *fv = fakeapi__q(c->req, "fieldValidation");
-    if (!fv || strcmp(fv, "Strict"))
+    if (fv && !strcmp(fv, "Ignore"))
         return 0;
+    bool strict = fv && !strcmp(fv, "Strict");
     json_t *pruned = json_deep_copy(obj), *unknown = json_array();
     fakeapi__schema_prune(c->res->schema, pruned);
     unknown_fields(obj, pruned, "", unknown);
     int rc = 0;
-    if (json_array_size(unknown)) {
+    size_t k;
+    json_t *u;
+    json_array_foreach(strict ? NULL : unknown, k, u)
+    {
+        char w[600];
+        snprintf(w, sizeof w, "unknown field \"%s\"", json_string_value(u));
+        fakeapi__resp_warn(c->resp, w);
+    }
+    if (strict && json_array_size(unknown)) {
         char msg[900] = "";
         size_t off = 0;
         size_t i;
@@ -434,7 +560,24 @@ static int fold_string_data(const fakeapi__resource *res, json_t *obj)
     return 0;
 }
 
-static int admit(fakeapi__ctx *c, json_t *obj)
+/* Built-in kinds: defaults, then the kind's rules (cur: the stored object on update). */
+static int admit_builtin(fakeapi__ctx *c, json_t *obj, const json_t *cur)
+{
+    if (c->res->custom)
+        return 0;
+    if (fakeapi__builtin_default(c->res, obj) < 0) {
+        fakeapi__resp_error(c->resp, 500, "InternalError", NULL, "out of memory");
+        return -1;
+    }
+    json_t *causes = json_array();
+    int n = fakeapi__builtin_validate(c->res, obj, cur, causes);
+    if (n > 0)
+        invalid_causes(c, fakeapi__meta_str(obj, "name"), causes);
+    json_decref(causes);
+    return n > 0 ? -1 : 0;
+}
+
+static int admit(fakeapi__ctx *c, json_t *obj, const json_t *cur)
 {
     char field[64], msg[512];
     if (fold_string_data(c->res, obj) < 0) {
@@ -452,7 +595,7 @@ static int admit(fakeapi__ctx *c, json_t *obj)
                 strncmp(msg, "Too long", 8) ? "FieldValueInvalid" : "FieldValueTooLong", "%s", msg);
         return -1;
     }
-    if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0)
+    if (check_schema(c, obj) < 0 || check_crd(c, obj) < 0 || admit_builtin(c, obj, cur) < 0)
         return -1;
     return 0;
 }
@@ -495,6 +638,30 @@ static int serve_crd(fakeapi__ctx *c, const json_t *crd)
     return 0;
 }
 
+/* What the server generated on a new object must pass its rules (a Job's selector). */
+static int generated_ok(fakeapi__ctx *c, const json_t *obj)
+{
+    json_t *causes = json_array();
+    int n = fakeapi__builtin_validate_generated(c->res, obj, causes);
+    if (n > 0)
+        invalid_causes(c, fakeapi__meta_str(obj, "name"), causes);
+    json_decref(causes);
+    return n > 0 ? -1 : 0;
+}
+
+/* A Service's cluster IP (allocated on create, kept on update). Holds the store lock. */
+static int cluster_ip(fakeapi__ctx *c, json_t *obj, const json_t *cur)
+{
+    char field[64], msg[512];
+    int rc = fakeapi__builtin_cluster_ip(c->srv->store, c->res, obj, cur, field, sizeof field, msg,
+                                         sizeof msg);
+    if (rc == -2)
+        fakeapi__storage_error(c);
+    else if (rc < 0)
+        invalid(c, fakeapi__meta_str(obj, "name"), field, "FieldValueInvalid", "%s", msg);
+    return rc < 0 ? -1 : 0;
+}
+
 /* Stamp what the server owns on a new object. Holds the store lock. */
 static void stamp_new(fakeapi__ctx *c, json_t *obj)
 {
@@ -504,7 +671,10 @@ static void stamp_new(fakeapi__ctx *c, json_t *obj)
     json_t *m = fakeapi__meta(obj);
     json_object_set_new(m, "uid", json_string(uid));
     json_object_set_new(m, "creationTimestamp", json_string(now));
-    json_object_set_new(m, "generation", json_integer(1));
+    if (fakeapi__builtin_has_generation(c->res))
+        json_object_set_new(m, "generation", json_integer(1));
+    else
+        json_object_del(m, "generation");
     json_object_del(m, "deletionTimestamp");
     json_object_del(m, "deletionGracePeriodSeconds");
     json_object_del(m, "selfLink");
@@ -605,6 +775,60 @@ static void dry_run_meta(json_t *obj, const json_t *cur)
         json_object_set_new(m, "name", json_string(""));
 }
 
+static bool is_apply(const fakeapi__ctx *c)
+{
+    return !strcmp(c->req->method, "PATCH") &&
+           fakeapi__media_is(c->req->content_type, "application/apply-patch+yaml");
+}
+
+/*
+ * The fieldManager parameter as upstream's ValidateFieldManager checks it:
+ * at most 128 bytes, printable. -1 having answered 422.
+ */
+static int check_field_manager(fakeapi__ctx *c)
+{
+    const char *m = fakeapi__q(c->req, "fieldManager");
+    if (!m)
+        return 0;
+    if (strlen(m) > 128) {
+        invalid(c, c->rt->name, "fieldManager", "FieldValueTooLong",
+                "Too long: may not be more than 128 bytes");
+        return -1;
+    }
+    for (size_t i = 0; m[i]; i++) {
+        unsigned char ch = (unsigned char)m[i];
+        if (ch < 0x20 || ch == 0x7f) {
+            invalid(c, c->rt->name, "fieldManager", "FieldValueInvalid",
+                    "Invalid value: \"%s\": invalid character U+%04X (at position %zu)", m, ch, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Whether two objects carry the same managedFields (both none counts). */
+static bool same_managed(const json_t *a, const json_t *b)
+{
+    const json_t *ma = json_object_get(json_object_get(a, "metadata"), "managedFields");
+    const json_t *mb = json_object_get(json_object_get(b, "metadata"), "managedFields");
+    return (!ma && !mb) || (ma && mb && json_equal((json_t *)ma, (json_t *)mb));
+}
+
+/* managedFields for a non-apply write from cur (NULL: create) to next (ssa.h);
+ * an apply has computed its own (an apply to /scale, merged into the Scale
+ * by verbs_sub.c, is recorded as an update of the scale subresource). */
+static void record_managed(fakeapi__ctx *c, const json_t *cur, json_t *next)
+{
+    if (is_apply(c) && strcmp(c->rt->sub, "scale"))
+        return;
+    char now[40], manager[200];
+    fakeapi__fmt_time(fakeapi__srv_now(c->srv), now, sizeof now);
+    fakeapi__ssa_opts o = fakeapi__ssa_opts_for(c->res, c->rt->sub, now);
+    fakeapi__ssa_manager_name(fakeapi__q(c->req, "fieldManager"), c->req->user_agent, manager,
+                              sizeof manager);
+    fakeapi__ssa_update(&o, cur, next, manager);
+}
+
 /* Commit (or, for a dry run, roll back) and answer with what was stored,
  * reusing the text the store already has. obj is stolen; cur (borrowed) is
  * the stored state an update started from, NULL for a create. */
@@ -661,7 +885,11 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
                             "%s \"%s\" already exists", q, name);
         goto fail;
     }
+    record_managed(c, NULL, obj);
     stamp_new(c, obj);
+    fakeapi__builtin_after_stamp(c->res, obj);
+    if (rc >= 0 && (generated_ok(c, obj) < 0 || cluster_ip(c, obj, NULL) < 0))
+        goto fail;
     if (rc < 0 || fakeapi__txn_put(t, c->res, obj, NULL) < 0) {
         fakeapi__storage_error(c);
         goto fail;
@@ -696,11 +924,13 @@ static int prepare_create(fakeapi__ctx *c, json_t *obj)
                 fakeapi__meta_str(obj, "resourceVersion"));
         return -1;
     }
-    return admit(c, obj);
+    return admit(c, obj, NULL);
 }
 
 void fakeapi__do_create(fakeapi__ctx *c)
 {
+    if (check_field_manager(c) < 0)
+        return;
     json_t *obj = fakeapi__body_object(c);
     if (!obj)
         return;
@@ -745,6 +975,10 @@ static json_t *scope_write(const fakeapi__ctx *c, const json_t *cur, json_t *nex
             json_object_set(out, "status", st);
         else if (out)
             json_object_del(out, "status");
+        /* An apply to /status brings the ownership it computed. */
+        json_t *mf = json_object_get(json_object_get(next, "metadata"), "managedFields");
+        if (out && mf)
+            json_object_set(fakeapi__meta(out), "managedFields", mf);
         json_decref(next);
         return out;
     }
@@ -802,7 +1036,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         goto fail;
     keep_server_fields(next, cur);
     fakeapi__meta_set_str(next, "name", name);
-    if (admit(c, next) < 0)
+    if (admit(c, next, cur) < 0 || cluster_ip(c, next, cur) < 0)
         goto fail;
     const char *frozen = immutable_changed(c->res, cur, next);
     if (frozen) {
@@ -816,7 +1050,8 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
                 "Forbidden: no new finalizers can be added if the object is being deleted");
         goto fail;
     }
-    if (fakeapi__same_object(cur, next)) {
+    record_managed(c, cur, next);
+    if (fakeapi__same_object(cur, next) && same_managed(cur, next)) {
         /* A no-op write: no new revision, no event (as the API server). */
         fakeapi__txn_abort(t);
         json_decref(next);
@@ -824,7 +1059,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         json_decref(cur);
         return;
     }
-    if (fakeapi__spec_changed(cur, next)) {
+    if (fakeapi__builtin_has_generation(c->res) && fakeapi__spec_changed(cur, next)) {
         json_int_t gen =
             json_integer_value(json_object_get(json_object_get(cur, "metadata"), "generation"));
         json_object_set_new(fakeapi__meta(next), "generation", json_integer(gen + 1));
@@ -900,6 +1135,8 @@ static int check_rv(fakeapi__ctx *c, const json_t *cur, const json_t *next, bool
 /* PUT on the object or its /status. */
 void fakeapi__do_update(fakeapi__ctx *c)
 {
+    if (check_field_manager(c) < 0)
+        return;
     json_t *next = fakeapi__body_object(c);
     if (!next)
         return;
@@ -935,15 +1172,45 @@ void fakeapi__do_update(fakeapi__ctx *c)
     fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
 }
 
-static const char *smp_key(const char *path, void *ud)
+/* The message a patch on this request's target is walked through: Scale for /scale. */
+static const fakeapi__tmsg *patch_type(const fakeapi__ctx *c)
 {
-    (void)ud;
-    return fakeapi__smp_builtin_key(path, NULL);
+    if (!strcmp(c->rt->sub, "scale"))
+        return fakeapi__type_find("k8s.io.api.autoscaling.v1.Scale");
+    return fakeapi__type_of_kind(c->res->group_version, c->res->kind);
+}
+
+/* Server-side apply of config over live (NULL: a create); answers its errors. */
+static int ssa_apply(fakeapi__ctx *c, const json_t *live, json_t *config, json_t **out)
+{
+    char now[40];
+    fakeapi__fmt_time(fakeapi__srv_now(c->srv), now, sizeof now);
+    fakeapi__ssa_opts o = fakeapi__ssa_opts_for(c->res, c->rt->sub, now);
+    /* A configuration that does not decode is refused before any merge (400). */
+    if (check_patch_decodes(c, config, config, true, true) < 0)
+        return -1;
+    const char *force = fakeapi__q(c->req, "force");
+    fakeapi__ssa_err err = {0};
+    bool changed;
+    int rc = fakeapi__ssa_apply(&o, live, config, fakeapi__q(c->req, "fieldManager"),
+                                force && !strcasecmp(force, "true"), out, &changed, &err);
+    if (rc < 0 && err.typed) {
+        const char *gv = c->res->group_version;
+        fakeapi__resp_error(c->resp, err.code, err.reason, NULL,
+                            "failed to create typed patch object (%s/%s; %s%s, Kind=%s): %s",
+                            c->ns ? c->ns : "", c->rt->name, strchr(gv, '/') ? "" : "/", gv,
+                            c->res->kind, err.message);
+    } else if (rc < 0) {
+        json_t *details = err.causes ? json_pack("{s:O}", "causes", err.causes) : NULL;
+        fakeapi__resp_error(c->resp, err.code, err.reason, details, "%s", err.message);
+    }
+    fakeapi__ssa_err_deinit(&err);
+    return rc;
 }
 
 /*
- * Apply the request's patch to doc. Returns a new document, or NULL having
- * answered the error.
+ * Apply the request's patch to doc (NULL: an apply that creates). Returns a
+ * new document, or NULL having answered the error.
  */
 static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
 {
@@ -965,6 +1232,7 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     }
     char err[512] = "";
     int rc;
+    fakeapi__smp_types types = {.root = patch_type(c), .apply = apply};
     bool smp = !c->res->custom &&
                (apply || fakeapi__media_is(ct, "application/strategic-merge-patch+json"));
     if (fakeapi__media_is(ct, "application/json-patch+json") &&
@@ -980,11 +1248,14 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     else if (fakeapi__media_is(ct, "application/merge-patch+json"))
         rc = fakeapi__merge_patch(doc, patch, &out);
     else if (fakeapi__media_is(ct, "application/strategic-merge-patch+json") && !c->res->custom)
-        rc = fakeapi__smp_patch(doc, patch, smp_key, NULL, &out, err, sizeof err);
-    else if (apply)
-        rc = c->res->custom ? fakeapi__merge_patch(doc, patch, &out)
-                            : fakeapi__smp_patch(doc, patch, smp_key, NULL, &out, err, sizeof err);
-    else {
+        rc = fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, &out, err, sizeof err);
+    else if (apply) {
+        if (ssa_apply(c, doc, patch, &out) < 0) {
+            json_decref(patch);
+            return NULL;
+        }
+        rc = 0;
+    } else {
         json_decref(patch);
         fakeapi__resp_error(c->resp, 415, "UnsupportedMediaType", NULL,
                             "the body of the request was in an unknown format - accepted media "
@@ -1029,9 +1300,7 @@ static int check_patched_identity(fakeapi__ctx *c, json_t *next)
 /* Server-side apply of an object that does not exist yet creates it. */
 static void apply_create(fakeapi__ctx *c, fakeapi__txn *t)
 {
-    json_t *empty = json_object();
-    json_t *obj = apply_patch(c, empty);
-    json_decref(empty);
+    json_t *obj = apply_patch(c, NULL);
     if (!obj || check_patched_identity(c, obj) < 0 || prepare_create(c, obj) < 0) {
         fakeapi__txn_abort(t);
         json_decref(obj);
@@ -1050,6 +1319,13 @@ void fakeapi__do_patch(fakeapi__ctx *c)
                 "Required value: is required for apply patch");
         return;
     }
+    if (!apply && fakeapi__q(c->req, "force")) {
+        invalid(c, c->rt->name, "force", "FieldValueForbidden",
+                "Forbidden: may not be specified for non-apply patch");
+        return;
+    }
+    if (check_field_manager(c) < 0)
+        return;
     fakeapi__txn t;
     if (fakeapi__txn_begin(&t, c->srv) < 0) {
         fakeapi__storage_error(c);

@@ -594,6 +594,28 @@ int ctrl_client_patch_status(ctrl_client *c, const char *api_version, const char
     return patch(c, api_version, kind, ns, name, "status", type, p, opts, out, err);
 }
 
+int ctrl_client_apply(ctrl_client *c, const json_t *obj, const char *field_manager, unsigned flags,
+                      json_t **out, ctrl_error *err)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    if (!av || !kind || !name)
+        return ctrl__error_set(err, CTRL_ERR_ARG,
+                               "an apply configuration needs apiVersion, kind and metadata.name");
+    if (!field_manager || !*field_manager)
+        return ctrl__error_set(err, CTRL_ERR_ARG, "server-side apply needs a field manager");
+    ctrl_patch_options o = {
+        .dry_run = flags & CTRL_APPLY_DRY_RUN,
+        .field_manager = field_manager,
+        .force = flags & CTRL_APPLY_FORCE,
+    };
+    return patch(c, av, kind, json_string_value(json_object_get(meta, "namespace")), name,
+                 (flags & CTRL_APPLY_STATUS) ? "status" : NULL, CTRL_PATCH_APPLY, obj, &o, out,
+                 err);
+}
+
 /* A DeleteOptions body, or NULL when out of memory. */
 static json_t *delete_body(const ctrl_delete_options *o)
 {

@@ -442,12 +442,56 @@ static int settle_and_tick(run *r, int step, int64_t limit)
 
 /* ---- steps ---- */
 
+/* Server-side apply of one object as st's field manager. */
+static int ssa_object(run *r, int step, const scn_step *st, const json_t *o)
+{
+    const json_t *meta = json_object_get(o, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    char path[1024], full[1500];
+    fakeapi_error err = {0};
+    if (fakeapi_path(r->srv, json_string_value(json_object_get(o, "apiVersion")),
+                     json_string_value(json_object_get(o, "kind")), ns ? ns : "default",
+                     json_string_value(json_object_get(meta, "name")), path, sizeof path, &err) < 0)
+        return fail(r, step, "apply: %s", err.message);
+    char mgr[400];
+    size_t n = 0;
+    for (const unsigned char *c = (const unsigned char *)st->field_manager;
+         *c && n + 4 < sizeof mgr; c++) {
+        bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                     (*c >= '0' && *c <= '9') || strchr("-._~", *c);
+        n += (size_t)snprintf(mgr + n, sizeof mgr - n, plain ? "%c" : "%%%02X", *c);
+    }
+    mgr[n] = 0;
+    snprintf(full, sizeof full, "%s?fieldManager=%s%s", path, mgr, st->force ? "&force=true" : "");
+    char *text = json_dumps(o, JSON_COMPACT);
+    int status = 0;
+    json_t *out = NULL;
+    int rc = text ? fakeapi_request(r->srv, "PATCH", full, "application/apply-patch+yaml", text,
+                                    &status, &out)
+                  : FAKEAPI_ERR_NOMEM;
+    free(text);
+    if (rc == 0 && status >= 300)
+        rc = fail(r, step, "apply as %s: %d %s", st->field_manager, status,
+                  json_string_value(json_object_get(out, "message")));
+    else if (rc < 0)
+        rc = fail(r, step, "apply: out of memory");
+    json_decref(out);
+    return rc;
+}
+
 static int apply_objects(run *r, int step, const json_t *objs)
 {
     size_t i;
     json_t *o;
+    /* step < 0: the fixtures, applied as kubectl apply does. */
+    const scn_step *st = step >= 0 ? &r->sc->steps[step] : NULL;
     json_array_foreach(objs, i, o)
     {
+        if (st && st->field_manager) {
+            if (ssa_object(r, step, st, o) < 0)
+                return -1;
+            continue;
+        }
         char *text = json_dumps(o, JSON_COMPACT);
         fakeapi_error err = {0};
         int rc = text ? fakeapi_apply(r->srv, text, strlen(text), &err) : FAKEAPI_ERR_NOMEM;

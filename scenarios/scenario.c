@@ -130,8 +130,8 @@ static int parse_replica(scn__parser *p, const json_t *body, scn_step *st, const
 
 static int step_apply(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"file", "manifest", NULL};
-    json_t *file, *manifest;
+    static const char *const keys[] = {"file", "manifest", "fieldManager", "force", NULL};
+    json_t *file, *manifest, *force;
     char f[FIELD_LEN];
     int rc;
 
@@ -144,8 +144,19 @@ static int step_apply(scn__parser *p, json_t *body, const char *field, scn_step 
         return scn__fail(p, body, field,
                          "expected {file: PATH}, {manifest: ...} or a list of objects, found %s",
                          scn__type_name(body));
-    if ((rc = scn__check_keys(p, body, field, keys)) != 0)
+    if ((rc = scn__check_keys(p, body, field, keys)) != 0 ||
+        (rc = scn__get_string(p, body, "fieldManager", field, false, &st->field_manager)) != 0)
         return rc;
+    force = json_object_get(body, "force");
+    if (force && !json_is_boolean(force)) {
+        scn__sub(f, sizeof f, "%s.force", field);
+        return scn__fail(p, force, f, "expected true or false, found %s", scn__type_name(force));
+    }
+    if (force && !st->field_manager) {
+        scn__sub(f, sizeof f, "%s.force", field);
+        return scn__fail(p, force, f, "force needs fieldManager (a server-side apply)");
+    }
+    st->force = json_is_true(force);
     file = json_object_get(body, "file");
     manifest = json_object_get(body, "manifest");
     if (!file == !manifest)

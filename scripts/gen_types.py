@@ -269,7 +269,10 @@ def build_table(facts):
             lkeys = mk.get("listMapKey")
             if isinstance(lkeys, list):
                 lkeys = ",".join(lkeys)
-            if not f["repeated"] or f.get("map"):
+            if f.get("map") and mk.get("mapType") == "atomic":
+                # +mapType=atomic on a map field: replaced whole (server-side apply).
+                list_code = "FAKEAPI__L_ATOMIC"
+            elif not f["repeated"] or f.get("map"):
                 list_code = "FAKEAPI__L_NONE"
             elif lt in ("atomic", "set", "map"):
                 list_code = "FAKEAPI__L_" + lt.upper()

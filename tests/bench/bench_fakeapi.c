@@ -8,13 +8,20 @@
  *   bare_mhd_get_rate        the same GET loop against a bare libmicrohttpd server
  *   get_vs_bare_ratio        get_rate / bare_mhd_get_rate
  *   list10k_latency          one GET of a namespace holding 10,000 ~1 KB objects
+ *   pb_decode_deployment     protobuf.c decoding a ~1 KiB Deployment body (as kubectl
+ *                            sends it) to JSON, microseconds per decode (target 20)
  *   create_inprocess_growth  fakeapi_request POST creates, one thread, timed per chunk
  *                            of 10,000 up to --grow objects: does create slow down as
  *                            the store grows?
  *
+ *   apply_1k, merge_patch_1k, apply_vs_merge_ratio
+ *                            in-process PATCH of one ~1 KiB ConfigMap, one field
+ *                            changed each time: server-side apply (the object
+ *                            carries managedFields of two managers) against a
+ *                            merge patch of the same object; us per write
  * Usage: bench_fakeapi [--clients N] [--seconds S] [--rounds R] [--starts N]
  *                      [--big N] [--grow N] [--quick]
- *                      [--only start|rates|create|list10k|growth]
+ *                      [--only start|rates|create|list10k|protobuf|growth|kinds|apply]
  * --only create runs the create phase alone (R rounds, the store growing).
  * growth is not part of the default run.
  * Rates are the best of R rounds of S seconds each; latencies are medians.
@@ -41,6 +48,8 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "pbenc.h"
+#include "protobuf.h"
 
 #define MAX_CLIENTS 256
 #define KEEP_OBJECTS 1024                /* objects per client reused by get and update */
@@ -69,7 +78,7 @@ typedef struct bench_opts {
     int starts;
     int big;
     int grow;         /* objects created by the growth figure */
-    const char *only; /* NULL, "start", "rates", "create", "list10k" or "growth" */
+    const char *only; /* NULL, "start", "rates", "create", "list10k", "protobuf", "growth", "kinds" */
 } bench_opts;
 
 /* One client: a thread, a curl handle and a response buffer. */
@@ -697,6 +706,280 @@ out:
     return rc;
 }
 
+/* A Deployment as `kubectl create deployment` and a chart would write it. */
+static const char pb_deployment[] =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+    "\"namespace\":\"shop\",\"labels\":{\"app\":\"web\",\"tier\":\"frontend\","
+    "\"app.kubernetes.io/managed-by\":\"Helm\"},\"annotations\":{\"meta.helm.sh/release-name\":"
+    "\"shop\",\"meta.helm.sh/release-namespace\":\"shop\"}},\"spec\":{\"replicas\":3,"
+    "\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"strategy\":{\"type\":\"RollingUpdate\","
+    "\"rollingUpdate\":{\"maxUnavailable\":\"25%\",\"maxSurge\":1}},\"template\":{\"metadata\":"
+    "{\"labels\":{\"app\":\"web\",\"tier\":\"frontend\"},\"annotations\":{\"checksum/config\":"
+    "\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"}},\"spec\":{"
+    "\"serviceAccountName\":"
+    "\"web\",\"terminationGracePeriodSeconds\":30,\"containers\":[{\"name\":\"nginx\",\"image\":"
+    "\"nginx:1.27\",\"imagePullPolicy\":\"IfNotPresent\",\"args\":[\"--port\",\"8080\"],"
+    "\"ports\":[{\"name\":\"http\",\"containerPort\":8080,\"protocol\":\"TCP\"}],\"env\":"
+    "[{\"name\":\"MODE\",\"value\":\"production\"},{\"name\":\"LOG_LEVEL\",\"value\":\"info\"},"
+    "{\"name\":\"UPSTREAM\",\"value\":\"http://api.shop.svc.cluster.local:8080\"},"
+    "{\"name\":\"DB_PASSWORD\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"db\",\"key\":"
+    "\"password\"}}},{\"name\":\"POD_NAME\",\"valueFrom\":"
+    "{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"metadata.name\"}}}],\"resources\":"
+    "{\"limits\":{\"cpu\":\"500m\",\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"100m\","
+    "\"memory\":\"128Mi\"}},\"readinessProbe\":{\"httpGet\":{\"path\":\"/healthz\",\"port\":"
+    "\"http\"},\"initialDelaySeconds\":5,\"periodSeconds\":10},\"livenessProbe\":{\"tcpSocket\":"
+    "{\"port\":8080},\"failureThreshold\":3,\"timeoutSeconds\":2},\"securityContext\":"
+    "{\"runAsNonRoot\":true,\"runAsUser\":101,\"allowPrivilegeEscalation\":false,"
+    "\"capabilities\":{\"drop\":[\"ALL\"]}},\"volumeMounts\":[{\"name\":"
+    "\"config\",\"mountPath\":\"/etc/nginx/conf.d\",\"readOnly\":true}]},{\"name\":\"sidecar\","
+    "\"image\":\"busybox:1.36\",\"command\":[\"sh\",\"-c\",\"tail -f /dev/null\"]}],\"volumes\":"
+    "[{\"name\":\"config\",\"configMap\":{\"name\":\"web-config\",\"defaultMode\":420}},{\"name\":"
+    "\"tls\",\"secret\":{\"secretName\":"
+    "\"web-tls\",\"optional\":false}}],"
+    "\"nodeSelector\":{\"kubernetes.io/os\":\"linux\"},\"tolerations\":[{\"key\":\"dedicated\","
+    "\"operator\":\"Equal\",\"value\":\"web\",\"effect\":\"NoSchedule\"}],\"imagePullSecrets\":"
+    "[{\"name\":\"registry-credentials\"}],\"priorityClassName\":\"frontend-high\"}}},"
+    "\"status\":{}}";
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* protobuf.c decoding a ~1 KiB Deployment body (decode and free): the
+ * median of batches. */
+static int bench_protobuf(void)
+{
+    enum { BATCH = 2000, BATCHES = 15 };
+    json_t *obj = json_loads(pb_deployment, 0, NULL);
+    uint8_t *pb = NULL;
+    size_t n = 0;
+    char err[256];
+    double us[BATCHES], cpu[BATCHES];
+    if (!obj || fakeapi__pb_encode(obj, &pb, &n, err, sizeof err) < 0) {
+        fprintf(stderr, "bench: encoding the Deployment: %s\n", obj ? err : "bad JSON");
+        json_decref(obj);
+        return -1;
+    }
+    json_decref(obj);
+    for (int b = 0; b < BATCHES; b++) {
+        double t0 = now_s(), c0 = thread_cpu_s();
+        for (int i = 0; i < BATCH; i++) {
+            json_t *out = NULL;
+            if (fakeapi__pb_decode(pb, n, &out, err, sizeof err) < 0) {
+                fprintf(stderr, "bench: decode: %s\n", err);
+                free(pb);
+                return -1;
+            }
+            json_decref(out);
+        }
+        us[b] = (now_s() - t0) * 1e6 / BATCH;
+        cpu[b] = (thread_cpu_s() - c0) * 1e6 / BATCH;
+    }
+    /* The thread's CPU time too: on a shared machine the wall clock also
+     * counts the time other processes had the core. */
+    printf("{\"bench\":\"pb_decode_deployment\",\"value\":%.2f,\"unit\":\"us\","
+           "\"stat\":\"median_of_%d_batches_of_%d\",\"cpu_us\":%.2f,\"body_bytes\":%zu,"
+           "\"target_us\":20}\n",
+           median(us, BATCHES), BATCHES, BATCH, median(cpu, BATCHES), n);
+    free(pb);
+    return 0;
+}
+
+/* A ~1 KB Deployment: two containers, ports, env, resources, a probe, a volume. */
+static const char bench_deploy[] =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"%s\","
+    "\"labels\":{\"app\":\"web\",\"tier\":\"frontend\"},\"annotations\":{\"team\":\"a\"}},"
+    "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+    "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\",\"tier\":\"frontend\"}},"
+    "\"spec\":{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.27\","
+    "\"args\":[\"--port=8080\",\"--verbose\"],\"ports\":[{\"name\":\"http\","
+    "\"containerPort\":8080}],\"env\":[{\"name\":\"MODE\",\"value\":\"prod\"},"
+    "{\"name\":\"POD\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}],"
+    "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"},"
+    "\"limits\":{\"cpu\":\"1\",\"memory\":\"256Mi\"}},\"readinessProbe\":{\"httpGet\":"
+    "{\"path\":\"/healthz\",\"port\":8080}},\"volumeMounts\":[{\"name\":\"cfg\","
+    "\"mountPath\":\"/etc/web\"}]},{\"name\":\"sidecar\",\"image\":\"busybox:1.36\","
+    "\"command\":[\"sh\",\"-c\",\"sleep 3600\"]}],\"volumes\":[{\"name\":\"cfg\","
+    "\"configMap\":{\"name\":\"web-config\"}}],\"nodeSelector\":{\"kubernetes.io/os\":"
+    "\"linux\"}}}}}";
+
+/* One chunk of creates of kind 0 (ConfigMap) or 1 (Deployment), over HTTP
+ * with c or in-process when c is NULL: CPU microseconds per create, or -1. */
+static double create_chunk(fakeapi_server *srv, client *c, int kind, int round, int n,
+                           size_t *bytes)
+{
+    char body[2048], name[64], url[256];
+    const char *path = kind ? "/apis/apps/v1/namespaces/kinds/deployments"
+                            : "/api/v1/namespaces/kinds/configmaps";
+    snprintf(url, sizeof url, "%s%s", c ? fakeapi_url(srv) : "", path);
+    double c0 = cpu_s();
+    for (int j = 0; j < n; j++) {
+        int st = 0;
+        snprintf(name, sizeof name, "%c%c-%d-%05d", c ? 'h' : 'p', kind ? 'd' : 'c', round, j);
+        if (kind)
+            snprintf(body, sizeof body, bench_deploy, name);
+        else
+            configmap(body, sizeof body, "kinds", name, 0, (unsigned long)j);
+        *bytes = strlen(body);
+        if (c)
+            st = (int)client_do(c, "POST", url, body);
+        else if (fakeapi_request(srv, "POST", url, "application/json", body, &st, NULL) < 0)
+            st = -1;
+        if (st != 201) {
+            fprintf(stderr, "bench: create %s: %d\n", name, st);
+            return -1;
+        }
+    }
+    return (cpu_s() - c0) * 1e6 / n;
+}
+
+/*
+ * Creates of a ~1 KB Deployment, which is type-checked at every depth,
+ * defaulted and validated, against creates of ~1 KB ConfigMaps: one
+ * client over HTTP (server and client CPU of this process), and in-process
+ * (fakeapi_request, no HTTP), alternating chunks so both kinds see the same
+ * machine load. The best chunk of each, and the ratio (target: at most 1.5).
+ */
+static int bench_builtin_create(const bench_opts *o)
+{
+    enum { CHUNK = 1000 };
+    fakeapi_server *srv = NULL;
+    client c = {0};
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}}; /* [http][kind] */
+    size_t bytes[2] = {0, 0};
+    int rc = -1, chunks = o->rounds > 3 ? o->rounds : 3;
+    if (fakeapi_start(&(fakeapi_options){.seed = 4}, &srv) < 0 || client_init(&c, 0) < 0 ||
+        apply_text(srv, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                        "\"metadata\":{\"name\":\"kinds\"}}") < 0)
+        goto out;
+    for (int round = 0; round < chunks; round++)
+        for (int http = 0; http < 2; http++)
+            for (int kind = 0; kind < 2; kind++) {
+                double us = create_chunk(srv, http ? &c : NULL, kind, round, CHUNK, &bytes[kind]);
+                if (us < 0)
+                    goto out;
+                if (us < best[http][kind])
+                    best[http][kind] = us;
+            }
+    static const char *const how[] = {"inprocess", "http"};
+    for (int http = 0; http < 2; http++) {
+        printf("{\"bench\":\"create_%s_configmap\",\"value\":%.1f,\"unit\":\"us/create\","
+               "\"stat\":\"best_chunk_cpu\",\"chunk\":%d,\"body_bytes\":%zu}\n",
+               how[http], best[http][0], CHUNK, bytes[0]);
+        printf("{\"bench\":\"create_%s_deployment\",\"value\":%.1f,\"unit\":\"us/create\","
+               "\"stat\":\"best_chunk_cpu\",\"chunk\":%d,\"body_bytes\":%zu,"
+               "\"checks\":\"types, unknown fields, defaults, validation\"}\n",
+               how[http], best[http][1], CHUNK, bytes[1]);
+        printf("{\"bench\":\"create_%s_deployment_vs_configmap\",\"value\":%.2f,\"unit\":\"ratio\""
+               "%s}\n",
+               how[http], best[http][1] / best[http][0], http ? ",\"target\":1.5" : "");
+    }
+    fflush(stdout);
+    rc = 0;
+out:
+    client_deinit(&c);
+    fakeapi_stop(srv);
+    return rc;
+}
+
+/* One in-process write; false (and a message) unless it answered 200. */
+static bool write_ok(fakeapi_server *srv, const char *path, const char *ctype, const char *body)
+{
+    int st = 0;
+    if (fakeapi_request(srv, "PATCH", path, ctype, body, &st, NULL) < 0 || st != 200) {
+        fprintf(stderr, "bench: PATCH %s (%s): %d\n", path, ctype, st);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The same ~1 KiB ConfigMap written n times by a server-side apply (with
+ * managedFields: a second manager owns a label) and by a merge patch, one
+ * data value changing each time, interleaved in rounds so both see the same
+ * machine. Reports the median microseconds per write of each, and the ratio.
+ */
+static int bench_apply(const bench_opts *o)
+{
+    enum { N = 2000, ROUNDS = 5, KEYS = 20 };
+    fakeapi_server *srv = NULL;
+    char body[4096], data[2048];
+    double apply_us[ROUNDS], merge_us[ROUNDS], apply_cpu[ROUNDS], merge_cpu[ROUNDS];
+    int rc = -1;
+    const char *ap = "/api/v1/namespaces/default/configmaps/ssa?fieldManager=bench";
+    const char *mp = "/api/v1/namespaces/default/configmaps/mp?fieldManager=bench";
+    const char *apply_ct = "application/apply-patch+yaml",
+               *merge_ct = "application/merge-patch+json";
+    if (fakeapi_start(&(fakeapi_options){.seed = 5, .no_http = true}, &srv) < 0)
+        goto out;
+    for (int round = 0; round < (o->rounds < ROUNDS ? o->rounds : ROUNDS); round++) {
+        for (int kind = 0; kind < 2; kind++) {
+            const char *path = kind ? mp : ap;
+            const char *name = kind ? "mp" : "ssa";
+            double t0 = 0, c0 = 0;
+            for (int i = -1; i < N; i++) {
+                size_t len = 0;
+                for (int k = 0; k < KEYS; k++)
+                    len += (size_t)snprintf(data + len, sizeof data - len,
+                                            "%s\"key-%02d\":\"value %02d of the benchmark, %8d\"",
+                                            k ? "," : "", k, k, k == 0 ? i + round * N : 0);
+                snprintf(body, sizeof body,
+                         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                         "\"%s\",\"namespace\":\"default\",\"labels\":{\"app\":\"bench\"}},"
+                         "\"data\":{%s}}",
+                         name, data);
+                if (i < 0) {
+                    /* Create it (apply or POST), then give it a second manager (a label). */
+                    int st = 0;
+                    char plain[128];
+                    snprintf(plain, sizeof plain, "/api/v1/namespaces/default/configmaps/%s", name);
+                    if (round == 0) {
+                        if (kind)
+                            fakeapi_request(srv, "POST", "/api/v1/namespaces/default/configmaps",
+                                            "application/json", body, &st, NULL);
+                        else
+                            fakeapi_request(srv, "PATCH", ap, apply_ct, body, &st, NULL);
+                        if (st != 201 ||
+                            !write_ok(srv, plain, merge_ct,
+                                      "{\"metadata\":{\"labels\":{\"other\":\"x\"}}}")) {
+                            fprintf(stderr, "bench: creating %s: %d\n", name, st);
+                            goto out;
+                        }
+                    }
+                    t0 = now_s();
+                    c0 = cpu_s();
+                    continue;
+                }
+                if (!write_ok(srv, path, kind ? merge_ct : apply_ct, body))
+                    goto out;
+            }
+            double us = (now_s() - t0) * 1e6 / N, cpu = (cpu_s() - c0) * 1e6 / N;
+            (kind ? merge_us : apply_us)[round] = us;
+            (kind ? merge_cpu : apply_cpu)[round] = cpu;
+        }
+    }
+    int n = o->rounds < ROUNDS ? o->rounds : ROUNDS;
+    double a = median(apply_us, n), m = median(merge_us, n);
+    double ac = median(apply_cpu, n), mc = median(merge_cpu, n);
+    printf("{\"bench\":\"apply_1k\",\"value\":%.1f,\"unit\":\"us/write\",\"stat\":\"median\","
+           "\"cpu_us_per_write\":%.1f,\"rounds\":%d,\"writes\":%d,\"bytes\":%zu}\n",
+           a, ac, n, N, strlen(body));
+    printf("{\"bench\":\"merge_patch_1k\",\"value\":%.1f,\"unit\":\"us/write\",\"stat\":"
+           "\"median\",\"cpu_us_per_write\":%.1f,\"rounds\":%d,\"writes\":%d,\"bytes\":%zu}\n",
+           m, mc, n, N, strlen(body));
+    printf("{\"bench\":\"apply_vs_merge_ratio\",\"value\":%.2f,\"cpu_ratio\":%.2f,\"unit\":"
+           "\"x\"}\n",
+           a / m, ac / mc);
+    fflush(stdout);
+    rc = 0;
+out:
+    fakeapi_stop(srv);
+    return rc;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -723,7 +1006,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->grow = atoi(v);
         else if (!strcmp(a, "--only") &&
                  (!strcmp(v, "start") || !strcmp(v, "rates") || !strcmp(v, "create") ||
-                  !strcmp(v, "list10k") || !strcmp(v, "growth")))
+                  !strcmp(v, "list10k") || !strcmp(v, "protobuf") || !strcmp(v, "growth") ||
+                  !strcmp(v, "kinds") || !strcmp(v, "apply")))
             o->only = v;
         else
             return -1;
@@ -751,7 +1035,7 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &o) < 0) {
         fprintf(stderr,
                 "usage: %s [--clients N] [--seconds S] [--rounds R] [--starts N] "
-                "[--big N] [--grow N] [--only start|rates|create|list10k|growth] "
+                "[--big N] [--grow N] [--only start|rates|create|list10k|protobuf|growth|kinds|apply] "
                 "[--quick]\n",
                 argv[0]);
         return 2;
@@ -761,7 +1045,10 @@ int main(int argc, char **argv)
     int rc = (want(&o, "start") && bench_start(&o) < 0) ||
              (want(&o, "rates") && bench_rates(&o) < 0) ||
              (want(&o, "list10k") && bench_big_list(&o) < 0) ||
-             (want(&o, "growth") && bench_growth(&o) < 0);
+             (want(&o, "protobuf") && bench_protobuf() < 0) ||
+             (want(&o, "growth") && bench_growth(&o) < 0) ||
+             (want(&o, "kinds") && bench_builtin_create(&o) < 0) ||
+             (want(&o, "apply") && bench_apply(&o) < 0);
     curl_global_cleanup();
     if (rc)
         fprintf(stderr, "bench: failed\n");

@@ -14,10 +14,6 @@
 #   check DESC CMD...        one TAP test: ok when CMD exits 0; on failure the
 #                            command's output is printed as `# ` comments.
 #   check_todo WHY DESC CMD  the same, marked `# TODO WHY` (never fails the run).
-#   check_pb DESC CMD...     the same as check, but a failure that mentions
-#                            protobuf / an unknown body format is `# TODO protobuf`,
-#                            and so is any later check_pb failure (it depends on
-#                            what the protobuf request should have made).
 #   check_known WHY ERE DESC CMD...  the same as check, but a failure whose
 #                            output matches ERE (the known symptom of a missing
 #                            feature) is `# TODO WHY`; any other failure fails.
@@ -68,7 +64,6 @@ KC_TIMEOUT=${KC_TIMEOUT:-30}
 KUBECONFIG_FILE=""
 SERVER_URL=""
 SERVER_DIR=""
-E2E_PB_FAILED=""        # set once a check failed for want of protobuf
 OUT=""                  # output of the last command run by a helper
 
 e2e_cleanup() {
@@ -244,22 +239,6 @@ check_todo() {
     tap_result $? "$desc" "TODO $why"
 }
 
-check_pb() {
-    local desc=$1 st
-    shift
-    run "$@"
-    st=$?
-    if [ $st -ne 0 ] && printf '%s' "$OUT" |
-        grep -qiE 'protobuf|unknown format|unsupported media|415'; then
-        E2E_PB_FAILED=1
-        tap_result $st "$desc" "TODO protobuf"
-    elif [ $st -ne 0 ] && [ -n "$E2E_PB_FAILED" ]; then
-        # It depends on an object that a protobuf create could not make.
-        tap_result $st "$desc" "TODO protobuf"
-    else
-        tap_result $st "$desc"
-    fi
-}
 
 check_known() {
     local why=$1 re=$2 desc=$3 st

@@ -9,9 +9,8 @@
 # without it the whole script is skipped.  TAP on stdout.
 #
 # Helm 4 applies server-side (PATCH application/apply-patch+yaml, with a field
-# manager).  What needs field ownership, i.e. managedFields, to come out right
-# (a key or an annotation that the new manifest no longer has is removed) is
-# `# TODO server-side apply` while the server's objects carry no managedFields.
+# manager): a key or an annotation that the new manifest no longer has is
+# removed because the server tracks field ownership (managedFields).
 . "$(dirname "$0")/lib.sh"
 need_helm
 
@@ -45,24 +44,6 @@ release_secrets() {
         -o 'jsonpath={range .items[*]}{.metadata.name} {.metadata.labels.status}{"\n"}{end}'
 }
 
-# Helm's typed client deletes its release records with a protobuf
-# DeleteOptions body, which fakeapi does not decode yet (400): like check_pb,
-# such a failure, and any later check_del failure (it depends on the records
-# being gone), is `# TODO protobuf DeleteOptions`; any other failure is real.
-HELM_DEL_FAILED=""
-check_del() {
-    local desc=$1 st
-    shift
-    run "$@"
-    st=$?
-    if [ $st -ne 0 ] && { [ -n "$HELM_DEL_FAILED" ] ||
-        printf '%s' "$OUT" | grep -qE 'not valid DeleteOptions|protobuf'; }; then
-        HELM_DEL_FAILED=1
-        tap_result $st "$desc" "TODO protobuf DeleteOptions"
-    else
-        tap_result $st "$desc"
-    fi
-}
 
 check "helm is Helm 4" expect_out '^v4\.' "$HELM" version --short
 
@@ -114,18 +95,15 @@ check "the custom resource has the new size" \
     expect_eq '5 red' jp widget/demo-widget '{.spec.size} {.spec.color}'
 check "the ConfigMap has the changed key" expect_eq 'green' cm_data mode
 # Removing what the new manifest dropped needs the server to know that Helm's
-# field manager owned it: strict once objects carry managedFields.
-if [ -n "$(kc -n default get cm demo-config --show-managed-fields \
-    -o 'jsonpath={.metadata.managedFields[*].manager}' 2>/dev/null)" ]; then
-    check_ssa() { check "$@"; }
-else
-    check_ssa() { check_todo "server-side apply (no managedFields)" "$@"; }
-fi
-check_ssa "the ConfigMap key the upgrade dropped is gone" \
+# field manager owned it (managedFields).
+check "Helm's field manager owns the ConfigMap's fields" \
+    expect_out 'helm:Apply' kc -n default get cm demo-config --show-managed-fields \
+    -o 'jsonpath={range .metadata.managedFields[*]}{.manager}:{.operation} {end}'
+check "the ConfigMap key the upgrade dropped is gone" \
     expect_eq '' cm_data drop
 check "the annotation the upgrade kept is still there" \
     expect_eq 'team-a' cm_ann demo.kube-harness.io/owner
-check_ssa "the annotation the upgrade dropped is gone" \
+check "the annotation the upgrade dropped is gone" \
     expect_eq '' cm_ann demo.kube-harness.io/temporary
 # The chart's checksum of its ConfigMap in revision REV's manifest.
 manifest_checksum() { hm get manifest demo --revision "$1" | sed -n 's/^ *checksum\/config: *//p'; }
@@ -200,14 +178,14 @@ check "helm list --failed shows that release" \
     expect_out '^notready[[:space:]].*failed' hm list --failed
 
 # --- uninstall -----------------------------------------------------------------
-check_del "helm uninstall" expect_out 'release "demo" uninstalled' hm uninstall demo
+check "helm uninstall" expect_out 'release "demo" uninstalled' hm uninstall demo
 check "the ConfigMap is gone" gone cm demo-config
 check "the Secret is gone" gone secret demo-secret
 check "the Service is gone" gone svc demo-svc
 check "the Deployment is gone" gone deploy demo-web
 check "the custom resource is gone" gone widget demo-widget
 check "the CRD stays (Helm never deletes crds/)" kc get crd widgets.demo.kube-harness.io
-check_del "no release secret is left" expect_eq '' release_secrets
+check "no release secret is left" expect_eq '' release_secrets
 # helm list's names: demo gone, the other releases still there.
 demo_unlisted() {
     local names
@@ -215,24 +193,24 @@ demo_unlisted() {
     echo "$names"
     ! grep -qx demo <<<"$names" && grep -qx csa <<<"$names"
 }
-check_del "helm list no longer has the release" demo_unlisted
+check "helm list no longer has the release" demo_unlisted
 
 # --- reinstall under the same name ---------------------------------------------
-check_del "helm install again under the same name" expect_out 'REVISION: 1' hm install demo "$CHART" \
+check "helm install again under the same name" expect_out 'REVISION: 1' hm install demo "$CHART" \
     --set widget.color=blue
-check_del "the reinstalled custom resource has the new value" \
+check "the reinstalled custom resource has the new value" \
     expect_eq '3 blue' jp widget/demo-widget '{.spec.size} {.spec.color}'
-check_del "the reinstalled Deployment is there with the chart's defaults" \
+check "the reinstalled Deployment is there with the chart's defaults" \
     expect_eq 'nginx:1.25 1' jp deploy/demo-web '{.spec.template.spec.containers[0].image} {.spec.replicas}'
-check_del "helm list -o json shows the reinstalled release at revision 1" \
+check "helm list -o json shows the reinstalled release at revision 1" \
     expect_out '"name":"demo","namespace":"default","revision":"?1"?,' hm list -o json
-check_del "helm uninstall the reinstalled release" expect_out 'uninstalled' hm uninstall demo
-check_del "its Deployment is gone" gone deploy demo-web
-check_del "helm uninstall the client-side release" expect_out 'release "csa" uninstalled' hm uninstall csa
+check "helm uninstall the reinstalled release" expect_out 'uninstalled' hm uninstall demo
+check "its Deployment is gone" gone deploy demo-web
+check "helm uninstall the client-side release" expect_out 'release "csa" uninstalled' hm uninstall csa
 check "its objects are gone" gone cm csa-config
-check_del "helm uninstall the waited and the failed releases" \
+check "helm uninstall the waited and the failed releases" \
     expect_out 'release "notready" uninstalled' hm uninstall waited notready
-check_del "helm list is empty" expect_eq 'NAME	NAMESPACE	REVISION	UPDATED	STATUS	CHART	APP VERSION' \
+check "helm list is empty" expect_eq 'NAME	NAMESPACE	REVISION	UPDATED	STATUS	CHART	APP VERSION' \
     helm_list
 
 finish

@@ -21,8 +21,8 @@ check "api-versions lists coordination.k8s.io/v1" \
     expect_out '^coordination\.k8s\.io/v1$' kc api-versions
 
 # --- create ----------------------------------------------------------------
-check_pb "create namespace" expect_out 'namespace/e2e created' kc create namespace e2e
-check_pb "get the namespace made by kubectl create namespace" \
+check "create namespace" expect_out 'namespace/e2e created' kc create namespace e2e
+check "get the namespace made by kubectl create namespace" \
     expect_out '^e2e +Active' kc get namespace e2e
 
 cat >"$D/ns.yaml" <<'EOF'
@@ -256,15 +256,15 @@ check "wait --for=delete on a missing object returns at once" \
     kc -n basic wait cm/cm3 --for=delete --timeout=5s
 
 # --- imperative create (protobuf bodies) -----------------------------------
-check_pb "create configmap --from-literal" \
+check "create configmap --from-literal" \
     expect_out 'configmap/lit created' kc -n basic create configmap lit --from-literal=a=1 --from-literal=b=two
-check_pb "configmap --from-literal data" expect_eq '1 two' \
+check "configmap --from-literal data" expect_eq '1 two' \
     kc -n basic get cm lit -o 'jsonpath={.data.a} {.data.b}'
-check_pb "create secret generic --from-literal" \
+check "create secret generic --from-literal" \
     expect_out 'secret/sec created' kc -n basic create secret generic sec --from-literal=password=s3cret
-check_pb "secret data is base64" expect_eq "$(printf s3cret | base64)" \
+check "secret data is base64" expect_eq "$(printf s3cret | base64)" \
     kc -n basic get secret sec -o 'jsonpath={.data.password}'
-check_pb "create namespace, then delete it" expect_out 'namespace "e2e" deleted' kc delete namespace e2e
+check "create namespace, then delete it" expect_out 'namespace "e2e" deleted' kc delete namespace e2e
 
 # --- where it listens ------------------------------------------------------
 # 203.0.113.1 (TEST-NET-3) is no address of this machine: the warning comes

@@ -5,8 +5,7 @@
 # of built-in fields and the columns of `get events`.  Each create is followed
 # by a read that checks what was stored.  TAP on stdout.
 #
-# kubectl sends these create bodies as protobuf: until fakeapi decodes them the
-# creates and the reads that depend on them are `# TODO protobuf` (check_pb).
+# kubectl sends these create bodies as protobuf (application/vnd.kubernetes.protobuf).
 . "$(dirname "$0")/lib.sh"
 
 server_start
@@ -30,107 +29,102 @@ check "the JSON-made deployment has its image, replicas and selector" \
     jp deploy/viajson '{.spec.template.spec.containers[0].image} {.spec.replicas} {.spec.selector.matchLabels.app}'
 
 # --- deployment --------------------------------------------------------------
-check_pb "create deployment" \
+check "create deployment" \
     expect_out 'deployment\.apps/web created' \
     kc "${NS[@]}" create deployment web --image=nginx:1.25 --replicas=3 --port=80
-check_pb "the deployment has the image, replicas and port asked for" \
+check "the deployment has the image, replicas and port asked for" \
     expect_eq 'nginx:1.25 3 80' \
     jp deploy/web '{.spec.template.spec.containers[0].image} {.spec.replicas} {.spec.template.spec.containers[0].ports[0].containerPort}'
-check_pb "the deployment selects its template's labels (app=web)" \
+check "the deployment selects its template's labels (app=web)" \
     expect_eq 'web web' \
     jp deploy/web '{.spec.selector.matchLabels.app} {.spec.template.metadata.labels.app}'
-check_pb "get deploy lists it with the Deployment columns" \
+check "get deploy lists it with the Deployment columns" \
     expect_out '^web +0/3 ' kc "${NS[@]}" get deploy web
 
 # --- job, cronjob, job --from=cronjob ----------------------------------------
-check_pb "create job with a command" \
+check "create job with a command" \
     expect_out 'job\.batch/once created' \
     kc "${NS[@]}" create job once --image=busybox:1.36 -- echo hello
-check_pb "the job has the image and the command" \
+check "the job has the image and the command" \
     expect_eq 'busybox:1.36 ["echo","hello"]' \
     jp job/once '{.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].command}'
-check_pb "the job's pods never restart (restartPolicy Never)" \
+check "the job's pods never restart (restartPolicy Never)" \
     expect_eq 'Never' jp job/once '{.spec.template.spec.restartPolicy}'
 
-check_pb "create cronjob" \
+check "create cronjob" \
     expect_out 'cronjob\.batch/tick created' \
     kc "${NS[@]}" create cronjob tick --image=busybox:1.36 --schedule='*/5 * * * *' -- date
-check_pb "the cronjob has the schedule and the image" \
+check "the cronjob has the schedule and the image" \
     expect_eq '*/5 * * * * busybox:1.36' \
     jp cronjob/tick '{.spec.schedule} {.spec.jobTemplate.spec.template.spec.containers[0].image}'
 
-check_pb "create job --from=cronjob/tick" \
+check "create job --from=cronjob/tick" \
     expect_out 'job\.batch/tick-now created' \
     kc "${NS[@]}" create job tick-now --from=cronjob/tick
-check_pb "the job from the cronjob is owned by it and copies its template" \
+check "the job from the cronjob is owned by it and copies its template" \
     expect_eq 'CronJob tick busybox:1.36' \
     jp job/tick-now '{.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name} {.spec.template.spec.containers[0].image}'
-check_pb "the job from the cronjob is marked as started by hand" \
+check "the job from the cronjob is marked as started by hand" \
     expect_eq 'manual' \
     jp job/tick-now '{.metadata.annotations.cronjob\.kubernetes\.io/instantiate}'
 
 # --- service clusterip -------------------------------------------------------
-check_pb "create service clusterip" \
+check "create service clusterip" \
     expect_out 'service/front created' \
     kc "${NS[@]}" create service clusterip front --tcp=80:8080
-check_pb "the service has type ClusterIP, the port, the target port and the selector" \
+check "the service has type ClusterIP, the port, the target port and the selector" \
     expect_eq 'ClusterIP 80 8080 front' \
     jp svc/front '{.spec.type} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.spec.selector.app}'
 
 # --- RBAC --------------------------------------------------------------------
-check_pb "create role" \
+check "create role" \
     expect_out 'role\.rbac\.authorization\.k8s\.io/reader created' \
     kc "${NS[@]}" create role reader --verb=get,list --resource=pods
-check_pb "the role has the verbs and the resource" \
+check "the role has the verbs and the resource" \
     expect_eq '["get","list"] ["pods"]' \
     jp role/reader '{.rules[0].verbs} {.rules[0].resources}'
-check_pb "create rolebinding" \
+check "create rolebinding" \
     expect_out 'rolebinding\.rbac\.authorization\.k8s\.io/reader-alice created' \
     kc "${NS[@]}" create rolebinding reader-alice --role=reader --user=alice
-check_pb "the rolebinding binds the role to the user" \
+check "the rolebinding binds the role to the user" \
     expect_eq 'Role reader User alice' \
     jp rolebinding/reader-alice '{.roleRef.kind} {.roleRef.name} {.subjects[0].kind} {.subjects[0].name}'
-check_pb "create clusterrole" \
+check "create clusterrole" \
     expect_out 'clusterrole\.rbac\.authorization\.k8s\.io/node-viewer created' \
     kc create clusterrole node-viewer --verb=get,watch --resource=nodes
-check_pb "the clusterrole has the verbs and the resource" \
+check "the clusterrole has the verbs and the resource" \
     expect_eq '["get","watch"] ["nodes"]' \
     kc get clusterrole node-viewer -o 'jsonpath={.rules[0].verbs} {.rules[0].resources}'
-check_pb "create clusterrolebinding" \
+check "create clusterrolebinding" \
     expect_out 'clusterrolebinding\.rbac\.authorization\.k8s\.io/node-viewer-bob created' \
     kc create clusterrolebinding node-viewer-bob --clusterrole=node-viewer --user=bob
-check_pb "the clusterrolebinding binds the clusterrole to the user" \
+check "the clusterrolebinding binds the clusterrole to the user" \
     expect_eq 'ClusterRole node-viewer User bob' \
     kc get clusterrolebinding node-viewer-bob \
     -o 'jsonpath={.roleRef.kind} {.roleRef.name} {.subjects[0].kind} {.subjects[0].name}'
 
 # --- autoscale ---------------------------------------------------------------
-# It reads the deployment (made by protobuf above) and creates an HPA
-# (autoscaling/v2, or v1 when v2 is not served): a TODO until autoscaling is.
-if kc api-resources --api-group=autoscaling 2>/dev/null | grep -q '^horizontalpodautoscalers '; then
-    check_pb "autoscale deployment" \
-        expect_out 'horizontalpodautoscaler\.autoscaling/web autoscaled' \
-        kc "${NS[@]}" autoscale deployment web --min=2 --max=5 --cpu-percent=80
-    check_pb "the HPA targets the deployment with the bounds asked for" \
-        expect_eq 'Deployment web 2 5' \
-        jp hpa/web '{.spec.scaleTargetRef.kind} {.spec.scaleTargetRef.name} {.spec.minReplicas} {.spec.maxReplicas}'
-else
-    check_todo "autoscaling not served" "autoscale deployment" \
-        expect_out 'horizontalpodautoscaler\.autoscaling/web autoscaled' \
-        kc "${NS[@]}" autoscale deployment web --min=2 --max=5 --cpu-percent=80
-    check_todo "autoscaling not served" "the HPA targets the deployment with the bounds asked for" \
-        expect_eq 'Deployment web 2 5' \
-        jp hpa/web '{.spec.scaleTargetRef.kind} {.spec.scaleTargetRef.name} {.spec.minReplicas} {.spec.maxReplicas}'
-fi
+# kubectl 1.32 creates an autoscaling/v1 HPA (protobuf), 1.33+ an
+# autoscaling/v2 one; either way the stored v2 object has the CPU metric.
+check "autoscale deployment" \
+    expect_out 'horizontalpodautoscaler\.autoscaling/web autoscaled' \
+    kc "${NS[@]}" autoscale deployment web --min=2 --max=5 --cpu-percent=80
+check "the HPA targets the deployment with the bounds asked for" \
+    expect_eq 'Deployment web 2 5' \
+    jp hpa/web '{.spec.scaleTargetRef.kind} {.spec.scaleTargetRef.name} {.spec.minReplicas} {.spec.maxReplicas}'
+check "the HPA's CPU target is a v2 Utilization metric" \
+    expect_eq 'cpu Utilization 80' \
+    jp hpa/web '{.spec.metrics[0].resource.name} {.spec.metrics[0].resource.target.type} {.spec.metrics[0].resource.target.averageUtilization}'
+check "read through autoscaling/v1 it is targetCPUUtilizationPercentage" \
+    expect_out '"targetCPUUtilizationPercentage":80' \
+    kc get --raw /apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web
 
 # --- explain (OpenAPI of the built-in kinds) ---------------------------------
-check "explain configmap.data (a field the OpenAPI already has)" \
+check "explain configmap.data" \
     expect_out '^FIELD: *data <map\[string\]string>' kc explain configmap.data
-# Until the OpenAPI has the built-in kinds kubectl says the field does not
-# exist: that (and only that) is a TODO.
-check_known "openapi" 'does not exist' "explain deployment.spec.replicas" \
+check "explain deployment.spec.replicas" \
     expect_out '^FIELD: *replicas <integer>' kc explain deployment.spec.replicas
-check_known "openapi" 'does not exist' "explain deployment.spec.template.spec.containers.image" \
+check "explain deployment.spec.template.spec.containers.image" \
     expect_out '^FIELD: *image <string>' kc explain deployment.spec.template.spec.containers.image
 check "explain of a field no kind has fails" \
     expect_fail 'does not exist' kc explain deployment.spec.nosuchfield
@@ -148,13 +142,9 @@ cat >"$D/event.json" <<'EOF'
 EOF
 check "create an Event (JSON)" expect_out 'event/web\.scaled created' kc create -f "$D/event.json"
 check "get events -o name lists it" expect_out '^event/web\.scaled$' kc "${NS[@]}" get events -o name
-# Until the server has the Event columns, kubectl shows the default NAME and
-# AGE: that (and only that) is a TODO.
-check_known "event table columns" '^NAME +AGE *$' \
-    "get events has the columns LAST SEEN, TYPE, REASON, OBJECT, MESSAGE" \
+check "get events has the columns LAST SEEN, TYPE, REASON, OBJECT, MESSAGE" \
     expect_out '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE' kc "${NS[@]}" get events
-check_known "event table columns" '^NAME +AGE *$' \
-    "get events shows the event's type, reason, object and message" \
+check "get events shows the event's type, reason, object and message" \
     expect_out 'Normal +ScalingReplicaSet +deployment/web +Scaled up replica set web-1 to 3' \
     kc "${NS[@]}" get events
 

@@ -46,9 +46,9 @@ fi
 # --- kubectl over https --------------------------------------------------------
 check "version over https" expect_out 'Server Version: v1\.[0-9]+\.[0-9]+' kc version
 check "get namespaces" expect_out '^default +Active' kc get namespaces
-check_pb "create configmap" expect_out 'configmap/tls-cm created' \
+check "create configmap" expect_out 'configmap/tls-cm created' \
     kc create configmap tls-cm --from-literal=k=v
-check_pb "get the configmap back" expect_eq v kc get configmap tls-cm -o 'jsonpath={.data.k}'
+check "get the configmap back" expect_eq v kc get configmap tls-cm -o 'jsonpath={.data.k}'
 check "apply a manifest" expect_out 'configmap/applied (created|serverside-applied)' \
     kc apply -f - <<'EOF'
 apiVersion: v1

@@ -9,12 +9,23 @@
  * input as a base64 string either decodes or fails at an offset within it,
  * and what decodes has a length that is a multiple of 4 once \r and \n are
  * left out; Go's %v of the object stays under its limit.
+ *
+ * Built-in kinds are also walked by their type tables (builtin_check.c): the
+ * walk agrees with itself, a failure points inside the object and leaves it
+ * unchanged, dropping the unknown fields leaves none; defaults (on a
+ * decoded copy) are idempotent and validation of the result does not fail
+ * to answer; the duplicate-key scanner (jsondup.c) finds none in a text
+ * jansson reads with JSON_REJECT_DUPLICATES.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin_check.h"
+#include "builtin_default.h"
+#include "builtin_valid.h"
 #include "decode.h"
+#include "jsondup.h"
 #include "registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -64,6 +75,42 @@ static void check_one(const fakeapi__resource *r, const json_t *obj)
     }
 }
 
+static void check_builtin(const fakeapi__resource *r, const json_t *obj)
+{
+    const fakeapi__tmsg *m = fakeapi__builtin_msg(r);
+    if (!m)
+        return;
+    json_t *copy = json_deep_copy(obj);
+    fakeapi__decode_error e;
+    int n = fakeapi__builtin_decode(m, copy, &e, NULL, false);
+    if (n != fakeapi__builtin_decode(m, copy, NULL, NULL, false))
+        abort();
+    if (n == -1) {
+        if (e.code == FAKEAPI__DECODE_OK || !e.value || !inside(copy, e.value) ||
+            !json_equal(copy, obj))
+            abort();
+        json_decref(copy);
+        return;
+    }
+    json_t *paths = json_array();
+    if (n < 0 || fakeapi__builtin_decode(m, copy, NULL, paths, true) != n ||
+        json_array_size(paths) != (size_t)n || fakeapi__builtin_decode(m, copy, NULL, NULL, false) != 0)
+        abort();
+    json_decref(paths);
+    if (fakeapi__builtin_default(r, copy) == 0) {
+        json_t *again = json_deep_copy(copy);
+        if (fakeapi__builtin_default(r, again) < 0 || !json_equal(again, copy))
+            abort();
+        json_decref(again);
+        json_t *causes = json_array();
+        int k = fakeapi__builtin_validate(r, copy, obj, causes);
+        if (k < 0 || json_array_size(causes) != (size_t)k)
+            abort();
+        json_decref(causes);
+    }
+    json_decref(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static fakeapi__registry *reg;
@@ -84,6 +131,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
 
+    json_t *dups = json_array();
+    json_t *strict = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+    if (fakeapi__json_duplicates((const char *)data, size, dups) < 0 ||
+        (strict && json_array_size(dups) != 0))
+        abort();
+    json_decref(strict);
+    json_decref(dups);
+
     json_t *obj = json_loadb((const char *)data, size, 0, NULL);
     if (!json_is_object(obj)) {
         json_decref(obj);
@@ -91,8 +146,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     size_t n;
     fakeapi__resource **all = fakeapi__registry_all(reg, &n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         check_one(all[i], obj);
+        check_builtin(all[i], obj);
+    }
     fakeapi__registry_release(all, n);
     check_one(&custom, obj);
 

@@ -210,6 +210,25 @@ int ctrl_client_patch_status(ctrl_client *c, const char *api_version, const char
                              const json_t *patch, const ctrl_patch_options *opts, json_t **out,
                              ctrl_error *err);
 
+enum {
+    CTRL_APPLY_FORCE = 1 << 0,   /* take over fields other managers own */
+    CTRL_APPLY_DRY_RUN = 1 << 1, /* dryRun=All: answered, not stored */
+    CTRL_APPLY_STATUS = 1 << 2,  /* apply to the /status subresource */
+};
+
+/*
+ * Server-side apply obj (borrowed: an apply configuration with apiVersion,
+ * kind, metadata.name and, for namespaced kinds, metadata.namespace) as
+ * field_manager (required), with CTRL_APPLY_* flags. Creates the object
+ * when missing. *out (may be NULL) gets what the server stored. A field
+ * another manager owns with a different value fails with CTRL_ERR_CONFLICT
+ * (ctrl_err_is_conflict) unless CTRL_APPLY_FORCE; err->message is the
+ * server's ("Apply failed with 1 conflict: conflict with \"alice\": .data.a")
+ * and err->causes lists the fields. Any thread.
+ */
+int ctrl_client_apply(ctrl_client *c, const json_t *obj, const char *field_manager, unsigned flags,
+                      json_t **out, ctrl_error *err);
+
 typedef enum ctrl_propagation {
     CTRL_PROPAGATION_DEFAULT = 0, /* the server's (Background for most kinds) */
     CTRL_PROPAGATION_BACKGROUND,

@@ -147,6 +147,12 @@ typedef struct scn_step {
      * replica this step addresses, for later steps. */
     const char *replica_ref;
     const char *replica_as;
+
+    /* APPLY: when not NULL, a server-side apply of each object as this field
+     * manager (force: taking over conflicting fields); NULL creates or
+     * merge-patches each object, like kubectl apply. */
+    const char *field_manager;
+    bool force;
 } scn_step;
 
 /* There are as many manager replicas as the most any controller asks for;

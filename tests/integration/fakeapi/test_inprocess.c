@@ -56,7 +56,7 @@ Test(inprocess, apply_multi_document_yaml)
     json_decref(o);
     cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "team", "settings", &o, &err), 0);
     cr_assert_str_eq(jstr(o, "data.mode"), "fast");
-    cr_assert_eq(jint(o, "metadata.generation"), 1);
+    cr_assert_null(jget(o, "metadata.generation"), "ConfigMaps keep no generation");
     const char *uid = jstr(o, "metadata.uid");
     char uid1[64];
     snprintf(uid1, sizeof uid1, "%s", uid);
@@ -388,15 +388,16 @@ Test(inprocess, seed_makes_uids_reproducible)
     cr_assert_str_eq(uids[0], uids[1]);
 }
 
-/* The store keeps its own JSON text of each object: escapes, UTF-8,
- * numbers and literals come back as they were sent, in order. */
+/* The store keeps its own JSON text of each object: escapes and UTF-8 come
+ * back as they were sent, in order; a field the kind does not have is
+ * dropped, as the real server's typed decoding drops it. */
 Test(inprocess, stored_text_round_trips)
 {
     const char *body =
         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"odd\","
         "\"annotations\":{\"q\":\"say \\\"hi\\\" \\\\ back/slash\"}},"
         "\"data\":{\"ctl\":\"a\\nb\\tc\\r\\b\\f\\u0001\\u001f\\u007f\","
-        "\"utf8\":\"\\u00e9\\u2028\\ud83d\\ude00\",\"\":\"empty key\"},"
+        "\"utf8\":\"\\u00e9\\u2028\\ud83d\\ude00\",\"z-last\":\"1\",\"a-after\":\"2\"},"
         "\"x\":{\"z\":1.5,\"a\":-9223372036854775808,\"t\":true,\"f\":false,\"n\":null,"
         "\"arr\":[[],{},0.1,1e300]}}";
     int status = 0;
@@ -410,15 +411,21 @@ Test(inprocess, stored_text_round_trips)
     cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "odd", &got, &err), 0, "%s",
                  err.message);
     cr_assert(json_equal(json_object_get(sent, "data"), json_object_get(got, "data")));
-    cr_assert(json_equal(json_object_get(sent, "x"), json_object_get(got, "x")));
+    cr_assert_null(json_object_get(got, "x"), "ConfigMap has no field x");
     cr_assert(json_equal(jget(sent, "metadata.annotations"), jget(got, "metadata.annotations")));
     cr_assert(json_equal(created, got), "the answer to the create is what was stored");
     /* Members keep the order they were sent in. */
-    char *text = json_dumps(json_object_get(got, "x"), JSON_COMPACT);
-    cr_assert_str_eq(text,
-                     "{\"z\":1.5,\"a\":-9223372036854775808,\"t\":true,\"f\":false,"
-                     "\"n\":null,\"arr\":[[],{},0.10000000000000001,1.0000000000000001e300]}");
-    free(text);
+    static const char *const order[] = {"ctl", "utf8", "z-last", "a-after"};
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(got, "data"), k, v)
+    {
+        cr_assert_lt(n, 4);
+        cr_assert_str_eq(k, order[n], "key %zu", n);
+        n++;
+    }
+    cr_assert_eq(n, 4);
     json_decref(sent);
     json_decref(got);
     json_decref(created);

@@ -296,3 +296,23 @@ Test(served, events_are_one_store_under_two_groups)
     json_decref(ev);
     ws_close(w);
 }
+
+#define TABLE "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+Test(served, table_rows_carry_what_include_object_asks)
+{
+    json_decref(mk_cm("default", "t1", NULL));
+    json_t *t = get_accept(200, "/api/v1/namespaces/default/configmaps?includeObject=Object", TABLE);
+    cr_assert_str_eq(jstr(t, "kind"), "Table");
+    cr_assert_str_eq(jstr(t, "rows.0.object.kind"), "ConfigMap");
+    json_decref(t);
+    t = get_accept(200, "/api/v1/namespaces/default/configmaps?includeObject=None", TABLE);
+    cr_assert_null(jget(t, "rows.0.object"));
+    json_decref(t);
+    t = get_accept(200, "/api/v1/namespaces/default/configmaps/t1", TABLE);
+    cr_assert_str_eq(jstr(t, "rows.0.object.kind"), "PartialObjectMetadata");
+    json_decref(t);
+    t = get_accept(400, "/api/v1/namespaces/default/configmaps?includeObject=Bogus", TABLE);
+    assert_failure(t, 400, "BadRequest");
+    json_decref(t);
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "patch.h"
+#include "types.h"
 
 typedef struct {
     const char *name;
@@ -101,10 +102,44 @@ static int merge_adapter(const json_t *doc, const json_t *patch, json_t **out, c
     return fakeapi__merge_patch(doc, patch, out);
 }
 
+/* The message of doc's kind ("kind" with "apiVersion", default v1); a Pod without one. */
+static const fakeapi__tmsg *doc_type(const json_t *doc)
+{
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    const char *gv = json_string_value(json_object_get(doc, "apiVersion"));
+    if (!kind)
+        return fakeapi__type_of_kind("v1", "Pod");
+    if (!gv)
+        gv = !strcmp(kind, "Deployment") ? "apps/v1" : "v1";
+    const fakeapi__tmsg *m = fakeapi__type_of_kind(gv, kind);
+    cr_assert_not_null(m, "no type for %s %s", gv, kind);
+    return m;
+}
+
+/* Strategic merge with the merge keys the type tables give doc's kind. */
 static int smp_builtin(const json_t *doc, const json_t *patch, json_t **out, char *err,
                        size_t errlen)
 {
-    return fakeapi__smp_patch(doc, patch, fakeapi__smp_builtin_key, NULL, out, err, errlen);
+    fakeapi__smp_types types = {.root = doc_type(doc)};
+    return fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, out, err, errlen);
+}
+
+static int smp_service_fn(const json_t *doc, const json_t *patch, json_t **out, char *err,
+                          size_t errlen)
+{
+    fakeapi__smp_types types = {.root = fakeapi__type_of_kind("v1", "Service")};
+    return fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, out, err, errlen);
+}
+
+/* A typed key lookup: the key for path in kind (group-version gv). */
+static const char *type_key(const char *gv, const char *kind, const char *path, bool apply)
+{
+    static fakeapi__smp_types types;
+    memset(&types, 0, sizeof types);
+    types.root = fakeapi__type_of_kind(gv, kind);
+    types.apply = apply;
+    cr_assert_not_null(types.root, "no type for %s %s", gv, kind);
+    return fakeapi__smp_type_key(path, &types);
 }
 
 /* ---- RFC 6902 ---------------------------------------------------------- */
@@ -632,7 +667,56 @@ static const patch_case smp_service[] = {
 
 Test(smp, service_ports_and_conditions)
 {
-    RUN(smp_service, smp_builtin);
+    RUN(smp_service, smp_service_fn);
+}
+
+/* Keys and strategies that only the type tables know, walked from each document's kind. */
+static const patch_case smp_typed[] = {
+    {"Deployment strategy keeps only $retainKeys",
+     "{'kind':'Deployment','spec':{'strategy':{'type':'RollingUpdate','rollingUpdate':"
+     "{'maxSurge':1}}}}",
+     "{'spec':{'strategy':{'$retainKeys':['type'],'type':'Recreate'}}}",
+     "{'kind':'Deployment','spec':{'strategy':{'type':'Recreate'}}}", 0, NULL},
+    {"Deployment template tolerations have no merge key: replaced",
+     "{'kind':'Deployment','spec':{'template':{'spec':{'tolerations':[{'key':'a'},{'key':'b'}]}}}}",
+     "{'spec':{'template':{'spec':{'tolerations':[{'key':'c'}]}}}}",
+     "{'kind':'Deployment','spec':{'template':{'spec':{'tolerations':[{'key':'c'}]}}}}", 0, NULL},
+    {"Deployment template containers and their env merge by name",
+     "{'kind':'Deployment','spec':{'template':{'spec':{'containers':[{'name':'a','env':"
+     "[{'name':'X','value':'1'},{'name':'Y','value':'2'}]},{'name':'b'}]}}}}",
+     "{'spec':{'template':{'spec':{'containers':[{'name':'a','env':[{'name':'Y','value':'3'}]}]}}}}",
+     "{'kind':'Deployment','spec':{'template':{'spec':{'containers':[{'name':'a','env':"
+     "[{'name':'X','value':'1'},{'name':'Y','value':'3'}]},{'name':'b'}]}}}}",
+     0, NULL},
+    {"Deployment template volumes by name",
+     "{'kind':'Deployment','spec':{'template':{'spec':{'volumes':[{'name':'v','emptyDir':{}}]}}}}",
+     "{'spec':{'template':{'spec':{'volumes':[{'name':'w','emptyDir':{}}]}}}}",
+     "{'kind':'Deployment','spec':{'template':{'spec':{'volumes':[{'name':'w','emptyDir':{}},"
+     "{'name':'v','emptyDir':{}}]}}}}",
+     0, NULL},
+    {"CronJob job template containers by name, four levels down",
+     "{'kind':'CronJob','apiVersion':'batch/v1','spec':{'jobTemplate':{'spec':{'template':"
+     "{'spec':{'containers':[{'name':'a','image':'x'},{'name':'b'}]}}}}}}",
+     "{'spec':{'jobTemplate':{'spec':{'template':{'spec':{'containers':[{'name':'a','image':"
+     "'y'}]}}}}}}",
+     "{'kind':'CronJob','apiVersion':'batch/v1','spec':{'jobTemplate':{'spec':{'template':"
+     "{'spec':{'containers':[{'name':'a','image':'y'},{'name':'b'}]}}}}}}",
+     0, NULL},
+    {"CRD conditions have no patch strategy: replaced, not merged by type",
+     "{'kind':'CustomResourceDefinition','apiVersion':'apiextensions.k8s.io/v1','status':"
+     "{'conditions':[{'type':'Established','status':'True'},{'type':'NamesAccepted'}]}}",
+     "{'status':{'conditions':[{'type':'Established','status':'False'}]}}",
+     "{'kind':'CustomResourceDefinition','apiVersion':'apiextensions.k8s.io/v1','status':"
+     "{'conditions':[{'type':'Established','status':'False'}]}}",
+     0, NULL},
+    {"ConfigMap data is a map: keys merge",
+     "{'kind':'ConfigMap','data':{'a':'1'}}", "{'data':{'b':'2'}}",
+     "{'kind':'ConfigMap','data':{'a':'1','b':'2'}}", 0, NULL},
+};
+
+Test(smp, keys_from_the_type_tables)
+{
+    RUN(smp_typed, smp_builtin);
 }
 
 static const patch_case smp_replaced[] = {
@@ -945,7 +1029,8 @@ static const char *logging_key(const char *path, void *ud)
     path_log *log = ud;
     if (log->n < 8)
         snprintf(log->seen[log->n++], sizeof log->seen[0], "%s", path);
-    return fakeapi__smp_builtin_key(path, NULL);
+    fakeapi__smp_types types = {.root = fakeapi__type_of_kind("apps/v1", "Deployment")};
+    return fakeapi__smp_type_key(path, &types);
 }
 
 Test(smp, key_fn_sees_field_paths_without_positions)
@@ -990,7 +1075,8 @@ Test(smp, result_shares_nothing_with_input)
 {
     json_t *doc = load(POD_AB), *out = NULL;
     json_t *patch = load("{'spec':{'containers':[{'name':'a','env':[{'name':'X'}]}]}}");
-    cr_assert_eq(fakeapi__smp_patch(doc, patch, fakeapi__smp_builtin_key, NULL, &out, NULL, 0), 0);
+    fakeapi__smp_types types = {.root = fakeapi__type_of_kind("v1", "Pod")};
+    cr_assert_eq(fakeapi__smp_patch(doc, patch, fakeapi__smp_type_key, &types, &out, NULL, 0), 0);
     json_t *c0 = json_array_get(json_object_get(json_object_get(out, "spec"), "containers"), 0);
     json_object_set_new(c0, "image", json_string("changed"));
     json_array_append_new(json_object_get(c0, "env"), json_string("changed"));
@@ -1021,56 +1107,94 @@ Test(smp, deep_field_path_is_refused_not_overflowed)
     json_decref(patch);
 }
 
-/* ---- built-in merge keys ----------------------------------------------- */
+/* ---- merge keys from the type tables ------------------------------------ */
 
 typedef struct {
-    const char *path;
+    const char *gv, *kind, *path;
     const char *key; /* NULL: replaced */
 } key_case;
 
+/* Every key here comes from the tables' +patchMergeKey/+patchStrategy, walked by kind. */
 static const key_case key_cases[] = {
-    {"spec.containers", "name"},
-    {"spec.template.spec.containers", "name"},
-    {"spec.jobTemplate.spec.template.spec.initContainers", "name"},
-    {"spec.ephemeralContainers", "name"},
-    {"spec.template.spec.volumes", "name"},
-    {"spec.containers.env", "name"},
-    {"spec.imagePullSecrets", "name"},
-    {"containers", "name"},
-    {"spec.containers.ports", "containerPort"},
-    {"spec.template.spec.initContainers.ports", "containerPort"},
-    {"spec.ephemeralContainers.ports", "containerPort"},
-    {"spec.containers.volumeMounts", "mountPath"},
-    {"spec.ports", "port"},
-    {"status.conditions", "type"},
-    {"metadata.ownerReferences", "uid"},
-    {"spec.template.metadata.ownerReferences", "uid"},
-    {"metadata.finalizers", ""},
-    {"spec.template.spec.tolerations", NULL},
-    {"spec.containers.envFrom", NULL},
-    {"spec.containers.args", NULL},
-    {"spec.finalizers", NULL},
-    {"spec.template.spec.ports", NULL},
-    {"spec.xcontainers", NULL},
-    {"spec.myenv", NULL},
-    {"ownerReferences", NULL},
-    {"", NULL},
+    {"v1", "Pod", "spec.containers", "name"},
+    {"v1", "Pod", "spec.initContainers", "name"},
+    {"v1", "Pod", "spec.ephemeralContainers", "name"},
+    {"v1", "Pod", "spec.volumes", "name"},
+    {"v1", "Pod", "spec.containers.env", "name"},
+    {"v1", "Pod", "spec.containers.ports", "containerPort"},
+    {"v1", "Pod", "spec.initContainers.ports", "containerPort"},
+    {"v1", "Pod", "spec.containers.volumeMounts", "mountPath"},
+    {"v1", "Pod", "spec.imagePullSecrets", "name"},
+    {"v1", "Pod", "status.conditions", "type"},
+    {"v1", "Pod", "metadata.ownerReferences", "uid"},
+    {"v1", "Pod", "metadata.finalizers", ""},
+    {"v1", "Pod", "spec.tolerations", NULL},
+    {"v1", "Pod", "spec.containers.envFrom", NULL},
+    {"v1", "Pod", "spec.containers.args", NULL},
+    {"v1", "Pod", "spec.containers.image", NULL},
+    {"v1", "Pod", "metadata.labels", NULL},
+    {"v1", "Pod", "metadata.labels.app.kubernetes.io/name", NULL},
+    {"v1", "Pod", "spec.xcontainers", NULL},
+    {"v1", "Pod", "spec.ports", NULL},
+    {"v1", "Pod", "", NULL},
+    {"v1", "Service", "spec.ports", "port"},
+    {"v1", "Service", "spec.containers", NULL},
+    {"v1", "Namespace", "spec.finalizers", NULL},
+    {"apps/v1", "Deployment", "spec.template.spec.containers", "name"},
+    {"apps/v1", "Deployment", "spec.template.spec.containers.env", "name"},
+    {"apps/v1", "Deployment", "spec.template.spec.volumes", "name"},
+    {"apps/v1", "Deployment", "spec.template.spec.tolerations", NULL},
+    {"apps/v1", "Deployment", "spec.template.metadata.ownerReferences", "uid"},
+    {"apps/v1", "Deployment", "spec.template.spec.ports", NULL},
+    {"apps/v1", "Deployment", "spec.containers", NULL},
+    {"apps/v1", "Deployment", "status.conditions", "type"},
+    {"batch/v1", "CronJob", "spec.jobTemplate.spec.template.spec.initContainers", "name"},
+    {"apiextensions.k8s.io/v1", "CustomResourceDefinition", "status.conditions", NULL},
 };
 
-Test(builtin_key, table)
+Test(type_key, table)
 {
     for (size_t i = 0; i < sizeof key_cases / sizeof key_cases[0]; i++) {
         const key_case *c = &key_cases[i];
-        const char *got = fakeapi__smp_builtin_key(c->path, NULL);
+        const char *got = type_key(c->gv, c->kind, c->path, false);
         if (!c->key)
-            cr_assert_null(got, "%s: got \"%s\", want NULL", c->path, got);
+            cr_assert_null(got, "%s %s: got \"%s\", want NULL", c->kind, c->path, got);
         else
-            cr_assert(got && strcmp(got, c->key) == 0, "%s: got %s%s%s, want \"%s\"", c->path,
-                      got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", c->key);
+            cr_assert(got && strcmp(got, c->key) == 0, "%s %s: got %s%s%s, want \"%s\"", c->kind,
+                      c->path, got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", c->key);
     }
 }
 
-Test(builtin_key, null_path)
+/* Server-side apply: +listType first, the patch strategy only without one. */
+static const key_case apply_cases[] = {
+    /* +listType=map +listMapKey=type, no patch strategy: merged only by apply */
+    {"apiextensions.k8s.io/v1", "CustomResourceDefinition", "status.conditions", "type"},
+    {"v1", "Pod", "spec.containers", "name"},
+    {"v1", "Pod", "spec.containers.ports", "containerPort"},
+    {"v1", "Pod", "spec.tolerations", NULL},
+    {"v1", "Pod", "metadata.finalizers", ""},
+    {"v1", "Service", "spec.ports", "port"},
+};
+
+Test(type_key, apply_uses_list_type)
 {
-    cr_assert_null(fakeapi__smp_builtin_key(NULL, NULL));
+    for (size_t i = 0; i < sizeof apply_cases / sizeof apply_cases[0]; i++) {
+        const key_case *c = &apply_cases[i];
+        const char *got = type_key(c->gv, c->kind, c->path, true);
+        if (!c->key)
+            cr_assert_null(got, "%s %s: got \"%s\", want NULL", c->kind, c->path, got);
+        else
+            cr_assert(got && strcmp(got, c->key) == 0, "%s %s: got %s%s%s, want \"%s\"", c->kind,
+                      c->path, got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", c->key);
+    }
 }
+
+Test(type_key, without_a_type_every_list_is_replaced)
+{
+    fakeapi__smp_types none = {.root = NULL};
+    cr_assert_null(fakeapi__smp_type_key("spec.containers", &none));
+    cr_assert_null(fakeapi__smp_type_key("spec.containers", NULL));
+    fakeapi__smp_types pod = {.root = fakeapi__type_of_kind("v1", "Pod")};
+    cr_assert_null(fakeapi__smp_type_key(NULL, &pod));
+}
+
