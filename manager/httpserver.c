@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 struct ctrl__httpserver {
     struct MHD_Daemon *mhd;
@@ -151,30 +153,72 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss, bool *v6)
     return CTRL_ERR_ARG; /* host names other than localhost are not resolved */
 }
 
-int ctrl__httpserver_start(const char *addr, ctrl__http_fn fn, void *ud, ctrl__httpserver **out)
+/* A listening socket on ss, or -1 with errno and what failed in why. */
+static int listen_on(const struct sockaddr_storage *ss, bool v6, const char *addr, char *why,
+                     size_t why_len)
 {
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const char *step = "socket";
+    if (fd >= 0) {
+        int one = 1;
+        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        socklen_t len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+        step = "bind";
+        if (bind(fd, (const struct sockaddr *)ss, len) == 0) {
+            step = "listen";
+            if (listen(fd, 64) == 0)
+                return fd;
+        }
+    }
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (why && why_len)
+        snprintf(why, why_len, "listen tcp %s: %s: %s (errno %d)", addr, step, strerror(e), e);
+    errno = e;
+    return -1;
+}
+
+int ctrl__httpserver_start(const char *addr, ctrl__http_fn fn, void *ud, ctrl__httpserver **out,
+                           char *why, size_t why_len)
+{
+    if (why && why_len)
+        why[0] = '\0';
     if (!addr || !fn || !out)
         return CTRL_ERR_ARG;
     struct sockaddr_storage ss;
     bool v6 = false;
     int rc = parse_addr(addr, &ss, &v6);
-    if (rc < 0)
+    if (rc < 0) {
+        if (why && why_len)
+            snprintf(why, why_len, "malformed address \"%s\" (host:port, :port or [v6]:port)",
+                     addr);
         return rc;
+    }
+    int fd = listen_on(&ss, v6, addr, why, why_len);
+    if (fd < 0)
+        return CTRL_ERR_IO;
     ctrl__httpserver *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        close(fd);
         return CTRL_ERR_NOMEM;
+    }
     s->fn = fn;
     s->ud = ud;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC;
     if (v6)
         flags |= MHD_USE_IPv6;
-    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
+    /* MHD owns the socket from here: MHD_stop_daemon closes it. */
+    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
                               MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
     if (!s->mhd) {
+        close(fd);
         free(s);
+        if (why && why_len)
+            snprintf(why, why_len, "listen tcp %s: the HTTP server could not start", addr);
         return CTRL_ERR_IO;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);

@@ -33,9 +33,12 @@ typedef void (*ctrl__http_fn)(void *ud, const char *method, const char *path,
 /*
  * Listen on addr ("host:port", ":port" = every IPv4 address, "[::1]:port";
  * port 0 picks a free one) and serve fn. Errors: CTRL_ERR_ARG (address
- * malformed), CTRL_ERR_IO (cannot listen: in use, no permission).
+ * malformed), CTRL_ERR_IO (cannot listen: in use, no permission). On an
+ * error, why (may be NULL) says what failed with the address and the
+ * system's reason ("listen tcp 127.0.0.1:8080: bind: Address already in use").
  */
-int ctrl__httpserver_start(const char *addr, ctrl__http_fn fn, void *ud, ctrl__httpserver **out);
+int ctrl__httpserver_start(const char *addr, ctrl__http_fn fn, void *ud, ctrl__httpserver **out,
+                           char *why, size_t why_len);
 /* The port listened on. */
 int ctrl__httpserver_port(const ctrl__httpserver *s);
 /* Stop (waits for the request being served) and free. NULL does nothing. */

@@ -594,20 +594,22 @@ static bool addr_off(const char *addr)
 static int start_servers(ctrl_manager *mgr)
 {
     int rc = 0;
+    char why[512];
     if (!addr_off(mgr->opts.metrics_addr)) {
-        rc = ctrl__httpserver_start(mgr->opts.metrics_addr, serve_metrics, mgr, &mgr->metrics_srv);
+        rc = ctrl__httpserver_start(mgr->opts.metrics_addr, serve_metrics, mgr, &mgr->metrics_srv,
+                                    why, sizeof why);
         if (rc < 0) {
             MLOG(mgr, CTRL_LOG_ERROR, "cannot serve metrics", "addr", mgr->opts.metrics_addr,
-                 "error", ctrl_strerror(rc));
+                 "error", why[0] ? why : ctrl_strerror(rc));
             return rc;
         }
     }
     if (!addr_off(mgr->opts.health_probe_addr)) {
         rc = ctrl__httpserver_start(mgr->opts.health_probe_addr, serve_health, mgr,
-                                    &mgr->health_srv);
+                                    &mgr->health_srv, why, sizeof why);
         if (rc < 0) {
             MLOG(mgr, CTRL_LOG_ERROR, "cannot serve health probes", "addr",
-                 mgr->opts.health_probe_addr, "error", ctrl_strerror(rc));
+                 mgr->opts.health_probe_addr, "error", why[0] ? why : ctrl_strerror(rc));
             return rc;
         }
     }

@@ -4,10 +4,16 @@
  * conflict logs the server's message, reason, verb and object (not a bare
  * code); the context gives the controller's name and the manager's event
  * recorder; the builder's user data is freed with the manager, and at once
- * when the builder fails.
+ * when the builder fails; a metrics or health port in use is named with
+ * the address and the system's reason.
  */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,6 +42,7 @@ TestSuite(reconcile_errors, .init = setup, .fini = teardown, .timeout = 60);
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char error_line[4096];
+static char serve_line[4096];
 
 static void sink(const char *line, void *user)
 {
@@ -43,6 +50,8 @@ static void sink(const char *line, void *user)
     pthread_mutex_lock(&mu);
     if (!error_line[0] && strstr(line, "Reconciler error"))
         snprintf(error_line, sizeof error_line, "%s", line);
+    if (!serve_line[0] && strstr(line, "cannot serve"))
+        snprintf(serve_line, sizeof serve_line, "%s", line);
     pthread_mutex_unlock(&mu);
 }
 
@@ -143,4 +152,48 @@ Test(reconcile_errors, user_data_freed_when_the_builder_fails)
     ctrl_manager_free(mgr);
     cr_assert_eq(a.frees, 1);
     cr_assert_eq(b.frees, 1);
+}
+
+/* A port someone else listens on. */
+static int busy_port(int *fd)
+{
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(*fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(*fd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(*fd, 1), 0);
+    socklen_t len = sizeof a;
+    cr_assert_eq(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
+}
+
+static void port_in_use(bool health)
+{
+    int fd;
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", busy_port(&fd));
+    ctrl_manager_options o = {.metrics_addr = health ? "0" : addr,
+                              .health_probe_addr = health ? addr : NULL,
+                              .log_sink = sink};
+    ctrl_manager *mgr = NULL;
+    cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &mgr, NULL), 0);
+    serve_line[0] = '\0';
+    cr_assert_eq(ctrl_manager_start(mgr, NULL), CTRL_ERR_IO);
+    ctrl_manager_free(mgr);
+    close(fd);
+    char want[128];
+    snprintf(want, sizeof want, "listen tcp %s: bind: %s (errno %d)", addr, strerror(EADDRINUSE),
+             EADDRINUSE);
+    cr_assert(strstr(serve_line, want), "%s", serve_line);
+    cr_assert(strstr(serve_line, health ? "health probes" : "metrics"), "%s", serve_line);
+}
+
+Test(reconcile_errors, metrics_port_in_use)
+{
+    port_in_use(false);
+}
+
+Test(reconcile_errors, health_port_in_use)
+{
+    port_in_use(true);
 }
