@@ -40,6 +40,7 @@ typedef struct fakeapi__metrics fakeapi__metrics;
 struct fakeapi__reqinfo;
 struct fakeapi__tls_material;
 struct fakeapi__openapi_cache;
+struct fakeapi__admission;
 
 struct fakeapi_server {
     fakeapi_options opts;
@@ -86,6 +87,11 @@ struct fakeapi_server {
 
     atomic_bool stopping;
     atomic_ulong requests;
+
+    /* Admission webhooks (admission.h): the configurations' cache, and a
+     * counter txn.c bumps on each commit that wrote a configuration. */
+    struct fakeapi__admission *admission;
+    atomic_ulong webhooks_gen;
 };
 
 /* Handle one API request: fills *resp (status, body, or a watch stream). */
