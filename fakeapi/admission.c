@@ -25,6 +25,7 @@
 #include "admission.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,22 +515,58 @@ static int timeout_of(const json_t *hook)
     return t <= 0 ? DEFAULT_TIMEOUT_S : t > MAX_TIMEOUT_S ? MAX_TIMEOUT_S : (int)t;
 }
 
+/* host:port of an https URL (443 when it names none). */
+static void url_hostport(const char *url, char *out, size_t len)
+{
+    const char *h = strstr(url, "://");
+    h = h ? h + 3 : url;
+    size_t n = strcspn(h, "/?#");
+    const char *at = memchr(h, '@', n);
+    if (at) {
+        n -= (size_t)(at + 1 - h);
+        h = at + 1;
+    }
+    const char *close = h[0] == '[' ? memchr(h, ']', n) : NULL;
+    const char *colon = memchr(close ? close : h, ':', n - (size_t)((close ? close : h) - h));
+    snprintf(out, len, "%.*s%s", (int)n, h, colon ? "" : ":443");
+}
+
+/* An errno as Go's syscall package words it. */
+static const char *go_errno(long e)
+{
+    switch (e) {
+    case ECONNREFUSED:
+        return "connection refused";
+    case ETIMEDOUT:
+        return "connection timed out";
+    case EHOSTUNREACH:
+        return "no route to host";
+    case ENETUNREACH:
+        return "network is unreachable";
+    case ECONNRESET:
+        return "connection reset by peer";
+    default:
+        return strerror((int)e);
+    }
+}
+
 /* What curl's failure would read as from Go's HTTP client. */
 static void transport_error(CURL *h, CURLcode cc, const char *url, const char *errbuf,
                             call_err *e)
 {
     long os_errno = 0;
     curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
-    char *host = NULL;
-    long port = 0;
-    curl_easy_getinfo(h, CURLINFO_PRIMARY_IP, &host);
-    curl_easy_getinfo(h, CURLINFO_PRIMARY_PORT, &port);
+    char hp[300];
+    url_hostport(url, hp, sizeof hp);
     const char *what = errbuf[0] ? errbuf : curl_easy_strerror(cc);
     if (cc == CURLE_OPERATION_TIMEDOUT)
         call_fail(e, "failed to call webhook: Post \"%s\": context deadline exceeded", url);
-    else if (cc == CURLE_COULDNT_CONNECT && host && *host)
-        call_fail(e, "failed to call webhook: Post \"%s\": dial tcp %s:%ld: connect: %s", url,
-                  host, port, os_errno ? strerror((int)os_errno) : what);
+    else if (cc == CURLE_COULDNT_CONNECT && os_errno)
+        call_fail(e, "failed to call webhook: Post \"%s\": dial tcp %s: connect: %s", url, hp,
+                  go_errno(os_errno));
+    else if (cc == CURLE_COULDNT_RESOLVE_HOST)
+        call_fail(e, "failed to call webhook: Post \"%s\": dial tcp: lookup %.*s: no such host",
+                  url, (int)(strrchr(hp, ':') ? strrchr(hp, ':') - hp : (long)strlen(hp)), hp);
     else if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
         call_fail(e, "failed to call webhook: Post \"%s\": tls: failed to verify certificate: %s",
                   url, what);
@@ -1032,7 +1069,9 @@ static int run(fakeapi__ctx *c, bool mutating, const char *op, json_t **objp, co
 {
     if (changed)
         *changed = false;
-    if (!c->srv->admission || !c->res)
+    /* Webhooks never see writes to the admission configuration kinds, so a
+     * bad webhook cannot lock out its own removal (as kube-apiserver). */
+    if (!c->srv->admission || !c->res || !strcmp(c->res->group, "admissionregistration.k8s.io"))
         return 0;
     json_t *hooks = hooks_get(c->srv);
     if (!hooks) {

@@ -92,6 +92,9 @@ struct fakeapi_server {
      * counter txn.c bumps on each commit that wrote a configuration. */
     struct fakeapi__admission *admission;
     atomic_ulong webhooks_gen;
+    /* Requests handed to a thread of their own because they may call a
+     * webhook (front.c): the front end waits for them before it stops. */
+    atomic_int offloaded;
 };
 
 /* Handle one API request: fills *resp (status, body, or a watch stream). */
