@@ -690,11 +690,15 @@ static int run_start(void *ud)
     pthread_mutex_unlock(&s->mu);
     if (stopped)
         return 0;
-    ctrl_error err = {0};
-    int rc = ctrl_webhook_server_start(s, &err);
-    ctrl_error_deinit(&err);
-    if (rc < 0)
-        return rc;
+    /* A server the program started itself (to install its configurations
+     * first) is kept as it is. */
+    if (!atomic_load(&s->started)) {
+        ctrl_error err = {0};
+        int rc = ctrl_webhook_server_start(s, &err);
+        ctrl_error_deinit(&err);
+        if (rc < 0)
+            return rc;
+    }
     pthread_mutex_lock(&s->mu);
     while (!s->stop_asked)
         pthread_cond_wait(&s->run_cv, &s->mu);

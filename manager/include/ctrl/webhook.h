@@ -145,8 +145,10 @@ int ctrl_webhook_server_check(void *server, char *buf, size_t len);
 
 /*
  * Have the manager run the server: it starts with the manager's other
- * runnables (no leadership needed), stops within the graceful shutdown,
- * and "webhook" is added to /readyz. The server stays the caller's.
+ * runnables (no leadership needed; one already started, say to install
+ * its configurations first, is kept running), stops within the graceful
+ * shutdown, and "webhook" is added to /readyz. The server stays the
+ * caller's.
  */
 int ctrl_manager_add_webhook_server(ctrl_manager *mgr, ctrl_webhook_server *s);
 
