@@ -6,6 +6,10 @@
  *    connections' requests through fakeapi__handle() to completion. Watches
  *    and delayed requests never block a loop thread: they suspend their
  *    connection, and a writer or the waker's thread (waker.h) resumes it.
+ *  - A write that may call an admission webhook runs on a detached thread
+ *    of its own (front.c) with its connection suspended; webhooks are
+ *    called without the store lock (admission.h). fakeapi_stop waits for
+ *    those threads (srv->offloaded) before libmicrohttpd stops.
  *  - One background thread (gc.c) runs garbage collection and namespace
  *    deletion when woken after a delete.
  *  - One thread (conns.c) shuts down connections that wait too long for a
