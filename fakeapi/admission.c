@@ -101,7 +101,8 @@ static int load_kind(fakeapi_server *srv, const char *key, bool mutating, json_t
     }
     for (size_t i = 0; i < n; i++)
         v[i] = json_array_get(cfgs, i);
-    qsort(v, n, sizeof *v, by_name);
+    if (n)
+        qsort(v, n, sizeof *v, by_name);
     for (size_t i = 0; i < n; i++) {
         size_t j;
         json_t *w;

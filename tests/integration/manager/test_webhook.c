@@ -354,6 +354,7 @@ Test(webhook_server, missing_certificate_names_the_file)
                  0);
     cr_assert_eq(ctrl_webhook_server_start(other, &err), CTRL_ERR_IO);
     cr_assert(strstr(err.message, "nope.crt"), "%s", err.message);
+    ctrl_webhook_server_free(other);
     cr_assert_eq(ctrl_webhook_server_new(&(ctrl_webhook_server_options){.addr = "nonsense",
                                                                          .cert_dir = dir},
                                          &other, &err),
