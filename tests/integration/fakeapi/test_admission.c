@@ -557,3 +557,108 @@ Test(admission, no_configuration_no_call)
     json_decref(req(201, "POST", CM("default"), CM_BODY("z")));
     cr_assert_eq(calls_to("/deny"), 1);
 }
+
+Test(admission, service_reference_resolves_through_endpoints)
+{
+    /* No Service: the call fails, under failurePolicy Fail. */
+    json_t *w = json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:i}, s:s}, s:[{s:[s], s:[s], s:[s], "
+                          "s:[s]}], s:s, s:[s]}",
+                          "name", "svc.example.com", "clientConfig", "service", "namespace",
+                          "default", "name", "hooks", "path", "/allow", "port", 443, "caBundle",
+                          ca_b64, "rules", "operations", "*", "apiGroups", "", "apiVersions", "v1",
+                          "resources", "configmaps", "sideEffects", "None",
+                          "admissionReviewVersions", "v1");
+    json_t *cfg = json_pack("{s:s, s:s, s:{s:s}, s:[o]}", "apiVersion",
+                            "admissionregistration.k8s.io/v1", "kind",
+                            "ValidatingWebhookConfiguration", "metadata", "name", "svc", "webhooks",
+                            w);
+    char *text = json_dumps(cfg, JSON_COMPACT);
+    json_decref(req(201, "POST", VWC, text));
+    free(text);
+    json_decref(cfg);
+    json_t *st = req_fail(500, "InternalError", "POST", CM("default"), CM_BODY("a"));
+    cr_assert(strstr(jstr(st, "message"), "service \"hooks\" not found"), "%s", jstr(st, "message"));
+    json_decref(st);
+    /* A Service whose Endpoints point at the stub: the call reaches it
+     * (the stub's certificate names 127.0.0.1, not hooks.default.svc, so
+     * TLS refuses the name after connecting there). */
+    json_decref(req(201, "POST", "/api/v1/namespaces/default/services",
+                    S("{'metadata':{'name':'hooks'},'spec':{'ports':[{'port':443,"
+                      "'targetPort':%d}]}}",
+                      hook_port)));
+    json_decref(req(201, "POST", "/api/v1/namespaces/default/endpoints",
+                    S("{'metadata':{'name':'hooks'},'subsets':[{'addresses':[{'ip':'127.0.0.1'}],"
+                      "'ports':[{'port':%d}]}]}",
+                      hook_port)));
+    st = req_fail(500, "InternalError", "POST", CM("default"), CM_BODY("a"));
+    cr_assert(strstr(jstr(st, "message"), "Post \"https://hooks.default.svc:443/allow?timeout=10s\""),
+              "%s", jstr(st, "message"));
+    cr_assert(strstr(jstr(st, "message"), "tls: failed to verify certificate"), "%s",
+              jstr(st, "message"));
+    json_decref(st);
+}
+
+/* A CRD served in v1 (stored) and v2. */
+static void two_version_crd(void)
+{
+    json_decref(req(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                    "{'apiVersion':'apiextensions.k8s.io/v1','kind':'CustomResourceDefinition',"
+                    "'metadata':{'name':'gadgets.example.com'},'spec':{'group':'example.com',"
+                    "'scope':'Namespaced','names':{'plural':'gadgets','singular':'gadget',"
+                    "'kind':'Gadget','listKind':'GadgetList'},'versions':["
+                    "{'name':'v1','served':true,'storage':true,'schema':{'openAPIV3Schema':"
+                    "{'type':'object','x-kubernetes-preserve-unknown-fields':true}}},"
+                    "{'name':'v2','served':true,'storage':false,'schema':{'openAPIV3Schema':"
+                    "{'type':'object','x-kubernetes-preserve-unknown-fields':true}}}]}}"));
+    for (int i = 0; i < 100 && gone("/apis/example.com/v2/namespaces/default/gadgets"); i++)
+        sleep_ms(20);
+}
+
+#define GADGET_RULES                                                                               \
+    "[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"example.com\"],\"apiVersions\":[\"v1\"],"     \
+    "\"resources\":[\"gadgets\"]}]"
+
+Test(admission, equivalent_versions_match_and_are_converted)
+{
+    two_version_crd();
+    hook_cfg(false, "v1only.example.com", "/allow", GADGET_RULES, NULL);
+    json_decref(req(201, "POST", "/apis/example.com/v2/namespaces/default/gadgets",
+                    "{'apiVersion':'example.com/v2','kind':'Gadget','metadata':{'name':'g'}}"));
+    json_t *rv = last_review("/allow");
+    cr_assert(rv, "called for a v2 request");
+    cr_assert_str_eq(jstr(rv, "request.kind.version"), "v1");
+    cr_assert_str_eq(jstr(rv, "request.requestKind.version"), "v2");
+    cr_assert_str_eq(jstr(rv, "request.requestResource.version"), "v2");
+    cr_assert_str_eq(jstr(rv, "request.object.apiVersion"), "example.com/v1");
+    json_decref(rv);
+}
+
+Test(admission, exact_match_policy_skips_other_versions)
+{
+    two_version_crd();
+    hook_cfg(false, "exact.example.com", "/deny", GADGET_RULES, "{\"matchPolicy\":\"Exact\"}");
+    json_decref(req(201, "POST", "/apis/example.com/v2/namespaces/default/gadgets",
+                    "{'apiVersion':'example.com/v2','kind':'Gadget','metadata':{'name':'g'}}"));
+    cr_assert_eq(calls_to("/deny"), 0);
+    json_decref(req_fail(403, "Forbidden", "POST", "/apis/example.com/v1/namespaces/default/gadgets",
+                         "{'apiVersion':'example.com/v1','kind':'Gadget','metadata':{'name':'h'}}"));
+}
+
+Test(admission, if_needed_webhooks_are_reinvoked_after_a_later_change)
+{
+    /* "a-first" runs first (configurations by name) and asks to be called
+     * again; "b-annotate" changes the object after it. */
+    hook_cfg(true, "a-first.example.com", "/allow", NULL, "{\"reinvocationPolicy\":\"IfNeeded\"}");
+    hook_cfg(true, "b-annotate.example.com", "/annotate", NULL, NULL);
+    json_decref(req(201, "POST", CM("default"), CM_BODY("x")));
+    cr_assert_eq(calls_to("/allow"), 2);
+    cr_assert_eq(calls_to("/annotate"), 1);
+    json_t *rv = last_review("/allow");
+    cr_assert_str_eq(jstr(rv, "request.object.metadata.annotations.hooked"), "yes");
+    json_decref(rv);
+    /* Without IfNeeded, once. */
+    json_decref(req(200, "DELETE", MWC "/a-first.example.com", NULL));
+    hook_cfg(true, "a-first.example.com", "/allow", NULL, "{\"reinvocationPolicy\":\"Never\"}");
+    json_decref(req(201, "POST", CM("default"), CM_BODY("y")));
+    cr_assert_eq(calls_to("/allow"), 3);
+}
