@@ -49,6 +49,7 @@ typedef struct handler {
     char *path;
     ctrl_validate_fn validate;
     ctrl_default_fn mutate;
+    ctrl_convert_fn convert;
     void *user;
     char *api_version, *kind; /* set when registered by kind */
 } handler;
@@ -217,17 +218,22 @@ void ctrl_webhook_server_free(ctrl_webhook_server *s)
 }
 
 static int add_handler(ctrl_webhook_server *s, const char *path, ctrl_validate_fn validate,
-                       ctrl_default_fn mutate, void *user, const char *api_version,
-                       const char *kind)
+                       ctrl_default_fn mutate, ctrl_convert_fn convert, void *user,
+                       const char *api_version, const char *kind)
 {
-    if (!s || !path || path[0] != '/' || !validate == !mutate || atomic_load(&s->started) ||
+    int fns = (validate != NULL) + (mutate != NULL) + (convert != NULL);
+    if (!s || !path || path[0] != '/' || fns != 1 || atomic_load(&s->started) ||
         s->n >= MAX_HANDLERS)
         return CTRL_ERR_ARG;
     for (size_t i = 0; i < s->n; i++)
         if (!strcmp(s->handlers[i].path, path))
             return CTRL_ERR_ARG;
     handler *h = &s->handlers[s->n];
-    *h = (handler){.path = strdup(path), .validate = validate, .mutate = mutate, .user = user};
+    *h = (handler){.path = strdup(path),
+                   .validate = validate,
+                   .mutate = mutate,
+                   .convert = convert,
+                   .user = user};
     if (api_version) {
         h->api_version = strdup(api_version);
         h->kind = strdup(kind);
@@ -245,7 +251,13 @@ static int add_handler(ctrl_webhook_server *s, const char *path, ctrl_validate_f
 int ctrl_webhook_server_register(ctrl_webhook_server *s, const char *path,
                                  ctrl_validate_fn validate, ctrl_default_fn mutate, void *user)
 {
-    return add_handler(s, path, validate, mutate, user, NULL, NULL);
+    return add_handler(s, path, validate, mutate, NULL, user, NULL, NULL);
+}
+
+int ctrl_webhook_server_register_converter(ctrl_webhook_server *s, const char *path,
+                                           ctrl_convert_fn fn, void *user)
+{
+    return add_handler(s, path ? path : "/convert", NULL, NULL, fn, user, NULL, NULL);
 }
 
 int ctrl_webhook_server_register_validator(ctrl_webhook_server *s, const char *api_version,
@@ -253,7 +265,7 @@ int ctrl_webhook_server_register_validator(ctrl_webhook_server *s, const char *a
 {
     char path[512];
     int rc = ctrl_webhook_validate_path(api_version, kind, path, sizeof path);
-    return rc < 0 || !fn ? CTRL_ERR_ARG : add_handler(s, path, fn, NULL, user, api_version, kind);
+    return rc < 0 || !fn ? CTRL_ERR_ARG : add_handler(s, path, fn, NULL, NULL, user, api_version, kind);
 }
 
 int ctrl_webhook_server_register_defaulter(ctrl_webhook_server *s, const char *api_version,
@@ -261,7 +273,7 @@ int ctrl_webhook_server_register_defaulter(ctrl_webhook_server *s, const char *a
 {
     char path[512];
     int rc = ctrl_webhook_mutate_path(api_version, kind, path, sizeof path);
-    return rc < 0 || !fn ? CTRL_ERR_ARG : add_handler(s, path, NULL, fn, user, api_version, kind);
+    return rc < 0 || !fn ? CTRL_ERR_ARG : add_handler(s, path, NULL, fn, NULL, user, api_version, kind);
 }
 
 /* For webhook_install.c: the handlers registered by kind. */
@@ -418,6 +430,53 @@ answer:;
                      "AdmissionReview", "response", resp);
 }
 
+/* A ConversionReview's answer (new): every object converted, or a Failure. */
+static json_t *conversion(const handler *h, const json_t *in)
+{
+    const json_t *rq = json_object_get(in, "request");
+    const char *uid = str_or_empty(rq, "uid");
+    const char *want = json_string_value(json_object_get(rq, "desiredAPIVersion"));
+    const char *av = json_string_value(json_object_get(in, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(in, "kind"));
+    char msg[1024] = "";
+    json_t *done = json_array();
+    if (!av || !kind || strcmp(av, "apiextensions.k8s.io/v1") || strcmp(kind, "ConversionReview"))
+        snprintf(msg, sizeof msg, "unsupported ConversionReview: apiVersion %s, kind %s",
+                 av ? av : "", kind ? kind : "");
+    else if (!want || !*want)
+        snprintf(msg, sizeof msg, "the ConversionReview has no desiredAPIVersion");
+    size_t i;
+    json_t *o;
+    json_array_foreach(msg[0] ? NULL : json_object_get(rq, "objects"), i, o)
+    {
+        const char *ov = json_string_value(json_object_get(o, "apiVersion"));
+        if (ov && !strcmp(ov, want)) {
+            json_array_append(done, o);
+            continue;
+        }
+        json_t *out = NULL;
+        char why[900] = "";
+        int rc = h->convert(o, want, &out, why, sizeof why, h->user);
+        const char *got = json_string_value(json_object_get(out, "apiVersion"));
+        if (rc < 0 || !json_is_object(out) || !got || strcmp(got, want)) {
+            snprintf(msg, sizeof msg, "cannot convert %s %s to %s: %s", ov ? ov : "",
+                     str_or_empty(json_object_get(o, "metadata"), "name"), want,
+                     rc < 0 ? (why[0] ? why : ctrl_strerror(rc))
+                            : "the converter returned another apiVersion");
+            json_decref(out);
+            break;
+        }
+        json_array_append_new(done, out);
+    }
+    json_t *result = msg[0] ? json_pack("{s:s, s:s}", "status", "Failure", "message", msg)
+                            : json_pack("{s:s}", "status", "Success");
+    json_t *resp = json_pack("{s:s, s:o, s:o}", "uid", uid, "convertedObjects",
+                             msg[0] ? json_array() : json_incref(done), "result", result);
+    json_decref(done);
+    return json_pack("{s:s, s:s, s:o?}", "apiVersion", "apiextensions.k8s.io/v1", "kind",
+                     "ConversionReview", "response", resp);
+}
+
 /* ---- HTTP ---- */
 
 typedef struct conn_body {
@@ -490,7 +549,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return send_text(conn, 400, strdup("the request body is not an AdmissionReview\n"),
                          "text/plain");
     }
-    json_t *out = review(h, in);
+    json_t *out = h->convert ? conversion(h, in) : review(h, in);
     json_decref(in);
     char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
     json_decref(out);

@@ -5,12 +5,14 @@
  *
  * A webhook server listens with TLS (a certificate and key read from files,
  * as controller-runtime's CertDir/CertName/KeyName) and answers AdmissionReview
- * v1 POSTs at the paths handlers are registered on. Two kinds of handler:
+ * v1 POSTs at the paths handlers are registered on. Three kinds of handler:
  *
  *  - a validator says yes or no to a CREATE, UPDATE or DELETE (with a
  *    message and warnings);
  *  - a defaulter changes a copy of the object; the server answers with the
- *    JSON patch (RFC 6902) from the object as sent to the changed copy.
+ *    JSON patch (RFC 6902) from the object as sent to the changed copy;
+ *  - a converter (CRD conversion webhooks) turns objects into another
+ *    version of their kind (ConversionReview).
  *
  * ctrl_webhook_server_register_validator/_defaulter put them at
  * controller-runtime's paths: /validate-<group with '.' as '-'>-<version>-
@@ -118,6 +120,22 @@ int ctrl_webhook_server_register_validator(ctrl_webhook_server *s, const char *a
                                            const char *kind, ctrl_validate_fn fn, void *user);
 int ctrl_webhook_server_register_defaulter(ctrl_webhook_server *s, const char *api_version,
                                            const char *kind, ctrl_default_fn fn, void *user);
+
+/*
+ * A converter for CRD conversion webhooks (a ConversionReview of
+ * apiextensions.k8s.io/v1, as kube-apiserver sends for a CRD with
+ * spec.conversion.strategy Webhook): turn obj into desired_api_version,
+ * *out a new object whose apiVersion is desired_api_version. Return 0, or a
+ * negative ctrl_errcode with a reason in message (len bytes). Objects
+ * already in the desired version are passed through without a call.
+ */
+typedef int (*ctrl_convert_fn)(const json_t *obj, const char *desired_api_version, json_t **out,
+                               char *message, size_t len, void *user);
+/* Serve a converter at path (NULL = "/convert", controller-runtime's).
+ * The answer fails as a whole (result.status Failure, with the message)
+ * when one object does not convert. Errors as ctrl_webhook_server_register. */
+int ctrl_webhook_server_register_converter(ctrl_webhook_server *s, const char *path,
+                                           ctrl_convert_fn fn, void *user);
 
 /* controller-runtime's paths: "/validate-apps-v1-deployment", "/mutate--v1-pod".
  * Returns 0, or CTRL_ERR_ARG if it does not fit in len. */

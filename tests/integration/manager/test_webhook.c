@@ -147,6 +147,34 @@ static int failing(const ctrl_admission_request *req, ctrl_admission_response *r
     return CTRL_ERR_INTERNAL;
 }
 
+/* example.com/v1 spec.size <-> example.com/v2 spec.dimensions.size. */
+static int convert_widget(const json_t *obj, const char *want, json_t **out, char *msg,
+                          size_t len, void *user)
+{
+    (void)user;
+    json_t *o = json_deep_copy(obj);
+    json_t *spec = json_object_get(o, "spec");
+    if (!strcmp(want, "example.com/v2")) {
+        json_t *size = json_object_get(spec, "size");
+        if (size) {
+            json_object_set_new(spec, "dimensions", json_pack("{s:O}", "size", size));
+            json_object_del(spec, "size");
+        }
+    } else if (!strcmp(want, "example.com/v1")) {
+        json_t *d = json_object_get(spec, "dimensions");
+        if (json_object_get(d, "size"))
+            json_object_set(spec, "size", json_object_get(d, "size"));
+        json_object_del(spec, "dimensions");
+    } else {
+        snprintf(msg, len, "no such version %s", want);
+        json_decref(o);
+        return CTRL_ERR_ARG;
+    }
+    json_object_set_new(o, "apiVersion", json_string(want));
+    *out = o;
+    return 0;
+}
+
 static void server_setup(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -167,6 +195,7 @@ static void server_setup(void)
                                                         default_widget, NULL),
                  0);
     cr_assert_eq(ctrl_webhook_server_register(ws, "/fail", failing, NULL, NULL), 0);
+    cr_assert_eq(ctrl_webhook_server_register_converter(ws, NULL, convert_widget, NULL), 0);
     /* One path, one handler. */
     cr_assert_eq(ctrl_webhook_server_register(ws, "/fail", failing, NULL, NULL), CTRL_ERR_ARG);
     ctrl_error_deinit(&err);
@@ -340,6 +369,50 @@ Test(webhook_server, validates_and_defaults_over_tls)
     ctrl_webhook_server_stop(ws);
     cr_assert_eq(ctrl_webhook_server_port(ws), 0);
     cr_assert_eq(ctrl_webhook_server_check(ws, why, sizeof why), 1);
+    ctrl_error_deinit(&err);
+}
+
+Test(webhook_server, converts_objects_between_versions)
+{
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_webhook_server_start(ws, &err), 0, "%s", err.message);
+    long status = 0;
+    json_t *a = post("/convert", "application/json",
+                     "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\","
+                     "\"request\":{\"uid\":\"c1\",\"desiredAPIVersion\":\"example.com/v2\","
+                     "\"objects\":[{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
+                     "\"metadata\":{\"name\":\"a\"},\"spec\":{\"size\":3}},"
+                     "{\"apiVersion\":\"example.com/v2\",\"kind\":\"Widget\","
+                     "\"metadata\":{\"name\":\"b\"},\"spec\":{}}]}}",
+                     &status);
+    cr_assert_eq(status, 200);
+    json_t *resp = json_object_get(a, "response");
+    cr_assert_str_eq(json_string_value(json_object_get(resp, "uid")), "c1");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(resp, "result"), "status")),
+                     "Success");
+    json_t *objs = json_object_get(resp, "convertedObjects");
+    cr_assert_eq(json_array_size(objs), 2);
+    json_t *first = json_array_get(objs, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(first, "apiVersion")), "example.com/v2");
+    cr_assert_eq(json_integer_value(json_object_get(
+                     json_object_get(json_object_get(first, "spec"), "dimensions"), "size")),
+                 3);
+    json_decref(a);
+    /* A version the converter does not know: the whole review fails. */
+    a = post("/convert", "application/json",
+             "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\","
+             "\"request\":{\"uid\":\"c2\",\"desiredAPIVersion\":\"example.com/v9\","
+             "\"objects\":[{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
+             "\"metadata\":{\"name\":\"a\"}}]}}",
+             &status);
+    resp = json_object_get(a, "response");
+    json_t *result = json_object_get(resp, "result");
+    cr_assert_str_eq(json_string_value(json_object_get(result, "status")), "Failure");
+    cr_assert_str_eq(json_string_value(json_object_get(result, "message")),
+                     "cannot convert example.com/v1 a to example.com/v9: no such version "
+                     "example.com/v9");
+    cr_assert_eq(json_array_size(json_object_get(resp, "convertedObjects")), 0);
+    json_decref(a);
     ctrl_error_deinit(&err);
 }
 
