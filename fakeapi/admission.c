@@ -109,7 +109,8 @@ static int load_kind(fakeapi_server *srv, const char *key, bool mutating, json_t
         json_array_foreach(json_object_get(v[i], "webhooks"), j, w)
         {
             if (json_is_object(w))
-                json_array_append_new(out, json_pack("{s:b, s:O}", "mutating", mutating, "hook", w));
+                json_array_append_new(out,
+                                      json_pack("{s:b, s:O}", "mutating", mutating, "hook", w));
         }
     }
     free(v);
@@ -267,7 +268,7 @@ static bool selector_matches(const json_t *sel, const json_t *labels)
         {
             in |= have && json_string_value(val) && !strcmp(have, json_string_value(val));
         }
-        if (!strcmp(op, "In") ? !in
+        if (!strcmp(op, "In")             ? !in
             : !strcmp(op, "NotIn")        ? in
             : !strcmp(op, "Exists")       ? !have
             : !strcmp(op, "DoesNotExist") ? have != NULL
@@ -552,8 +553,7 @@ static const char *go_errno(long e)
 }
 
 /* What curl's failure would read as from Go's HTTP client. */
-static void transport_error(CURL *h, CURLcode cc, const char *url, const char *errbuf,
-                            call_err *e)
+static void transport_error(CURL *h, CURLcode cc, const char *url, const char *errbuf, call_err *e)
 {
     long os_errno = 0;
     curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
@@ -645,8 +645,7 @@ static int post_review(fakeapi_server *srv, const json_t *hook, const json_t *re
     }
     CURLcode code = curl_easy_perform(h);
     if (code == CURLE_WRITE_ERROR && s.too_big) {
-        call_fail(e, "failed to call webhook: the response is larger than %zu bytes",
-                  MAX_RESPONSE);
+        call_fail(e, "failed to call webhook: the response is larger than %zu bytes", MAX_RESPONSE);
         goto out;
     }
     if (code != CURLE_OK) {
@@ -705,8 +704,8 @@ static json_t *gvr(const char *group, const char *version, const char *resource)
 static json_t *options_of(const fakeapi__ctx *c, const char *op, bool dry)
 {
     const char *m = c->req->method;
-    const char *kind = !strcmp(op, "DELETE") ? "DeleteOptions"
-                       : !strcmp(m, "PATCH") ? "PatchOptions"
+    const char *kind = !strcmp(op, "DELETE")   ? "DeleteOptions"
+                       : !strcmp(m, "PATCH")   ? "PatchOptions"
                        : !strcmp(op, "CREATE") ? "CreateOptions"
                                                : "UpdateOptions";
     json_t *o = NULL;
@@ -789,13 +788,13 @@ static json_t *review_new(fakeapi__ctx *c, const attrs *at, const fakeapi__resou
     fakeapi__store_unlock(c->srv->store);
     json_t *o = obj ? as_version(c->res, equiv, obj) : json_null();
     json_t *p = old ? as_version(c->res, equiv, old) : json_null();
-    json_t *req = json_pack(
-        "{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:b, s:o}", "uid", uid, "kind",
-        gvk(r->group, r->version, r->kind), "resource", gvr(r->group, r->version, r->plural),
-        "requestKind", gvk(c->res->group, c->res->version, c->res->kind), "requestResource",
-        gvr(c->res->group, c->res->version, c->res->plural), "operation", at->op, "userInfo",
-        request_user(c), "object", o, "oldObject", p, "dryRun", dry, "options",
-        options_of(c, at->op, dry));
+    json_t *req = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:b, s:o}", "uid", uid,
+                            "kind", gvk(r->group, r->version, r->kind), "resource",
+                            gvr(r->group, r->version, r->plural), "requestKind",
+                            gvk(c->res->group, c->res->version, c->res->kind), "requestResource",
+                            gvr(c->res->group, c->res->version, c->res->plural), "operation",
+                            at->op, "userInfo", request_user(c), "object", o, "oldObject", p,
+                            "dryRun", dry, "options", options_of(c, at->op, dry));
     if (!req)
         return NULL;
     if (at->sub[0]) {
@@ -868,7 +867,7 @@ static void answer_denied(fakeapi__ctx *c, const char *name, const json_t *r)
     if (code < 400)
         json_object_set_new(out, "code", json_integer(code = 400));
     if (code > 599)
-        code = 400; /* the HTTP status, not what is reported in the body */
+        json_object_set_new(out, "code", json_integer(code = 400));
     const char *status = json_string_value(json_object_get(out, "status"));
     if (!status || !*status || !strcmp(status, "Success"))
         json_object_set_new(out, "status", json_string("Failure"));
@@ -898,7 +897,8 @@ static void answer_call_failed(fakeapi__ctx *c, const char *name, const call_err
 {
     char msg[1400];
     snprintf(msg, sizeof msg, "failed calling webhook \"%s\": %s", name, e->msg);
-    fakeapi__resp_error(c->resp, 500, "InternalError", json_pack("{s:[{s:s}]}", "causes", "message", msg),
+    fakeapi__resp_error(c->resp, 500, "InternalError",
+                        json_pack("{s:[{s:s}]}", "causes", "message", msg),
                         "Internal error occurred: %s", msg);
 }
 
@@ -979,8 +979,8 @@ enum { CALL_ALLOWED = 0, CALL_SKIPPED = 1, CALL_ANSWERED = -1 };
  * or NULL, for a mutating webhook that patched), CALL_SKIPPED (it failed
  * and its failurePolicy is Ignore), or CALL_ANSWERED (c->resp filled).
  */
-static int call_hook(fakeapi__ctx *c, const json_t *hook, const attrs *at,
-                     fakeapi__resource *equiv, bool mutating, const json_t *obj, json_t **patched)
+static int call_hook(fakeapi__ctx *c, const json_t *hook, const attrs *at, fakeapi__resource *equiv,
+                     bool mutating, const json_t *obj, json_t **patched)
 {
     const char *name = json_string_value(json_object_get(hook, "name"));
     name = name ? name : "";
@@ -1026,8 +1026,10 @@ static int call_hook(fakeapi__ctx *c, const json_t *hook, const attrs *at,
         goto failed;
     }
     if (strcmp(pt, "JSONPatch")) {
-        call_fail(&e, "received invalid webhook response: webhook returned invalid "
-                      "response.patchType of \"%s\"", pt);
+        call_fail(&e,
+                  "received invalid webhook response: webhook returned invalid "
+                  "response.patchType of \"%s\"",
+                  pt);
         goto failed;
     }
     size_t plen = 0;

@@ -52,7 +52,8 @@
 #define CONN_LIMIT_MAX 4000
 #define CONN_LIMIT_MIN 16
 #define FD_RESERVE 128 /* descriptors left for the store, threads and embedder */
-#define OFFLOAD_MAX 64  /* requests on threads of their own at once; more run in place */
+/* Requests on threads of their own at once (admission webhooks); more run in place. */
+#define OFFLOAD_MAX 64
 
 struct offload;
 

@@ -985,11 +985,12 @@ static int webhooks_update(fakeapi__ctx *c, fakeapi__txn *t, const json_t *cur, 
 /* Times an update starts over when the object changed while its webhooks ran. */
 #define WEBHOOK_RETRIES 5
 
-/* Start an update over: what the last try added to the answer goes. */
-static bool retry_update(fakeapi__ctx *c, int *tries)
+/* Start an update over: the warnings the last try added (past the first
+ * keep bytes) go. */
+static bool retry_update(fakeapi__ctx *c, int *tries, size_t keep)
 {
-    free(c->resp->warnings);
-    c->resp->warnings = NULL;
+    if (c->resp->warnings && strlen(c->resp->warnings) > keep)
+        c->resp->warnings[keep] = '\0';
     if (++*tries <= WEBHOOK_RETRIES)
         return true;
     conflict(c, c->rt->name);
@@ -1003,8 +1004,7 @@ void fakeapi__do_create(fakeapi__ctx *c)
     json_t *obj = fakeapi__body_object(c);
     if (!obj)
         return;
-    if (check_decodes(c, obj) < 0 || prepare_create(c, obj) < 0 ||
-        webhooks_create(c, &obj) < 0) {
+    if (check_decodes(c, obj) < 0 || prepare_create(c, obj) < 0 || webhooks_create(c, &obj) < 0) {
         json_decref(obj);
         return;
     }
@@ -1254,7 +1254,8 @@ void fakeapi__do_update(fakeapi__ctx *c)
         return;
     }
     int tries = 0;
-    while (update_try(c, body) && retry_update(c, &tries))
+    size_t keep = c->resp->warnings ? strlen(c->resp->warnings) : 0;
+    while (update_try(c, body) && retry_update(c, &tries, keep))
         ;
     json_decref(body);
 }
@@ -1477,6 +1478,7 @@ void fakeapi__do_patch(fakeapi__ctx *c)
     if (check_field_manager(c) < 0)
         return;
     int tries = 0;
-    while (patch_try(c, apply) && retry_update(c, &tries))
+    size_t keep = c->resp->warnings ? strlen(c->resp->warnings) : 0;
+    while (patch_try(c, apply) && retry_update(c, &tries, keep))
         ;
 }

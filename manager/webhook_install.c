@@ -105,10 +105,11 @@ int ctrl_webhook_install(ctrl_client *c, const json_t *configs, const char *base
                          const char *ca_pem, ctrl_error *err)
 {
     if (!c || !configs || !base_url)
-        return ctrl__error_set(err, CTRL_ERR_ARG, "webhook install: client, configs and base_url "
-                                                  "are required");
-    json_t *list = json_is_array(configs) ? json_deep_copy(configs)
-                                          : json_pack("[O]", (json_t *)configs);
+        return ctrl__error_set(err, CTRL_ERR_ARG,
+                               "webhook install: client, configs and base_url "
+                               "are required");
+    json_t *list =
+        json_is_array(configs) ? json_deep_copy(configs) : json_pack("[O]", (json_t *)configs);
     char *ca64 = ca_pem ? b64(ca_pem) : NULL;
     int rc = 0;
     if (!list || (ca_pem && !ca64)) {
@@ -145,9 +146,8 @@ out:
 }
 
 /* A webhook for one registered kind. */
-static int hook_for(ctrl_client *c, const char *cfg_name, const char *api_version,
-                    const char *kind, const char *path, bool mutating, json_t *hooks,
-                    ctrl_error *err)
+static int hook_for(ctrl_client *c, const char *cfg_name, const char *api_version, const char *kind,
+                    const char *path, bool mutating, json_t *hooks, ctrl_error *err)
 {
     ctrl_resource_info ri;
     int rc = ctrl_client_resource_for(c, api_version, kind, &ri, err);
@@ -164,13 +164,13 @@ static int hook_for(ctrl_client *c, const char *cfg_name, const char *api_versio
              group[0] ? group : "core", cfg_name);
     json_t *ops = mutating ? json_pack("[s, s]", "CREATE", "UPDATE")
                            : json_pack("[s, s, s]", "CREATE", "UPDATE", "DELETE");
-    json_t *w = json_pack("{s:s, s:{s:{s:s, s:s, s:s}}, s:[{s:o, s:[s], s:[s], s:[s]}], s:s, "
-                          "s:s, s:[s]}",
-                          "name", name, "clientConfig", "service", "name", "webhook-service",
-                          "namespace", "system", "path", path, "rules", "operations", ops,
-                          "apiGroups", group, "apiVersions", slash ? slash + 1 : api_version,
-                          "resources", ri.resource, "failurePolicy", "Fail", "sideEffects",
-                          "None", "admissionReviewVersions", "v1");
+    json_t *w =
+        json_pack("{s:s, s:{s:{s:s, s:s, s:s}}, s:[{s:o, s:[s], s:[s], s:[s]}], s:s, "
+                  "s:s, s:[s]}",
+                  "name", name, "clientConfig", "service", "name", "webhook-service", "namespace",
+                  "system", "path", path, "rules", "operations", ops, "apiGroups", group,
+                  "apiVersions", slash ? slash + 1 : api_version, "resources", ri.resource,
+                  "failurePolicy", "Fail", "sideEffects", "None", "admissionReviewVersions", "v1");
     if (!w || json_array_append_new(hooks, w) < 0)
         return ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
     return 0;
@@ -202,8 +202,8 @@ int ctrl_webhook_install_server(ctrl_client *c, const ctrl_webhook_server *s, co
                                               "name", name, "webhooks", mh));
     if (json_array_size(vh))
         json_array_append_new(cfgs, json_pack("{s:s, s:s, s:{s:s}, s:O}", "apiVersion", ADMREG,
-                                              "kind", "ValidatingWebhookConfiguration",
-                                              "metadata", "name", name, "webhooks", vh));
+                                              "kind", "ValidatingWebhookConfiguration", "metadata",
+                                              "name", name, "webhooks", vh));
     char base[400];
     snprintf(base, sizeof base, "https://%s:%d", host && *host ? host : "127.0.0.1", port);
     if (json_array_size(cfgs))

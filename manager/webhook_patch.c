@@ -79,7 +79,8 @@ static int diff_arrays(const json_t *a, const json_t *b, char *ptr, size_t len, 
         char idx[24];
         snprintf(idx, sizeof idx, "%zu", i);
         size_t n = len;
-        if (push(ptr, &n, idx) < 0 || diff(json_array_get(a, i), json_array_get(b, i), ptr, n, out) < 0)
+        if (push(ptr, &n, idx) < 0 ||
+            diff(json_array_get(a, i), json_array_get(b, i), ptr, n, out) < 0)
             return -1;
         ptr[len] = '\0';
     }

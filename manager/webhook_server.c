@@ -265,7 +265,8 @@ int ctrl_webhook_server_register_validator(ctrl_webhook_server *s, const char *a
 {
     char path[512];
     int rc = ctrl_webhook_validate_path(api_version, kind, path, sizeof path);
-    return rc < 0 || !fn ? CTRL_ERR_ARG : add_handler(s, path, fn, NULL, NULL, user, api_version, kind);
+    return rc < 0 || !fn ? CTRL_ERR_ARG
+                         : add_handler(s, path, fn, NULL, NULL, user, api_version, kind);
 }
 
 int ctrl_webhook_server_register_defaulter(ctrl_webhook_server *s, const char *api_version,
@@ -273,7 +274,8 @@ int ctrl_webhook_server_register_defaulter(ctrl_webhook_server *s, const char *a
 {
     char path[512];
     int rc = ctrl_webhook_mutate_path(api_version, kind, path, sizeof path);
-    return rc < 0 || !fn ? CTRL_ERR_ARG : add_handler(s, path, NULL, fn, NULL, user, api_version, kind);
+    return rc < 0 || !fn ? CTRL_ERR_ARG
+                         : add_handler(s, path, NULL, fn, NULL, user, api_version, kind);
 }
 
 /* For webhook_install.c: the handlers registered by kind. */
@@ -359,8 +361,9 @@ static json_t *review(const handler *h, const json_t *in)
     const char *av = json_string_value(json_object_get(in, "apiVersion"));
     const char *kind = json_string_value(json_object_get(in, "kind"));
     if (!av || !kind || strcmp(av, "admission.k8s.io/v1") || strcmp(kind, "AdmissionReview")) {
-        errored(&r, 400, "unsupported AdmissionReview: apiVersion %s, kind %s (want "
-                         "admission.k8s.io/v1 AdmissionReview)",
+        errored(&r, 400,
+                "unsupported AdmissionReview: apiVersion %s, kind %s (want "
+                "admission.k8s.io/v1 AdmissionReview)",
                 av ? av : "", kind ? kind : "");
         goto answer;
     }
@@ -541,8 +544,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (b->too_big)
         return send_text(conn, 413, strdup("request body too large\n"), "text/plain");
     if (!ct || strncasecmp(ct, "application/json", 16))
-        return send_text(conn, 400, strdup("contentType must be application/json\n"),
-                         "text/plain");
+        return send_text(conn, 400, strdup("contentType must be application/json\n"), "text/plain");
     json_t *in = b->p ? json_loadb(b->p, b->n, 0, NULL) : NULL;
     if (!json_is_object(in)) {
         json_decref(in);
@@ -661,13 +663,12 @@ int ctrl_webhook_server_start(ctrl_webhook_server *s, ctrl_error *err)
         {s->ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->ca_pem},
         {MHD_OPTION_END, 0, NULL},
     };
-    s->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                                  MHD_USE_TLS | MHD_USE_ITC,
-                              0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-                              MHD_OPTION_ARRAY, tls, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-                              MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_END);
+    s->mhd = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC,
+        0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_ARRAY, tls,
+        MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+        MHD_OPTION_END);
     if (!s->mhd) {
         close(fd);
         rc = ctrl__error_set(err, CTRL_ERR_TRANSPORT,

@@ -76,10 +76,10 @@ static int validate_widget(const ctrl_admission_request *req, ctrl_admission_res
 
 int example_widget_webhook_setup(ctrl_webhook_server *s)
 {
-    int rc = ctrl_webhook_server_register_defaulter(s, "example.com/v1", "Widget",
-                                                    default_widget, NULL);
+    int rc =
+        ctrl_webhook_server_register_defaulter(s, "example.com/v1", "Widget", default_widget, NULL);
     if (rc == 0)
-        rc = ctrl_webhook_server_register_validator(s, "example.com/v1", "Widget",
-                                                    validate_widget, NULL);
+        rc = ctrl_webhook_server_register_validator(s, "example.com/v1", "Widget", validate_widget,
+                                                    NULL);
     return rc;
 }

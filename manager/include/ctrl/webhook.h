@@ -60,7 +60,7 @@ typedef struct ctrl_webhook_server_options {
  * Strings are never NULL ("" when the review had none). */
 typedef struct ctrl_admission_request {
     const char *uid;
-    const char *operation; /* "CREATE", "UPDATE", "DELETE" or "CONNECT" */
+    const char *operation;              /* "CREATE", "UPDATE", "DELETE" or "CONNECT" */
     const char *group, *version, *kind; /* request.kind */
     const char *resource, *sub_resource;
     const char *name, *ns;

@@ -42,8 +42,9 @@ static json_t *answer_for(const char *path, const json_t *review)
     json_t *r = json_pack("{s:s, s:b}", "uid", uid ? uid : "", "allowed", 1);
     if (!strcmp(path, "/deny")) {
         json_object_set_new(r, "allowed", json_false());
-        json_object_set_new(r, "status", json_pack("{s:i, s:s, s:s}", "code", 403, "reason",
-                                                   "Forbidden", "message", "widgets must be blue"));
+        json_object_set_new(r, "status",
+                            json_pack("{s:i, s:s, s:s}", "code", 403, "reason", "Forbidden",
+                                      "message", "widgets must be blue"));
     } else if (!strcmp(path, "/deny-bare")) {
         json_object_set_new(r, "allowed", json_false());
     } else if (!strcmp(path, "/annotate")) {
@@ -142,9 +143,8 @@ static void hook_setup(void)
     hook_mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                                     MHD_USE_TLS | MHD_USE_ITC,
                                 0, NULL, NULL, on_hook, NULL, MHD_OPTION_HTTPS_MEM_KEY,
-                                tls.server_key_pem, MHD_OPTION_HTTPS_MEM_CERT,
-                                tls.server_cert_pem, MHD_OPTION_NOTIFY_COMPLETED, on_hook_done,
-                                NULL, MHD_OPTION_END);
+                                tls.server_key_pem, MHD_OPTION_HTTPS_MEM_CERT, tls.server_cert_pem,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_hook_done, NULL, MHD_OPTION_END);
     cr_assert(hook_mhd);
     hook_port = MHD_get_daemon_info(hook_mhd, MHD_DAEMON_INFO_BIND_PORT)->port;
 }
@@ -193,11 +193,10 @@ static void hook_cfg(bool mutating, const char *name, const char *path, const ch
         json_object_update(w, e);
         json_decref(e);
     }
-    json_t *cfg = json_pack("{s:s, s:s, s:{s:s}, s:[o]}", "apiVersion",
-                            "admissionregistration.k8s.io/v1", "kind",
-                            mutating ? "MutatingWebhookConfiguration"
-                                     : "ValidatingWebhookConfiguration",
-                            "metadata", "name", name, "webhooks", w);
+    json_t *cfg = json_pack(
+        "{s:s, s:s, s:{s:s}, s:[o]}", "apiVersion", "admissionregistration.k8s.io/v1", "kind",
+        mutating ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration", "metadata",
+        "name", name, "webhooks", w);
     char *text = json_dumps(cfg, JSON_COMPACT);
     json_decref(req(201, "POST", mutating ? MWC : VWC, text));
     free(text);
@@ -425,10 +424,9 @@ Test(admission, untrusted_certificate_fails)
                           S("https://127.0.0.1:%d/allow", hook_port), "rules", "operations", "*",
                           "apiGroups", "", "apiVersions", "v1", "resources", "configmaps",
                           "sideEffects", "None", "admissionReviewVersions", "v1");
-    json_t *cfg = json_pack("{s:s, s:s, s:{s:s}, s:[o]}", "apiVersion",
-                            "admissionregistration.k8s.io/v1", "kind",
-                            "ValidatingWebhookConfiguration", "metadata", "name", "noca", "webhooks",
-                            w);
+    json_t *cfg = json_pack(
+        "{s:s, s:s, s:{s:s}, s:[o]}", "apiVersion", "admissionregistration.k8s.io/v1", "kind",
+        "ValidatingWebhookConfiguration", "metadata", "name", "noca", "webhooks", w);
     char *text = json_dumps(cfg, JSON_COMPACT);
     json_decref(req(201, "POST", VWC, text));
     free(text);
@@ -464,8 +462,7 @@ Test(admission, hanging_webhook_times_out_and_blocks_nothing_else)
              "{\"timeoutSeconds\":20, \"namespaceSelector\":{\"matchExpressions\":[{\"key\":"
              "\"kubernetes.io/metadata.name\",\"operator\":\"NotIn\",\"values\":"
              "[\"elsewhere\"]}]}}");
-    json_decref(req(201, "POST", "/api/v1/namespaces",
-                    "{'metadata':{'name':'elsewhere'}}"));
+    json_decref(req(201, "POST", "/api/v1/namespaces", "{'metadata':{'name':'elsewhere'}}"));
     pthread_mutex_lock(&hook_mu);
     int before = hanging;
     pthread_mutex_unlock(&hook_mu);
@@ -493,8 +490,8 @@ Test(admission, hanging_webhook_times_out_and_blocks_nothing_else)
 Test(admission, dry_run_needs_side_effect_free_webhooks)
 {
     hook_cfg(false, "effects.example.com", "/allow", NULL, "{\"sideEffects\":\"Some\"}");
-    json_t *st = req_fail(400, "BadRequest", "POST", S("%s?dryRun=All", CM("default")),
-                          CM_BODY("x"));
+    json_t *st =
+        req_fail(400, "BadRequest", "POST", S("%s?dryRun=All", CM("default")), CM_BODY("x"));
     cr_assert_str_eq(jstr(st, "message"),
                      "admission webhook \"effects.example.com\" does not support dry run");
     json_decref(st);
@@ -508,8 +505,8 @@ Test(admission, delete_denied_keeps_the_object)
              "[{\"operations\":[\"DELETE\"],\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],"
              "\"resources\":[\"configmaps\"]}]",
              NULL);
-    json_decref(req_fail(403, "Forbidden", "DELETE", "/api/v1/namespaces/default/configmaps/x",
-                         NULL));
+    json_decref(
+        req_fail(403, "Forbidden", "DELETE", "/api/v1/namespaces/default/configmaps/x", NULL));
     json_decref(req(200, "GET", "/api/v1/namespaces/default/configmaps/x", NULL));
 }
 
@@ -561,23 +558,23 @@ Test(admission, no_configuration_no_call)
 Test(admission, service_reference_resolves_through_endpoints)
 {
     /* No Service: the call fails, under failurePolicy Fail. */
-    json_t *w = json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:i}, s:s}, s:[{s:[s], s:[s], s:[s], "
-                          "s:[s]}], s:s, s:[s]}",
-                          "name", "svc.example.com", "clientConfig", "service", "namespace",
-                          "default", "name", "hooks", "path", "/allow", "port", 443, "caBundle",
-                          ca_b64, "rules", "operations", "*", "apiGroups", "", "apiVersions", "v1",
-                          "resources", "configmaps", "sideEffects", "None",
-                          "admissionReviewVersions", "v1");
-    json_t *cfg = json_pack("{s:s, s:s, s:{s:s}, s:[o]}", "apiVersion",
-                            "admissionregistration.k8s.io/v1", "kind",
-                            "ValidatingWebhookConfiguration", "metadata", "name", "svc", "webhooks",
-                            w);
+    json_t *w =
+        json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:i}, s:s}, s:[{s:[s], s:[s], s:[s], "
+                  "s:[s]}], s:s, s:[s]}",
+                  "name", "svc.example.com", "clientConfig", "service", "namespace", "default",
+                  "name", "hooks", "path", "/allow", "port", 443, "caBundle", ca_b64, "rules",
+                  "operations", "*", "apiGroups", "", "apiVersions", "v1", "resources",
+                  "configmaps", "sideEffects", "None", "admissionReviewVersions", "v1");
+    json_t *cfg = json_pack(
+        "{s:s, s:s, s:{s:s}, s:[o]}", "apiVersion", "admissionregistration.k8s.io/v1", "kind",
+        "ValidatingWebhookConfiguration", "metadata", "name", "svc", "webhooks", w);
     char *text = json_dumps(cfg, JSON_COMPACT);
     json_decref(req(201, "POST", VWC, text));
     free(text);
     json_decref(cfg);
     json_t *st = req_fail(500, "InternalError", "POST", CM("default"), CM_BODY("a"));
-    cr_assert(strstr(jstr(st, "message"), "service \"hooks\" not found"), "%s", jstr(st, "message"));
+    cr_assert(strstr(jstr(st, "message"), "service \"hooks\" not found"), "%s",
+              jstr(st, "message"));
     json_decref(st);
     /* A Service whose Endpoints point at the stub: the call reaches it
      * (the stub's certificate names 127.0.0.1, not hooks.default.svc, so
@@ -591,8 +588,9 @@ Test(admission, service_reference_resolves_through_endpoints)
                       "'ports':[{'port':%d}]}]}",
                       hook_port)));
     st = req_fail(500, "InternalError", "POST", CM("default"), CM_BODY("a"));
-    cr_assert(strstr(jstr(st, "message"), "Post \"https://hooks.default.svc:443/allow?timeout=10s\""),
-              "%s", jstr(st, "message"));
+    cr_assert(
+        strstr(jstr(st, "message"), "Post \"https://hooks.default.svc:443/allow?timeout=10s\""),
+        "%s", jstr(st, "message"));
     cr_assert(strstr(jstr(st, "message"), "tls: failed to verify certificate"), "%s",
               jstr(st, "message"));
     json_decref(st);
@@ -615,7 +613,7 @@ static void two_version_crd(void)
 }
 
 #define GADGET_RULES                                                                               \
-    "[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"example.com\"],\"apiVersions\":[\"v1\"],"     \
+    "[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"example.com\"],\"apiVersions\":[\"v1\"],"      \
     "\"resources\":[\"gadgets\"]}]"
 
 Test(admission, equivalent_versions_match_and_are_converted)
@@ -640,8 +638,9 @@ Test(admission, exact_match_policy_skips_other_versions)
     json_decref(req(201, "POST", "/apis/example.com/v2/namespaces/default/gadgets",
                     "{'apiVersion':'example.com/v2','kind':'Gadget','metadata':{'name':'g'}}"));
     cr_assert_eq(calls_to("/deny"), 0);
-    json_decref(req_fail(403, "Forbidden", "POST", "/apis/example.com/v1/namespaces/default/gadgets",
-                         "{'apiVersion':'example.com/v1','kind':'Gadget','metadata':{'name':'h'}}"));
+    json_decref(
+        req_fail(403, "Forbidden", "POST", "/apis/example.com/v1/namespaces/default/gadgets",
+                 "{'apiVersion':'example.com/v1','kind':'Gadget','metadata':{'name':'h'}}"));
 }
 
 Test(admission, if_needed_webhooks_are_reinvoked_after_a_later_change)
@@ -661,4 +660,45 @@ Test(admission, if_needed_webhooks_are_reinvoked_after_a_later_change)
     hook_cfg(true, "a-first.example.com", "/allow", NULL, "{\"reinvocationPolicy\":\"Never\"}");
     json_decref(req(201, "POST", CM("default"), CM_BODY("y")));
     cr_assert_eq(calls_to("/allow"), 3);
+}
+
+static void *patch_held(void *ud)
+{
+    (void)ud;
+    long status = 0;
+    json_t *b = req_full(0, "PATCH", "/api/v1/namespaces/default/configmaps/x",
+                         "application/merge-patch+json",
+                         "{'metadata':{'labels':{'hold':'yes'}},'data':{'a':'patched'}}", &status);
+    json_decref(b);
+    return (void *)status;
+}
+
+Test(admission, update_changed_while_webhooks_ran_starts_over)
+{
+    json_decref(req(201, "POST", CM("default"), CM_BODY("x")));
+    hook_cfg(false, "hold.example.com", "/hang", NULL,
+             "{\"timeoutSeconds\":20, \"objectSelector\":{\"matchLabels\":{\"hold\":\"yes\"}}}");
+    pthread_t th;
+    pthread_create(&th, NULL, patch_held, NULL);
+    pthread_mutex_lock(&hook_mu);
+    while (hanging == 0)
+        pthread_cond_wait(&hook_cv, &hook_mu);
+    pthread_mutex_unlock(&hook_mu);
+    /* Meanwhile another write (which the webhook does not select) changes it. */
+    json_decref(req_ct(200, "PATCH", "/api/v1/namespaces/default/configmaps/x",
+                       "application/merge-patch+json", "{'data':{'b':'other'}}"));
+    pthread_mutex_lock(&hook_mu);
+    hang_release = true;
+    pthread_cond_broadcast(&hook_cv);
+    pthread_mutex_unlock(&hook_mu);
+    void *status;
+    pthread_join(th, &status);
+    cr_assert_eq((long)status, 200);
+    /* The held patch was applied again to the new state, and admitted again. */
+    cr_assert_eq(calls_to("/hang"), 2);
+    json_t *o = req(200, "GET", "/api/v1/namespaces/default/configmaps/x", NULL);
+    cr_assert_str_eq(jstr(o, "data.a"), "patched");
+    cr_assert_str_eq(jstr(o, "data.b"), "other");
+    cr_assert_str_eq(jstr(o, "metadata.labels.hold"), "yes");
+    json_decref(o);
 }

@@ -46,7 +46,8 @@ Test(json_patch, applying_the_diff_gives_the_target)
     roundtrip("{}", "{}");
     roundtrip("{\"a\":1}", "{\"a\":2}");
     roundtrip("{\"a\":1,\"b\":2}", "{\"b\":2,\"c\":{\"d\":[1,2]}}");
-    roundtrip("{\"m\":{\"labels\":{\"x\":\"1\"}}}", "{\"m\":{\"labels\":{\"x\":\"1\",\"y\":\"2\"}}}");
+    roundtrip("{\"m\":{\"labels\":{\"x\":\"1\"}}}",
+              "{\"m\":{\"labels\":{\"x\":\"1\",\"y\":\"2\"}}}");
     roundtrip("{\"a/b\":1,\"c~d\":2}", "{\"a/b\":3,\"c~d\":4,\"e/~f\":5}");
     roundtrip("{\"l\":[1,2,3,4]}", "{\"l\":[1,9]}");
     roundtrip("{\"l\":[1]}", "{\"l\":[1,2,{\"x\":[3]}]}");
@@ -113,7 +114,8 @@ static int validate_widget(const ctrl_admission_request *req, ctrl_admission_res
     (void)user;
     const json_t *o = req->object ? req->object : req->old_object;
     const char *color = json_string_value(json_object_get(json_object_get(o, "spec"), "color"));
-    if (!strcmp(req->operation, "DELETE") && json_object_get(json_object_get(o, "metadata"), "labels") &&
+    if (!strcmp(req->operation, "DELETE") &&
+        json_object_get(json_object_get(o, "metadata"), "labels") &&
         json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), "keep")) {
         ctrl_admission_deny(resp, "widget %s is kept", req->name);
         return 0;
@@ -148,8 +150,8 @@ static int failing(const ctrl_admission_request *req, ctrl_admission_response *r
 }
 
 /* example.com/v1 spec.size <-> example.com/v2 spec.dimensions.size. */
-static int convert_widget(const json_t *obj, const char *want, json_t **out, char *msg,
-                          size_t len, void *user)
+static int convert_widget(const json_t *obj, const char *want, json_t **out, char *msg, size_t len,
+                          void *user)
 {
     (void)user;
     json_t *o = json_deep_copy(obj);
@@ -184,10 +186,10 @@ static void server_setup(void)
     write_file("tls.crt", tls.server_cert_pem);
     write_file("tls.key", tls.server_key_pem);
     ctrl_error err = {0};
-    cr_assert_eq(ctrl_webhook_server_new(&(ctrl_webhook_server_options){.addr = "127.0.0.1:0",
-                                                                         .cert_dir = dir},
-                                         &ws, &err),
-                 0);
+    cr_assert_eq(
+        ctrl_webhook_server_new(
+            &(ctrl_webhook_server_options){.addr = "127.0.0.1:0", .cert_dir = dir}, &ws, &err),
+        0);
     cr_assert_eq(ctrl_webhook_server_register_validator(ws, "example.com/v1", "Widget",
                                                         validate_widget, NULL),
                  0);
@@ -261,11 +263,11 @@ static char *review_text(const char *op, const json_t *obj, const json_t *old)
 {
     json_t *r = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, "
                           "s:s, s:O?, s:O?}}",
-                          "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
-                          "request", "uid", "1234", "kind", "group", "example.com", "version",
-                          "v1", "kind", "Widget", "resource", "group", "example.com", "version",
-                          "v1", "resource", "widgets", "operation", op, "name", "w", "namespace",
-                          "default", "object", obj, "oldObject", old);
+                          "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request",
+                          "uid", "1234", "kind", "group", "example.com", "version", "v1", "kind",
+                          "Widget", "resource", "group", "example.com", "version", "v1", "resource",
+                          "widgets", "operation", op, "name", "w", "namespace", "default", "object",
+                          obj, "oldObject", old);
     char *t = json_dumps(r, JSON_COMPACT);
     json_decref(r);
     return t;
@@ -299,13 +301,15 @@ Test(webhook_server, validates_and_defaults_over_tls)
     json_t *st = json_object_get(resp, "status");
     cr_assert_eq(json_integer_value(json_object_get(st, "code")), 403);
     cr_assert_str_eq(json_string_value(json_object_get(st, "reason")), "Forbidden");
-    cr_assert_str_eq(json_string_value(json_object_get(st, "message")), "only blue widgets, not red");
+    cr_assert_str_eq(json_string_value(json_object_get(st, "message")),
+                     "only blue widgets, not red");
     cr_assert_str_eq(json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)),
                      "a big widget");
     json_decref(a);
 
     /* The defaulter's answer is a patch from the object as sent. */
-    json_t *blue = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "w", "spec", "color", "blue");
+    json_t *blue =
+        json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "w", "spec", "color", "blue");
     t = review_text("CREATE", blue, NULL);
     a = post("/mutate-example-com-v1-widget", "application/json; charset=utf-8", t, &status);
     free(t);
@@ -324,9 +328,9 @@ Test(webhook_server, validates_and_defaults_over_tls)
     json_t *patch = json_loads(ptext, 0, NULL), *out = NULL;
     cr_assert(json_is_array(patch), "%s", ptext);
     cr_assert_eq(fakeapi__json_patch(blue, patch, &out, NULL, 0), 0);
-    json_t *want = json_pack("{s:{s:s, s:{s:s}}, s:{s:s, s:[s]}}", "metadata", "name", "w",
-                             "labels", "defaulted", "yes", "spec", "color", "blue", "tags",
-                             "default");
+    json_t *want =
+        json_pack("{s:{s:s, s:{s:s}}, s:{s:s, s:[s]}}", "metadata", "name", "w", "labels",
+                  "defaulted", "yes", "spec", "color", "blue", "tags", "default");
     cr_assert(json_equal(out, want));
     json_decref(want);
     json_decref(out);
@@ -421,17 +425,17 @@ Test(webhook_server, missing_certificate_names_the_file)
     ctrl_webhook_server *other = NULL;
     ctrl_error err = {0};
     cr_assert_eq(ctrl_webhook_server_new(&(ctrl_webhook_server_options){.addr = "127.0.0.1:0",
-                                                                         .cert_dir = dir,
-                                                                         .cert_name = "nope.crt"},
+                                                                        .cert_dir = dir,
+                                                                        .cert_name = "nope.crt"},
                                          &other, &err),
                  0);
     cr_assert_eq(ctrl_webhook_server_start(other, &err), CTRL_ERR_IO);
     cr_assert(strstr(err.message, "nope.crt"), "%s", err.message);
     ctrl_webhook_server_free(other);
-    cr_assert_eq(ctrl_webhook_server_new(&(ctrl_webhook_server_options){.addr = "nonsense",
-                                                                         .cert_dir = dir},
-                                         &other, &err),
-                 0);
+    cr_assert_eq(
+        ctrl_webhook_server_new(&(ctrl_webhook_server_options){.addr = "nonsense", .cert_dir = dir},
+                                &other, &err),
+        0);
     ctrl_webhook_server *bad = other;
     cr_assert_eq(ctrl_webhook_server_start(bad, &err), CTRL_ERR_ARG);
     ctrl_webhook_server_free(bad);
@@ -476,13 +480,13 @@ Test(webhook_server, installed_into_fakeapi_and_run_by_the_manager)
     ctrl_error err = {0};
     cr_assert_eq(ctrl_config_from_url(fakeapi_url(api), &cfg, &err), 0);
     ctrl_manager *mgr;
-    cr_assert_eq(ctrl_manager_new_for_config(cfg,
-                                             &(ctrl_manager_options){.metrics_addr = "0",
-                                                                     .health_probe_addr =
-                                                                         "127.0.0.1:0",
-                                                                     .log_sink = quiet},
-                                             &mgr, &err),
-                 0, "%s", err.message);
+    cr_assert_eq(
+        ctrl_manager_new_for_config(cfg,
+                                    &(ctrl_manager_options){.metrics_addr = "0",
+                                                            .health_probe_addr = "127.0.0.1:0",
+                                                            .log_sink = quiet},
+                                    &mgr, &err),
+        0, "%s", err.message);
     cr_assert_eq(ctrl_manager_add_webhook_server(mgr, ws), 0);
     ctrl_client *c = ctrl_manager_client(mgr);
     json_t *crd = json_loads(widget_crd, 0, NULL);
@@ -494,12 +498,10 @@ Test(webhook_server, installed_into_fakeapi_and_run_by_the_manager)
     for (int i = 0; i < 500 && !ctrl_webhook_server_port(ws); i++)
         usleep(10000);
     cr_assert_neq(ctrl_webhook_server_port(ws), 0, "the manager started the server");
-    cr_assert_eq(ctrl_webhook_install_server(c, ws, "test-webhooks", "127.0.0.1", tls.ca_pem,
-                                             &err),
+    cr_assert_eq(ctrl_webhook_install_server(c, ws, "test-webhooks", "127.0.0.1", tls.ca_pem, &err),
                  0, "%s", err.message);
     /* Installing again replaces the configurations. */
-    cr_assert_eq(ctrl_webhook_install_server(c, ws, "test-webhooks", "127.0.0.1", tls.ca_pem,
-                                             &err),
+    cr_assert_eq(ctrl_webhook_install_server(c, ws, "test-webhooks", "127.0.0.1", tls.ca_pem, &err),
                  0, "%s", err.message);
 
     json_t *red = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "example.com/v1",
@@ -512,10 +514,10 @@ Test(webhook_server, installed_into_fakeapi_and_run_by_the_manager)
                      "request: only blue widgets, not red");
     json_decref(red);
 
-    json_t *blue = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "apiVersion",
-                             "example.com/v1", "kind", "Widget", "metadata", "name", "blue",
-                             "namespace", "default", "labels", "keep", "1", "spec", "color",
-                             "blue");
+    json_t *blue =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "example.com/v1",
+                  "kind", "Widget", "metadata", "name", "blue", "namespace", "default", "labels",
+                  "keep", "1", "spec", "color", "blue");
     json_t *out = NULL;
     cr_assert_eq(ctrl_client_create(c, blue, NULL, &out, &err), 0, "%s", err.message);
     json_t *spec = json_object_get(out, "spec");
