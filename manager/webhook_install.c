@@ -12,6 +12,7 @@
 
 #include "ctrl/webhook.h"
 #include "error_int.h"
+#include "kh/yaml.h"
 
 #define ADMREG "admissionregistration.k8s.io/v1"
 
@@ -142,6 +143,40 @@ int ctrl_webhook_install(ctrl_client *c, const json_t *configs, const char *base
 out:
     json_decref(list);
     free(ca64);
+    return rc;
+}
+
+int ctrl_webhook_install_files(ctrl_client *c, const char *const *paths, const char *base_url,
+                               const char *ca_pem, ctrl_error *err)
+{
+    if (!paths)
+        return ctrl__error_set(err, CTRL_ERR_ARG, "webhook install: no paths");
+    json_t *configs = json_array();
+    if (!configs)
+        return ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
+    int rc = 0;
+    for (const char *const *p = paths; *p && rc == 0; p++) {
+        json_t *docs = NULL;
+        kh_yaml_error yerr = {0};
+        if (kh_yaml_load_file(*p, &docs, &yerr) < 0) {
+            rc = ctrl__error_set(err, CTRL_ERR_IO, "webhook install: %s:%d: %s", *p, yerr.line,
+                                 yerr.message);
+            break;
+        }
+        size_t i;
+        json_t *d;
+        json_array_foreach(docs, i, d)
+        {
+            const char *kind = json_string_value(json_object_get(d, "kind"));
+            if (kind && (!strcmp(kind, "MutatingWebhookConfiguration") ||
+                         !strcmp(kind, "ValidatingWebhookConfiguration")))
+                json_array_append(configs, d);
+        }
+        json_decref(docs);
+    }
+    if (rc == 0 && json_array_size(configs))
+        rc = ctrl_webhook_install(c, configs, base_url, ca_pem, err);
+    json_decref(configs);
     return rc;
 }
 

@@ -195,6 +195,16 @@ int ctrl_webhook_install(ctrl_client *c, const json_t *configs, const char *base
                          const char *ca_pem, ctrl_error *err);
 
 /*
+ * ctrl_webhook_install with the configurations in manifest files (YAML or
+ * JSON, several documents each; paths: NULL-terminated), as envtest's
+ * WebhookInstallOptions.Paths: documents of other kinds are skipped.
+ * Errors: CTRL_ERR_IO (a file cannot be read or parsed: the message names
+ * it and the line), and those of ctrl_webhook_install.
+ */
+int ctrl_webhook_install_files(ctrl_client *c, const char *const *paths, const char *base_url,
+                               const char *ca_pem, ctrl_error *err);
+
+/*
  * Write one MutatingWebhookConfiguration and one ValidatingWebhookConfiguration
  * named name for the validators and defaulters registered on s by kind
  * (rules: that group, version and resource, found by discovery; CREATE and

@@ -504,6 +504,53 @@ Test(webhook_server, installed_into_fakeapi_and_run_by_the_manager)
     cr_assert_eq(ctrl_webhook_install_server(c, ws, "test-webhooks", "127.0.0.1", tls.ca_pem, &err),
                  0, "%s", err.message);
 
+    /* kubebuilder's manifests, with service references, rewritten to the
+     * local server: the same webhooks as the ones built from the server. */
+    char manifest[600];
+    snprintf(manifest, sizeof manifest, "%s/manifests.yaml", dir);
+    FILE *mf = fopen(manifest, "w");
+    cr_assert(mf);
+    fputs("apiVersion: v1\nkind: Namespace\nmetadata: {name: ignored}\n---\n"
+          "apiVersion: admissionregistration.k8s.io/v1\n"
+          "kind: ValidatingWebhookConfiguration\n"
+          "metadata: {name: from-manifest}\n"
+          "webhooks:\n"
+          "- name: vwidget.kb.io\n"
+          "  admissionReviewVersions: [v1]\n"
+          "  sideEffects: None\n"
+          "  clientConfig:\n"
+          "    service: {name: webhook-service, namespace: system,\n"
+          "              path: /validate-example-com-v1-widget}\n"
+          "  rules:\n"
+          "  - {operations: [UPDATE], apiGroups: [example.com], apiVersions: [v1],\n"
+          "     resources: [widgets]}\n",
+          mf);
+    fclose(mf);
+    char base[100];
+    snprintf(base, sizeof base, "https://127.0.0.1:%d", ctrl_webhook_server_port(ws));
+    cr_assert_eq(ctrl_webhook_install_files(c, (const char *const[]){manifest, NULL}, base,
+                                            tls.ca_pem, &err),
+                 0, "%s", err.message);
+    json_t *installed = NULL;
+    cr_assert_eq(ctrl_client_get(c, "admissionregistration.k8s.io/v1",
+                                 "ValidatingWebhookConfiguration", NULL, "from-manifest",
+                                 &installed, &err),
+                 0, "%s", err.message);
+    json_t *cc =
+        json_object_get(json_array_get(json_object_get(installed, "webhooks"), 0), "clientConfig");
+    char want_url[200];
+    snprintf(want_url, sizeof want_url, "%s/validate-example-com-v1-widget", base);
+    cr_assert_str_eq(json_string_value(json_object_get(cc, "url")), want_url);
+    cr_assert_null(json_object_get(cc, "service"));
+    cr_assert(json_string_length(json_object_get(cc, "caBundle")) > 100);
+    json_decref(installed);
+    cr_assert(ctrl_client_get(c, "v1", "Namespace", NULL, "ignored", &installed, &err) ==
+                  CTRL_ERR_NOT_FOUND,
+              "documents of other kinds are not written");
+    const char *missing[] = {"/nonexistent/manifests.yaml", NULL};
+    cr_assert_eq(ctrl_webhook_install_files(c, missing, base, tls.ca_pem, &err), CTRL_ERR_IO);
+    cr_assert(strstr(err.message, "/nonexistent/manifests.yaml"), "%s", err.message);
+
     json_t *red = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "example.com/v1",
                             "kind", "Widget", "metadata", "name", "red", "namespace", "default",
                             "spec", "color", "red");
