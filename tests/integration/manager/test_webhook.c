@@ -498,6 +498,26 @@ Test(webhook_server, installed_into_fakeapi_and_run_by_the_manager)
     for (int i = 0; i < 500 && !ctrl_webhook_server_port(ws); i++)
         usleep(10000);
     cr_assert_neq(ctrl_webhook_server_port(ws), 0, "the manager started the server");
+    /* Its readiness check is on the manager's /readyz. */
+    char rurl[200];
+    snprintf(rurl, sizeof rurl, "http://127.0.0.1:%d/readyz/webhook",
+             ctrl_manager_health_port(mgr));
+    long rcode = 0;
+    for (int i = 0; i < 200 && rcode != 200; i++) {
+        CURL *h = curl_easy_init();
+        buf b = {0};
+        curl_easy_setopt(h, CURLOPT_URL, rurl);
+        curl_easy_setopt(h, CURLOPT_PROXY, "");
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+        if (curl_easy_perform(h) == CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &rcode);
+        curl_easy_cleanup(h);
+        free(b.p);
+        if (rcode != 200)
+            usleep(10000);
+    }
+    cr_assert_eq(rcode, 200, "GET %s", rurl);
     cr_assert_eq(ctrl_webhook_install_server(c, ws, "test-webhooks", "127.0.0.1", tls.ca_pem, &err),
                  0, "%s", err.message);
     /* Installing again replaces the configurations. */
