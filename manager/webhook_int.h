@@ -1,0 +1,32 @@
+/*
+ * webhook_int.h - what webhook_server.c (HTTP, registration) and
+ * webhook_review.c (the reviews) share.
+ *
+ * A handler is written at registration, before the server starts, and only
+ * read after: any server thread may answer with it.
+ */
+#ifndef CTRL_WEBHOOK_INT_H
+#define CTRL_WEBHOOK_INT_H
+
+#include <jansson.h>
+
+#include "ctrl/webhook.h"
+
+/* One registered path: exactly one of validate, mutate, convert is set. */
+typedef struct ctrl__webhook_handler {
+    char *path;
+    ctrl_validate_fn validate;
+    ctrl_default_fn mutate;
+    ctrl_convert_fn convert;
+    void *user;
+    char *api_version, *kind; /* set when registered by kind */
+} ctrl__webhook_handler;
+
+/*
+ * Answer the review in (borrowed) with h: an AdmissionReview v1 for a
+ * validator or defaulter, a ConversionReview for a converter (new
+ * reference, or NULL on ENOMEM). Calls the user's function on this thread.
+ */
+json_t *ctrl__webhook_answer(const ctrl__webhook_handler *h, const json_t *in);
+
+#endif
