@@ -13,34 +13,12 @@
 #include "ctrl/webhook.h"
 #include "error_int.h"
 #include "kh/yaml.h"
+#include "webhook_int.h"
 
 #define ADMREG "admissionregistration.k8s.io/v1"
 
 size_t ctrl__webhook_server_kinds(const ctrl_webhook_server *s, size_t i, const char **api_version,
                                   const char **kind, const char **path, bool *mutating);
-
-static char *b64(const char *in)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t n = strlen(in);
-    char *out = malloc((n + 2) / 3 * 4 + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned char)in[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned char)in[i + 1] << 8;
-        if (i + 2 < n)
-            v |= (unsigned char)in[i + 2];
-        out[o++] = tab[(v >> 18) & 63];
-        out[o++] = tab[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? tab[v & 63] : '=';
-    }
-    out[o] = '\0';
-    return out;
-}
 
 /* The path a webhook's clientConfig names: service.path, or the url's path. */
 static const char *hook_path(const json_t *cc)
@@ -111,7 +89,7 @@ int ctrl_webhook_install(ctrl_client *c, const json_t *configs, const char *base
                                "are required");
     json_t *list =
         json_is_array(configs) ? json_deep_copy(configs) : json_pack("[O]", (json_t *)configs);
-    char *ca64 = ca_pem ? b64(ca_pem) : NULL;
+    char *ca64 = ca_pem ? ctrl__webhook_b64(ca_pem, strlen(ca_pem)) : NULL;
     int rc = 0;
     if (!list || (ca_pem && !ca64)) {
         rc = ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");

@@ -29,4 +29,8 @@ typedef struct ctrl__webhook_handler {
  */
 json_t *ctrl__webhook_answer(const ctrl__webhook_handler *h, const json_t *in);
 
+/* n bytes as standard base64 with padding: a new NUL-terminated string,
+ * NULL on ENOMEM. */
+char *ctrl__webhook_b64(const char *in, size_t n);
+
 #endif

@@ -78,7 +78,7 @@ static const char *str_or_empty(const json_t *o, const char *key)
     return v ? v : "";
 }
 
-static char *b64_encode(const char *in, size_t n)
+char *ctrl__webhook_b64(const char *in, size_t n)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char *out = malloc((n + 2) / 3 * 4 + 1);
@@ -194,7 +194,7 @@ answer:;
     json_t *resp = response_new(uid, &r);
     if (resp && !r.denied && json_array_size(patch)) {
         char *text = json_dumps(patch, JSON_COMPACT);
-        char *b64 = text ? b64_encode(text, strlen(text)) : NULL;
+        char *b64 = text ? ctrl__webhook_b64(text, strlen(text)) : NULL;
         if (b64) {
             json_object_set_new(resp, "patch", json_string(b64));
             json_object_set_new(resp, "patchType", json_string("JSONPatch"));
