@@ -17,9 +17,6 @@
 
 #define ADMREG "admissionregistration.k8s.io/v1"
 
-size_t ctrl__webhook_server_kinds(const ctrl_webhook_server *s, size_t i, const char **api_version,
-                                  const char **kind, const char **path, bool *mutating);
-
 /* The path a webhook's clientConfig names: service.path, or the url's path. */
 static const char *hook_path(const json_t *cc)
 {

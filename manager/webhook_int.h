@@ -8,6 +8,8 @@
 #ifndef CTRL_WEBHOOK_INT_H
 #define CTRL_WEBHOOK_INT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <jansson.h>
 
 #include "ctrl/webhook.h"
@@ -28,6 +30,14 @@ typedef struct ctrl__webhook_handler {
  * reference, or NULL on ENOMEM). Calls the user's function on this thread.
  */
 json_t *ctrl__webhook_answer(const ctrl__webhook_handler *h, const json_t *in);
+
+/*
+ * The i-th handler of s (webhook_install.c): api_version and kind are NULL
+ * unless it was registered by kind; *mutating for a defaulter. Returns the
+ * number of handlers, 0 when i is past the last one (outputs untouched).
+ */
+size_t ctrl__webhook_server_kinds(const ctrl_webhook_server *s, size_t i, const char **api_version,
+                                  const char **kind, const char **path, bool *mutating);
 
 /* n bytes as standard base64 with padding: a new NUL-terminated string,
  * NULL on ENOMEM. */

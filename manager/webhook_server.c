@@ -212,9 +212,6 @@ int ctrl_webhook_server_register_defaulter(ctrl_webhook_server *s, const char *a
                          : add_handler(s, path, NULL, fn, NULL, user, api_version, kind);
 }
 
-/* For webhook_install.c: the handlers registered by kind. */
-size_t ctrl__webhook_server_kinds(const ctrl_webhook_server *s, size_t i, const char **api_version,
-                                  const char **kind, const char **path, bool *mutating);
 size_t ctrl__webhook_server_kinds(const ctrl_webhook_server *s, size_t i, const char **api_version,
                                   const char **kind, const char **path, bool *mutating)
 {
