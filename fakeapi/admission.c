@@ -210,11 +210,12 @@ static bool scope_ok(const json_t *rule, const attrs *at)
     return false;
 }
 
+/* version NULL: any version. */
 static bool rule_matches(const json_t *rule, const attrs *at, const char *version)
 {
     return str_in(json_object_get(rule, "operations"), at->op) &&
            str_in(json_object_get(rule, "apiGroups"), at->group) &&
-           str_in(json_object_get(rule, "apiVersions"), version) &&
+           (!version || str_in(json_object_get(rule, "apiVersions"), version)) &&
            resource_in(json_object_get(rule, "resources"), at->resource, at->sub) &&
            scope_ok(rule, at);
 }
@@ -321,7 +322,9 @@ static bool hook_matches(fakeapi__ctx *c, const json_t *hook, const attrs *at,
     *equiv = NULL;
     if (!rules_match(hook, at, at->version)) {
         const char *policy = json_string_value(json_object_get(hook, "matchPolicy"));
-        if (policy && !strcmp(policy, "Exact"))
+        /* Only a rule that names every other part of the request makes the
+         * served versions worth a look. */
+        if ((policy && !strcmp(policy, "Exact")) || !rules_match(hook, at, NULL))
             return false;
         size_t n = 0;
         fakeapi__resource **all = fakeapi__registry_all(c->srv->reg, &n);
