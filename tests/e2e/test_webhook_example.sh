@@ -75,6 +75,40 @@ check "it is still there" kc get widget plain
 check "a server-side dry run calls the webhooks too" \
     expect_fail 'spec.color must be blue or green, not red' kc create --dry-run=server -f "$D/red.yaml"
 
+# The official Python client sees the same: a 403 ApiException with the
+# webhook's Status, and a defaulted object.
+py_widgets() {
+    /usr/bin/python3 - "$KUBECONFIG_FILE" <<'PY'
+import json, sys
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config(sys.argv[1])
+api = client.CustomObjectsApi()
+def widget(name, spec):
+    return {"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name}, "spec": spec}
+try:
+    api.create_namespaced_custom_object("example.com", "v1", "default", "widgets",
+                                        widget("pyred", {"color": "red"}))
+    sys.exit("created a red widget")
+except ApiException as e:
+    body = json.loads(e.body)
+    assert e.status == 403, e.status
+    assert body["reason"] == "Forbidden", body
+    assert body["message"] == ('admission webhook "vwidget.example.com.widget-webhook" denied '
+                               'the request: spec.color must be blue or green, not red'), body
+made = api.create_namespaced_custom_object("example.com", "v1", "default", "widgets",
+                                           widget("pyplain", {}))
+assert made["spec"] == {"color": "blue", "size": 1}, made["spec"]
+print("python ok")
+PY
+}
+if /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then
+    check "the official Python client is denied and defaulted likewise" expect_out 'python ok' py_widgets
+else
+    skip "the official Python client is denied and defaulted likewise" "python3-kubernetes is not installed"
+fi
+
 # Without the webhook, failurePolicy Fail refuses writes it would have seen.
 kill -TERM "$hook_pid" 2>/dev/null
 wait "$hook_pid" 2>/dev/null
