@@ -487,15 +487,109 @@ Test(admission, hanging_webhook_times_out_and_blocks_nothing_else)
     cr_assert_eq((long)status, 201);
 }
 
-Test(admission, dry_run_needs_side_effect_free_webhooks)
+Test(admission, dry_run_reaches_side_effect_free_webhooks)
 {
-    hook_cfg(false, "effects.example.com", "/allow", NULL, "{\"sideEffects\":\"Some\"}");
-    json_t *st =
-        req_fail(400, "BadRequest", "POST", S("%s?dryRun=All", CM("default")), CM_BODY("x"));
+    /* A v1 configuration can only say None or NoneOnDryRun (Some is refused
+     * on create, below), so every webhook may see a dry run, with dryRun set. */
+    hook_cfg(false, "dry.example.com", "/deny", NULL, "{\"sideEffects\":\"NoneOnDryRun\"}");
+    json_decref(
+        req_fail(403, "Forbidden", "POST", S("%s?dryRun=All", CM("default")), CM_BODY("x")));
+    json_t *rv = last_review("/deny");
+    cr_assert(json_is_true(jget(rv, "request.dryRun")));
+    cr_assert_str_eq(jstr(rv, "request.options.dryRun.0"), "All");
+    json_decref(rv);
+}
+
+Test(admission, configurations_are_defaulted)
+{
+    hook_cfg(true, "defaults.example.com", "/allow",
+             "[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],"
+             "\"resources\":[\"configmaps\"]}]",
+             NULL);
+    json_t *o = req(200, "GET", MWC "/defaults.example.com", NULL);
+    cr_assert_str_eq(jstr(o, "webhooks.0.failurePolicy"), "Fail");
+    cr_assert_str_eq(jstr(o, "webhooks.0.matchPolicy"), "Equivalent");
+    cr_assert_str_eq(jstr(o, "webhooks.0.reinvocationPolicy"), "Never");
+    cr_assert_eq(jint(o, "webhooks.0.timeoutSeconds"), 10);
+    cr_assert(json_is_object(jget(o, "webhooks.0.namespaceSelector")));
+    cr_assert(json_is_object(jget(o, "webhooks.0.objectSelector")));
+    cr_assert_str_eq(jstr(o, "webhooks.0.rules.0.scope"), "*");
+    json_decref(o);
+}
+
+/* POST a configuration with one webhook w (JSON); the 422's Status. */
+static json_t *bad_cfg(const char *w)
+{
+    return req_fail(422, "Invalid", "POST", VWC,
+                    S("{'apiVersion':'admissionregistration.k8s.io/v1',"
+                      "'kind':'ValidatingWebhookConfiguration','metadata':{'name':'bad'},"
+                      "'webhooks':[%s]}",
+                      w));
+}
+
+Test(admission, invalid_configurations_are_refused)
+{
+    json_t *st = bad_cfg("{'name':'a.b.c','sideEffects':'Some','admissionReviewVersions':['v1'],"
+                         "'clientConfig':{'url':'https://127.0.0.1/x'}}");
     cr_assert_str_eq(jstr(st, "message"),
-                     "admission webhook \"effects.example.com\" does not support dry run");
+                     "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"bad\" is "
+                     "invalid: webhooks[0].sideEffects: Unsupported value: \"Some\": supported "
+                     "values: \"None\", \"NoneOnDryRun\"");
     json_decref(st);
-    cr_assert_eq(calls_to("/allow"), 0);
+    st = bad_cfg("{'name':'short.name','clientConfig':{'url':'http://h:1/p?q=1'},"
+                 "'timeoutSeconds':31,'rules':[{'operations':['EAT'],'apiGroups':[''],"
+                 "'apiVersions':['v1'],'resources':[]}]}");
+    json_t *causes = jget(st, "details.causes");
+    const char *want[][2] = {
+        {"webhooks[0].name",
+         "Invalid value: \"short.name\": should be a domain with at least three "
+         "segments separated by dots"},
+        {"webhooks[0].rules[0].operations[0]",
+         "Unsupported value: \"EAT\": supported values: \"*\", \"CONNECT\", \"CREATE\", "
+         "\"DELETE\", \"UPDATE\""},
+        {"webhooks[0].rules[0].resources", "Required value"},
+        {"webhooks[0].sideEffects", "Required value: must specify one of None, NoneOnDryRun"},
+        {"webhooks[0].timeoutSeconds",
+         "Invalid value: 31: the timeout value must be between 1 and 30 seconds"},
+        {"webhooks[0].clientConfig.url", "Invalid value: \"http\": 'https' is the only allowed URL "
+                                         "scheme; desired format: https://host[/path]"},
+        {"webhooks[0].clientConfig.url",
+         "Invalid value: \"q=1\": query parameters are not permitted in the URL"},
+        {"webhooks[0].admissionReviewVersions", "Required value: must specify one of v1, v1beta1"},
+    };
+    size_t n = sizeof want / sizeof want[0];
+    cr_assert_eq(json_array_size(causes), n, "%s", jstr(st, "message"));
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = json_array_get(causes, i);
+        cr_assert_str_eq(jstr(c, "field"), want[i][0]);
+        cr_assert_str_eq(jstr(c, "message"), want[i][1]);
+    }
+    json_decref(st);
+    st = bad_cfg("{'name':'a.b.c','sideEffects':'None','admissionReviewVersions':['v2'],"
+                 "'clientConfig':{'url':'https://h/x','service':{'name':'s','namespace':'n'}}},"
+                 "{'name':'a.b.c','sideEffects':'None','admissionReviewVersions':['v1'],"
+                 "'clientConfig':{'service':{'namespace':'n','path':'no-slash','port':0}}}");
+    causes = jget(st, "details.causes");
+    const char *want2[][2] = {
+        {"webhooks[0].clientConfig", "Required value: exactly one of url or service is required"},
+        {"webhooks[0].admissionReviewVersions",
+         "Invalid value: []string{\"v2\"}: must include at least one of v1, v1beta1"},
+        {"webhooks[1].clientConfig.service.name", "Required value: service name is required"},
+        {"webhooks[1].clientConfig.service.port",
+         "Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive"},
+        {"webhooks[1].clientConfig.service.path",
+         "Invalid value: \"no-slash\": must start with a '/'"},
+        {"webhooks[1].name", "Duplicate value: \"a.b.c\""},
+    };
+    n = sizeof want2 / sizeof want2[0];
+    cr_assert_eq(json_array_size(causes), n, "%s", jstr(st, "message"));
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = json_array_get(causes, i);
+        cr_assert_str_eq(jstr(c, "field"), want2[i][0]);
+        cr_assert_str_eq(jstr(c, "message"), want2[i][1]);
+    }
+    json_decref(st);
+    cr_assert(gone(VWC "/bad"));
 }
 
 Test(admission, delete_denied_keeps_the_object)
