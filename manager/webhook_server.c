@@ -44,11 +44,11 @@
 #define DEFAULT_ADDR ":9443"
 
 struct ctrl_webhook_server {
-    char *addr, *cert_path, *key_path, *ca_path;
+    char *addr, *cert_path, *key_path;
     ctrl__webhook_handler handlers[MAX_HANDLERS];
     size_t n;
     struct MHD_Daemon *mhd;
-    char *cert_pem, *key_pem, *ca_pem;
+    char *cert_pem, *key_pem;
     int port;
     atomic_int inflight;
     atomic_bool started;
@@ -121,10 +121,9 @@ int ctrl_webhook_server_new(const ctrl_webhook_server_options *opts, ctrl_webhoo
     s->addr = dup_or(opts->addr, DEFAULT_ADDR);
     s->cert_path = join(dir, opts->cert_name ? opts->cert_name : "tls.crt");
     s->key_path = join(dir, opts->key_name ? opts->key_name : "tls.key");
-    s->ca_path = opts->client_ca_name ? join(dir, opts->client_ca_name) : NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->run_cv, NULL);
-    if (!s->addr || !s->cert_path || !s->key_path || (opts->client_ca_name && !s->ca_path)) {
+    if (!s->addr || !s->cert_path || !s->key_path) {
         ctrl_webhook_server_free(s);
         return ctrl__error_set(err, CTRL_ERR_NOMEM, "webhook server: out of memory");
     }
@@ -145,7 +144,6 @@ void ctrl_webhook_server_free(ctrl_webhook_server *s)
     free(s->addr);
     free(s->cert_path);
     free(s->key_path);
-    free(s->ca_path);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->run_cv);
     free(s);
@@ -385,8 +383,6 @@ int ctrl_webhook_server_start(ctrl_webhook_server *s, ctrl_error *err)
     int rc = read_file(s->cert_path, &s->cert_pem, err);
     if (rc == 0)
         rc = read_file(s->key_path, &s->key_pem, err);
-    if (rc == 0 && s->ca_path)
-        rc = read_file(s->ca_path, &s->ca_pem, err);
     if (rc < 0)
         goto fail;
     /* Bind here, to say why it failed; libmicrohttpd listens on it. */
@@ -405,7 +401,6 @@ int ctrl_webhook_server_start(ctrl_webhook_server *s, ctrl_error *err)
     struct MHD_OptionItem tls[] = {
         {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
         {MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert_pem},
-        {s->ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->ca_pem},
         {MHD_OPTION_END, 0, NULL},
     };
     s->mhd = MHD_start_daemon(
@@ -429,8 +424,7 @@ int ctrl_webhook_server_start(ctrl_webhook_server *s, ctrl_error *err)
 fail:
     free(s->cert_pem);
     free(s->key_pem);
-    free(s->ca_pem);
-    s->cert_pem = s->key_pem = s->ca_pem = NULL;
+    s->cert_pem = s->key_pem = NULL;
     return rc;
 }
 
@@ -450,8 +444,7 @@ void ctrl_webhook_server_stop(ctrl_webhook_server *s)
     atomic_store(&s->started, false);
     free(s->cert_pem);
     free(s->key_pem);
-    free(s->ca_pem);
-    s->cert_pem = s->key_pem = s->ca_pem = NULL;
+    s->cert_pem = s->key_pem = NULL;
 }
 
 int ctrl_webhook_server_port(const ctrl_webhook_server *s)

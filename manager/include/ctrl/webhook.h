@@ -51,9 +51,6 @@ typedef struct ctrl_webhook_server_options {
     const char *cert_dir;  /* NULL = $TMPDIR (or /tmp) + "/k8s-webhook-server/serving-certs" */
     const char *cert_name; /* NULL = "tls.crt": PEM certificate (chain) */
     const char *key_name;  /* NULL = "tls.key": PEM private key */
-    /* Optional: a CA file in cert_dir; when set, clients must present a
-     * certificate it signed (the connection is refused otherwise). */
-    const char *client_ca_name;
 } ctrl_webhook_server_options;
 
 /* One admission request, as a handler sees it (borrowed for the call).

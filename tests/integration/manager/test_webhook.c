@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,17 @@ static int convert_widget(const json_t *obj, const char *want, json_t **out, cha
     return 0;
 }
 
+static atomic_bool slow_entered;
+
+/* Allows, slowly: for the graceful stop. */
+static int slow(const ctrl_admission_request *req, ctrl_admission_response *resp, void *user)
+{
+    (void)req, (void)resp, (void)user;
+    atomic_store(&slow_entered, true);
+    usleep(300 * 1000);
+    return 0;
+}
+
 static void server_setup(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -198,6 +210,7 @@ static void server_setup(void)
                  0);
     cr_assert_eq(ctrl_webhook_server_register(ws, "/fail", failing, NULL, NULL), 0);
     cr_assert_eq(ctrl_webhook_server_register_converter(ws, NULL, convert_widget, NULL), 0);
+    cr_assert_eq(ctrl_webhook_server_register(ws, "/slow", slow, NULL, NULL), 0);
     /* One path, one handler. */
     cr_assert_eq(ctrl_webhook_server_register(ws, "/fail", failing, NULL, NULL), CTRL_ERR_ARG);
     ctrl_error_deinit(&err);
@@ -417,6 +430,61 @@ Test(webhook_server, converts_objects_between_versions)
                      "example.com/v9");
     cr_assert_eq(json_array_size(json_object_get(resp, "convertedObjects")), 0);
     json_decref(a);
+    ctrl_error_deinit(&err);
+}
+
+typedef struct slow_call {
+    pthread_t th;
+    int port;
+    char *body;
+    long status;
+    CURLcode rc;
+    buf answer;
+} slow_call;
+
+static void *call_slow(void *ud)
+{
+    slow_call *sc = ud;
+    char url[100];
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/slow", sc->port);
+    CURL *h = curl_easy_init();
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    struct curl_blob ca = {.data = tls.ca_pem, .len = strlen(tls.ca_pem), .flags = CURL_BLOB_COPY};
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, sc->body);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sc->answer);
+    curl_easy_setopt(h, CURLOPT_PROXY, "");
+    sc->rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &sc->status);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+Test(webhook_server, stop_lets_the_request_being_served_finish)
+{
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_webhook_server_start(ws, &err), 0, "%s", err.message);
+    json_t *obj = json_pack("{s:{s:s}}", "metadata", "name", "w");
+    slow_call sc = {.port = ctrl_webhook_server_port(ws), .body = review_text("CREATE", obj, NULL)};
+    json_decref(obj);
+    atomic_store(&slow_entered, false);
+    pthread_create(&sc.th, NULL, call_slow, &sc);
+    while (!atomic_load(&slow_entered))
+        usleep(1000);
+    ctrl_webhook_server_stop(ws); /* while the handler runs */
+    pthread_join(sc.th, NULL);
+    cr_assert_eq(sc.rc, CURLE_OK, "%s", curl_easy_strerror(sc.rc));
+    cr_assert_eq(sc.status, 200);
+    json_t *a = json_loads(sc.answer.p, 0, NULL);
+    cr_assert(json_is_true(json_object_get(json_object_get(a, "response"), "allowed")));
+    json_decref(a);
+    free(sc.answer.p);
+    free(sc.body);
+    cr_assert_eq(ctrl_webhook_server_port(ws), 0);
     ctrl_error_deinit(&err);
 }
 
