@@ -796,3 +796,33 @@ Test(admission, update_changed_while_webhooks_ran_starts_over)
     cr_assert_str_eq(jstr(o, "metadata.labels.hold"), "yes");
     json_decref(o);
 }
+
+static void *post_held(void *ud)
+{
+    (void)ud;
+    long status = 0;
+    json_t *b = req_full(0, "POST", CM("default"), NULL, CM_BODY("held"), &status);
+    json_decref(b);
+    return (void *)status;
+}
+
+Test(admission, stopping_the_server_ends_webhook_calls_in_flight)
+{
+    hook_cfg(false, "slowstop.example.com", "/hang", NULL, "{\"timeoutSeconds\":30}");
+    pthread_t th;
+    pthread_create(&th, NULL, post_held, NULL);
+    pthread_mutex_lock(&hook_mu);
+    while (hanging == 0)
+        pthread_cond_wait(&hook_cv, &hook_mu);
+    pthread_mutex_unlock(&hook_mu);
+    /* The webhook still holds the call; the server stops anyway. */
+    fakeapi_stop(srv);
+    srv = NULL;
+    pthread_mutex_lock(&hook_mu);
+    bool still_held = hanging == 1 && !hang_release;
+    pthread_mutex_unlock(&hook_mu);
+    cr_assert(still_held, "stop did not wait for the webhook's answer");
+    void *status;
+    pthread_join(th, &status);
+    cr_assert_neq((long)status, 201, "the held write was not admitted");
+}
