@@ -929,6 +929,7 @@ static int prepare_create(fakeapi__ctx *c, json_t *obj)
 }
 
 static void conflict(fakeapi__ctx *c, const char *name);
+static void keep_server_fields(json_t *next, const json_t *cur);
 
 /*
  * Admission webhooks on a create (admission.h), before the store lock is
@@ -959,8 +960,11 @@ static int webhooks_update(fakeapi__ctx *c, fakeapi__txn *t, const json_t *cur, 
         return 0;
     long long rv = fakeapi__meta_rv(cur);
     fakeapi__txn_abort(t);
-    if (fakeapi__admission_mutate(c, "UPDATE", next, cur, NULL) < 0 ||
-        fakeapi__admission_validate(c, "UPDATE", *next, cur) < 0)
+    if (fakeapi__admission_mutate(c, "UPDATE", next, cur, NULL) < 0)
+        return -1;
+    /* Validating webhooks see the uid and timestamps the write keeps. */
+    keep_server_fields(*next, cur);
+    if (fakeapi__admission_validate(c, "UPDATE", *next, cur) < 0)
         return -1;
     if (fakeapi__txn_begin(t, c->srv) < 0) {
         fakeapi__storage_error(c);

@@ -300,12 +300,21 @@ Test(admission, review_carries_the_request)
     cr_assert_str_eq(jstr(rv, "request.oldObject.data.a"), "1");
     cr_assert_str_eq(jstr(rv, "request.options.kind"), "PatchOptions");
     json_decref(rv);
+    /* A PUT without the server's fields: validating webhooks see them kept. */
+    json_decref(req(200, "PUT", "/api/v1/namespaces/default/configmaps/x",
+                    "{'metadata':{'name':'x'},'data':{'a':'3'}}"));
+    rv = last_review("/allow");
+    cr_assert_str_eq(jstr(rv, "request.object.data.a"), "3");
+    cr_assert_str_eq(jstr(rv, "request.object.metadata.uid"),
+                     jstr(rv, "request.oldObject.metadata.uid"));
+    cr_assert_not_null(jstr(rv, "request.object.metadata.creationTimestamp"));
+    json_decref(rv);
 
     json_decref(req(200, "DELETE", "/api/v1/namespaces/default/configmaps/x", NULL));
     rv = last_review("/allow");
     cr_assert_str_eq(jstr(rv, "request.operation"), "DELETE");
     cr_assert(json_is_null(jget(rv, "request.object")));
-    cr_assert_str_eq(jstr(rv, "request.oldObject.data.a"), "2");
+    cr_assert_str_eq(jstr(rv, "request.oldObject.data.a"), "3");
     cr_assert_str_eq(jstr(rv, "request.options.kind"), "DeleteOptions");
     json_decref(rv);
 }
