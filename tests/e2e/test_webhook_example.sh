@@ -64,6 +64,13 @@ check "a too large widget is refused as Invalid" \
     expect_fail 'The request is invalid: .*denied the request: spec.size must be 1 to 10' \
     kc create -f "$D/huge.yaml"
 
+widget applied >"$D/applied.yaml"
+check "a server-side apply is defaulted too" kc apply --server-side -f "$D/applied.yaml"
+check "its color is defaulted" expect_eq blue kc get widget applied -o 'jsonpath={.spec.color}'
+check "a server-side apply of a red widget is refused" \
+    expect_fail 'denied the request: spec.color must be blue or green, not red' \
+    kc apply --server-side -f "$D/red.yaml"
+
 check "changing the color is refused on update" \
     expect_fail 'spec.color is immutable \(was blue\)' \
     kc patch widget plain --type merge -p '{"spec":{"color":"green"}}'

@@ -835,3 +835,34 @@ Test(admission, stopping_the_server_ends_webhook_calls_in_flight)
     pthread_join(th, &status);
     cr_assert_neq((long)status, 201, "the held write was not admitted");
 }
+
+Test(admission, server_side_apply_creates_and_updates_are_admitted)
+{
+    hook_cfg(true, "annotate.example.com", "/annotate", NULL, NULL);
+    hook_cfg(false, "allow.example.com", "/allow", NULL, NULL);
+    const char *path = "/api/v1/namespaces/default/configmaps/ssa?fieldManager=me";
+    json_t *o = req_ct(201, "PATCH", path, "application/apply-patch+yaml",
+                       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'ssa'},"
+                       "'data':{'a':'1'}}");
+    cr_assert_str_eq(jstr(o, "metadata.annotations.hooked"), "yes");
+    json_decref(o);
+    json_t *rv = last_review("/allow");
+    cr_assert_str_eq(jstr(rv, "request.operation"), "CREATE");
+    cr_assert_str_eq(jstr(rv, "request.options.kind"), "PatchOptions");
+    cr_assert_str_eq(jstr(rv, "request.name"), "ssa");
+    json_decref(rv);
+    json_decref(req_ct(200, "PATCH", path, "application/apply-patch+yaml",
+                       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'ssa'},"
+                       "'data':{'a':'2'}}"));
+    rv = last_review("/allow");
+    cr_assert_str_eq(jstr(rv, "request.operation"), "UPDATE");
+    cr_assert_str_eq(jstr(rv, "request.object.data.a"), "2");
+    json_decref(rv);
+    /* A denied apply creates nothing. */
+    hook_cfg(false, "deny.example.com", "/deny", NULL, NULL);
+    json_decref(req_fail_ct(403, "Forbidden", "PATCH",
+                            "/api/v1/namespaces/default/configmaps/other?fieldManager=me",
+                            "application/apply-patch+yaml",
+                            "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'other'}}"));
+    cr_assert(gone("/api/v1/namespaces/default/configmaps/other"));
+}
