@@ -463,8 +463,13 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
         resp = cr->off->resp; /* back from its thread */
         free(cr->off);
         cr->off = NULL;
+    } else if (answer && !resp.status && cr->off) {
+        /* Called again before its thread is done (it resumes only when it
+         * is): wait on. */
+        MHD_suspend_connection(conn);
+        return MHD_YES;
     } else if (answer && !resp.status) {
-        if (!cr->off && may_call_webhooks(srv, method, &rt) &&
+        if (may_call_webhooks(srv, method, &rt) &&
             offload_start(srv, conn, cr, &req, &plan))
             return MHD_YES;
         fakeapi__handle(srv, &req, &resp);
