@@ -601,7 +601,7 @@ static void attrs_init(attrs *at, fakeapi__ctx *c, const char *op, const json_t 
     at->sub = c->rt && c->rt->sub[0] ? c->rt->sub : "";
     at->namespaced = c->res->namespaced;
     at->is_namespace = !strcmp(c->res->store_key, "/namespaces");
-    at->name = fakeapi__meta_str(o, "name");
+    at->name = c->generated_name && !strcmp(op, "CREATE") ? "" : fakeapi__meta_str(o, "name");
     if (!at->name || !*at->name)
         at->name = c->rt ? c->rt->name : "";
     at->ns = at->is_namespace ? at->name : c->res->namespaced && c->ns ? c->ns : "";

@@ -862,6 +862,26 @@ static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, const 
     }
 }
 
+/* A create may go to name: its namespace is live and the name free. 0 yes,
+ * 1 having answered, -1 on a storage error (not answered). Holds the store
+ * lock. */
+static int check_create_target(fakeapi__ctx *c, const char *name)
+{
+    if (check_namespace_live(c, c->ns, name) < 0)
+        return 1;
+    char *text = NULL;
+    int rc = fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, name, &text, NULL);
+    free(text);
+    if (rc == 0) {
+        char q[300];
+        fakeapi__resource_qualified(c->res, q, sizeof q);
+        fakeapi__resp_error(c->resp, 409, "AlreadyExists", fakeapi__details(c->res, name),
+                            "%s \"%s\" already exists", q, name);
+        return 1;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
 void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
 {
     const char *name = fakeapi__meta_str(obj, "name");
@@ -873,24 +893,34 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
             goto fail;
         }
         name = fakeapi__meta_str(obj, "name");
+        c->generated_name = true;
     }
-    if (check_namespace_live(c, c->ns, name) < 0)
+    int rc = check_create_target(c, name);
+    if (rc == 1)
         goto fail;
-    char *text = NULL;
-    int rc = fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, name, &text, NULL);
-    free(text);
-    if (rc == 0) {
-        char q[300];
-        fakeapi__resource_qualified(c->res, q, sizeof q);
-        fakeapi__resp_error(c->resp, 409, "AlreadyExists", fakeapi__details(c->res, name),
-                            "%s \"%s\" already exists", q, name);
-        goto fail;
-    }
     record_managed(c, NULL, obj);
     stamp_new(c, obj);
     fakeapi__builtin_after_stamp(c->res, obj);
     if (rc >= 0 && (generated_ok(c, obj) < 0 || cluster_ip(c, obj, NULL) < 0))
         goto fail;
+    if (rc >= 0 && fakeapi__admission_active(c->srv)) {
+        /* Validating webhooks see the object as it will be stored (name,
+         * uid, timestamps), without the store lock; then the checks that
+         * depend on the store run again. */
+        fakeapi__txn_abort(t);
+        if (fakeapi__admission_validate(c, "CREATE", obj, NULL) < 0) {
+            json_decref(obj);
+            return;
+        }
+        if (fakeapi__txn_begin(t, c->srv) < 0) {
+            fakeapi__storage_error(c);
+            json_decref(obj);
+            return;
+        }
+        rc = check_create_target(c, name);
+        if (rc == 1 || (rc == 0 && cluster_ip(c, obj, NULL) < 0))
+            goto fail;
+    }
     if (rc < 0 || fakeapi__txn_put(t, c->res, obj, NULL) < 0) {
         fakeapi__storage_error(c);
         goto fail;
@@ -932,9 +962,9 @@ static void conflict(fakeapi__ctx *c, const char *name);
 static void keep_server_fields(json_t *next, const json_t *cur);
 
 /*
- * Admission webhooks on a create (admission.h), before the store lock is
- * taken: the mutating ones, the create's checks again on what they
- * changed, then the validating ones. -1 having answered.
+ * Mutating admission webhooks on a create (admission.h), before the store
+ * lock is taken, then the create's checks again on what they changed (the
+ * validating ones run in fakeapi__finish_create). -1 having answered.
  */
 static int webhooks_create(fakeapi__ctx *c, json_t **obj)
 {
@@ -944,7 +974,7 @@ static int webhooks_create(fakeapi__ctx *c, json_t **obj)
     if (fakeapi__admission_mutate(c, "CREATE", obj, NULL, &changed) < 0 ||
         (changed && prepare_create(c, *obj) < 0))
         return -1;
-    return fakeapi__admission_validate(c, "CREATE", *obj, NULL);
+    return 0;
 }
 
 /*

@@ -866,3 +866,42 @@ Test(admission, server_side_apply_creates_and_updates_are_admitted)
                             "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'other'}}"));
     cr_assert(gone("/api/v1/namespaces/default/configmaps/other"));
 }
+
+Test(admission, validating_webhooks_see_the_object_as_stored)
+{
+    hook_cfg(false, "allow.example.com", "/allow", NULL, NULL);
+    json_t *o = req(201, "POST", CM("default"), "{'metadata':{'generateName':'gen-'}}");
+    json_t *rv = last_review("/allow");
+    /* The generated name, uid and timestamp are there; the request's name was none. */
+    cr_assert_str_eq(jstr(rv, "request.object.metadata.name"), jstr(o, "metadata.name"));
+    cr_assert_str_eq(jstr(rv, "request.object.metadata.uid"), jstr(o, "metadata.uid"));
+    cr_assert_not_null(jstr(rv, "request.object.metadata.creationTimestamp"));
+    cr_assert_null(jget(rv, "request.name"));
+    json_decref(rv);
+    json_decref(o);
+}
+
+Test(admission, a_create_that_lost_its_name_while_validated_is_refused)
+{
+    /* The validating webhook holds the create of "x"; meanwhile a create
+     * the webhook does not select takes the name. */
+    hook_cfg(false, "hold.example.com", "/hang", NULL,
+             "{\"timeoutSeconds\":20, \"objectSelector\":{\"matchLabels\":{\"hold\":\"yes\"}}}");
+    pthread_t th;
+    pthread_create(&th, NULL, post_cm, (void *)"{'metadata':{'name':'x','labels':{'hold':'yes'}}}");
+    pthread_mutex_lock(&hook_mu);
+    while (hanging == 0)
+        pthread_cond_wait(&hook_cv, &hook_mu);
+    pthread_mutex_unlock(&hook_mu);
+    json_decref(req(201, "POST", CM("default"), CM_BODY("x")));
+    pthread_mutex_lock(&hook_mu);
+    hang_release = true;
+    pthread_cond_broadcast(&hook_cv);
+    pthread_mutex_unlock(&hook_mu);
+    void *status;
+    pthread_join(th, &status);
+    cr_assert_eq((long)status, 409);
+    json_t *got = req(200, "GET", "/api/v1/namespaces/default/configmaps/x", NULL);
+    cr_assert_null(jget(got, "metadata.labels"), "the first create's object is the one stored");
+    json_decref(got);
+}
