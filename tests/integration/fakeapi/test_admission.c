@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,11 +448,14 @@ Test(admission, untrusted_certificate_fails)
     cr_assert_eq(calls_to("/allow"), 0);
 }
 
+static atomic_bool post_returned;
+
 static void *post_cm(void *ud)
 {
     long status = 0;
     json_t *b = req_full(0, "POST", CM("default"), NULL, ud, &status);
     json_decref(b);
+    atomic_store(&post_returned, true);
     return (void *)status;
 }
 
@@ -465,29 +469,32 @@ Test(admission, hanging_webhook_times_out_and_blocks_nothing_else)
                        "context deadline exceeded",
                        hook_port));
     json_decref(st);
-    /* With a long timeout, a held webhook call holds only its own request. */
+    /* Under failurePolicy Ignore the timed-out webhook is skipped. */
     json_decref(req(200, "DELETE", VWC "/hang.example.com", NULL));
+    hook_cfg(false, "hangignored.example.com", "/hang", NULL,
+             "{\"timeoutSeconds\":1, \"failurePolicy\":\"Ignore\"}");
+    json_decref(req(201, "POST", CM("default"), CM_BODY("ignored")));
+    json_decref(req(200, "DELETE", VWC "/hangignored.example.com", NULL));
+    /* With a long timeout, a held webhook call holds only its own request. */
     hook_cfg(false, "hang2.example.com", "/hang", NULL,
              "{\"timeoutSeconds\":20, \"namespaceSelector\":{\"matchExpressions\":[{\"key\":"
              "\"kubernetes.io/metadata.name\",\"operator\":\"NotIn\",\"values\":"
              "[\"elsewhere\"]}]}}");
     json_decref(req(201, "POST", "/api/v1/namespaces", "{'metadata':{'name':'elsewhere'}}"));
-    pthread_mutex_lock(&hook_mu);
-    int before = hanging;
-    pthread_mutex_unlock(&hook_mu);
+    size_t before = calls_to("/hang");
     pthread_t th;
+    atomic_store(&post_returned, false);
     pthread_create(&th, NULL, post_cm, (void *)CM_BODY("held"));
-    pthread_mutex_lock(&hook_mu);
-    while (hanging == before)
-        pthread_cond_wait(&hook_cv, &hook_mu);
-    pthread_mutex_unlock(&hook_mu);
+    /* Until the stub has the held call. */
+    while (calls_to("/hang") == before)
+        usleep(1000);
     /* The held request waits in the webhook; others are served meanwhile. */
     for (int i = 0; i < 6; i++) {
         json_decref(req(200, "GET", "/api/v1/namespaces", NULL));
         json_decref(req(201, "POST", CM("elsewhere"), CM_BODY(S("free%d", i))));
     }
+    cr_assert(!atomic_load(&post_returned), "the held request is still waiting for its webhook");
     pthread_mutex_lock(&hook_mu);
-    cr_assert_eq(hanging, before + 1, "the held call is still held");
     hang_release = true;
     pthread_cond_broadcast(&hook_cv);
     pthread_mutex_unlock(&hook_mu);
