@@ -12,6 +12,7 @@
  * allocator reads the store and needs its lock.
  */
 #include "builtin_default.h"
+#include "webhook_config.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>
@@ -438,6 +439,10 @@ int fakeapi__builtin_default(const fakeapi__resource *res, json_t *obj)
             rc = default_job(obj, child(obj, "spec"));
         else if (!strcmp(k, "CronJob"))
             rc = default_cronjob(child(obj, "spec"));
+    } else if (!strcmp(g, "admissionregistration.k8s.io") &&
+               (!strcmp(k, "MutatingWebhookConfiguration") ||
+                !strcmp(k, "ValidatingWebhookConfiguration"))) {
+        rc = fakeapi__webhook_config_default(!strcmp(k, "MutatingWebhookConfiguration"), obj);
     }
     return rc < 0 ? -1 : 0;
 }

@@ -22,6 +22,7 @@
 #include "decode.h"
 #include "objmeta.h"
 #include "strbuf.h"
+#include "webhook_config.h"
 
 typedef struct vctx {
     json_t *causes;
@@ -817,6 +818,11 @@ int fakeapi__builtin_validate(const fakeapi__resource *res, const json_t *obj, c
             validate_job_spec(&v, json_object_get(obj, "spec"), "spec", true);
         else if (!strcmp(k, "CronJob"))
             validate_cronjob(&v, obj);
+    } else if (!strcmp(g, "admissionregistration.k8s.io") &&
+               (!strcmp(k, "MutatingWebhookConfiguration") ||
+                !strcmp(k, "ValidatingWebhookConfiguration"))) {
+        v.n += fakeapi__webhook_config_validate(!strcmp(k, "MutatingWebhookConfiguration"), obj,
+                                                causes);
     }
     return v.n;
 }

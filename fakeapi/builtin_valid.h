@@ -2,7 +2,8 @@
  * builtin_valid.h - the validation rules of the common built-in kinds, as
  * the API server's strategies apply them after defaulting: Pod specs (and
  * every pod template), Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
- * CronJob, Service, ConfigMap and Secret. Each violation is a cause in the
+ * CronJob, Service, ConfigMap and Secret, and the webhook configurations
+ * (webhook_config.h). Each violation is a cause in the
  * server's shape ({reason, message, field}) for a 422 Invalid.
  *
  * Reentrant; any thread.

@@ -28,6 +28,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "admission.h"
 #include "conns.h"
 #include "fault.h"
 #include "metrics.h"
@@ -50,6 +52,10 @@
 #define CONN_LIMIT_MAX 4000
 #define CONN_LIMIT_MIN 16
 #define FD_RESERVE 128 /* descriptors left for the store, threads and embedder */
+/* Requests on threads of their own at once (admission webhooks); more run in place. */
+#define OFFLOAD_MAX 64
+
+struct offload;
 
 /* Per-request state between libmicrohttpd's calls, made by on_target. */
 typedef struct conn_req {
@@ -63,6 +69,7 @@ typedef struct conn_req {
     fakeapi__fault_plan *plan; /* set once the faults are chosen (a delayed request) */
     bool sleeper_ready;
     fakeapi__sleeper sleeper; /* a delay fault in progress */
+    struct offload *off;      /* a request running on its own thread */
 } conn_req;
 
 /* The connection's entry in the tracker (conns.h), NULL if untracked. */
@@ -332,6 +339,84 @@ static enum MHD_Result crowded(fakeapi_server *srv, struct MHD_Connection *conn,
     return ret;
 }
 
+/*
+ * A write that may call an admission webhook waits for it for up to the
+ * webhook's timeout: it runs on a thread of its own, its connection
+ * suspended, so that the loop thread goes on serving its other
+ * connections. The thread fills resp, marks it done and resumes the
+ * connection; libmicrohttpd then calls on_request again and serve() sends
+ * resp. The request's strings (cr's, and the header values libmicrohttpd
+ * keeps for the request) stay valid meanwhile: a suspended connection is
+ * not closed under it.
+ */
+typedef struct offload {
+    fakeapi_server *srv;
+    struct MHD_Connection *conn;
+    fakeapi__req req;
+    fakeapi__fault_plan plan;
+    fakeapi__resp resp;
+    atomic_bool done;
+} offload;
+
+static void *offload_main(void *ud)
+{
+    offload *o = ud;
+    o->req.plan = &o->plan;
+    fakeapi__handle(o->srv, &o->req, &o->resp);
+    fakeapi_server *srv = o->srv;
+    struct MHD_Connection *conn = o->conn;
+    atomic_store(&o->done, true); /* o is the loop thread's from here */
+    MHD_resume_connection(conn);
+    atomic_fetch_sub(&srv->offloaded, 1);
+    return NULL;
+}
+
+static bool may_call_webhooks(fakeapi_server *srv, const char *method, const fakeapi__route *rt)
+{
+    bool write = !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH") ||
+                 !strcmp(method, "DELETE");
+    return write &&
+           (rt->kind == FAKEAPI__RT_COLLECTION || rt->kind == FAKEAPI__RT_OBJECT ||
+            rt->kind == FAKEAPI__RT_SUBRESOURCE) &&
+           !atomic_load(&srv->stopping) && atomic_load(&srv->offloaded) < OFFLOAD_MAX &&
+           fakeapi__admission_active(srv);
+}
+
+/* Hand the request to its own thread: false if that cannot be done (it
+ * then runs in place). plan is kept in cr->plan for the call that answers. */
+static bool offload_start(fakeapi_server *srv, struct MHD_Connection *conn, conn_req *cr,
+                          const fakeapi__req *req, const fakeapi__fault_plan *plan)
+{
+    offload *o = calloc(1, sizeof *o);
+    if (!o || (!cr->plan && !(cr->plan = malloc(sizeof *cr->plan)))) {
+        free(o);
+        return false;
+    }
+    *cr->plan = *plan;
+    o->srv = srv;
+    o->conn = conn;
+    o->req = *req;
+    o->plan = *plan;
+    cr->off = o;
+    conn_untimed(conn);
+    MHD_suspend_connection(conn);
+    atomic_fetch_add(&srv->offloaded, 1);
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, offload_main, o);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        atomic_fetch_sub(&srv->offloaded, 1);
+        MHD_resume_connection(conn);
+        cr->off = NULL;
+        free(o);
+        return false;
+    }
+    return true;
+}
+
 static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *method,
                              conn_req *cr)
 {
@@ -374,8 +459,21 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     }
     req.plan = &plan;
     bool answer = pre_faults(&plan, &resp);
-    if (answer && !resp.status)
+    if (answer && !resp.status && cr->off && atomic_load(&cr->off->done)) {
+        resp = cr->off->resp; /* back from its thread */
+        free(cr->off);
+        cr->off = NULL;
+    } else if (answer && !resp.status && cr->off) {
+        /* Called again before its thread is done (it resumes only when it
+         * is): wait on. */
+        MHD_suspend_connection(conn);
+        return MHD_YES;
+    } else if (answer && !resp.status) {
+        if (may_call_webhooks(srv, method, &rt) &&
+            offload_start(srv, conn, cr, &req, &plan))
+            return MHD_YES;
         fakeapi__handle(srv, &req, &resp);
+    }
     enum MHD_Result ret = MHD_NO;
     char rv[24];
     rv[0] = '\0';
@@ -674,6 +772,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (cr) {
         if (cr->sleeper_ready)
             fakeapi__sleeper_deinit(((fakeapi_server *)cls)->waker, &cr->sleeper);
+        if (cr->off && atomic_load(&cr->off->done)) {
+            fakeapi__resp_deinit(&cr->off->resp);
+            free(cr->off);
+        }
         free(cr->plan);
         free(cr->body);
         free(cr->target);
@@ -783,6 +885,11 @@ int fakeapi__front_start(fakeapi_server *srv)
 
 void fakeapi__front_stop(fakeapi_server *srv)
 {
+    /* Requests on their own threads end soon (webhook calls stop when the
+     * server does) and resume their connections: libmicrohttpd must not
+     * stop with a connection suspended. */
+    while (atomic_load(&srv->offloaded) > 0)
+        usleep(1000);
     if (srv->mhd)
         MHD_stop_daemon(srv->mhd);
     srv->mhd = NULL;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admission.h"
 #include "fault.h"
 #include "front.h"
 #include "gc.h"
@@ -76,7 +77,9 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     srv->faults = fakeapi__faults_new(seed);
     srv->metrics = fakeapi__metrics_new();
     srv->openapi = fakeapi__openapi_cache_new();
-    if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics || !srv->openapi)
+    srv->admission = fakeapi__admission_new();
+    if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics || !srv->openapi ||
+        !srv->admission)
         goto fail;
     fakeapi__waker_hold(srv->waker, srv->opts.on_held != NULL);
     srv->gc_wake = fakeapi__gc_wake;
@@ -125,6 +128,7 @@ void fakeapi_stop(fakeapi_server *srv)
     fakeapi__hub_free(srv->hub);
     fakeapi__registry_free(srv->reg);
     fakeapi__openapi_cache_free(srv->openapi);
+    fakeapi__admission_free(srv->admission);
     fakeapi__faults_free(srv->faults);
     fakeapi__metrics_free(srv->metrics);
     fakeapi__trace_close(srv);

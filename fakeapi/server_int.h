@@ -6,6 +6,10 @@
  *    connections' requests through fakeapi__handle() to completion. Watches
  *    and delayed requests never block a loop thread: they suspend their
  *    connection, and a writer or the waker's thread (waker.h) resumes it.
+ *  - A write that may call an admission webhook runs on a detached thread
+ *    of its own (front.c) with its connection suspended; webhooks are
+ *    called without the store lock (admission.h). fakeapi_stop waits for
+ *    those threads (srv->offloaded) before libmicrohttpd stops.
  *  - One background thread (gc.c) runs garbage collection and namespace
  *    deletion when woken after a delete.
  *  - One thread (conns.c) shuts down connections that wait too long for a
@@ -40,6 +44,7 @@ typedef struct fakeapi__metrics fakeapi__metrics;
 struct fakeapi__reqinfo;
 struct fakeapi__tls_material;
 struct fakeapi__openapi_cache;
+struct fakeapi__admission;
 
 struct fakeapi_server {
     fakeapi_options opts;
@@ -86,6 +91,14 @@ struct fakeapi_server {
 
     atomic_bool stopping;
     atomic_ulong requests;
+
+    /* Admission webhooks (admission.h): the configurations' cache, and a
+     * counter txn.c bumps on each commit that wrote a configuration. */
+    struct fakeapi__admission *admission;
+    atomic_ulong webhooks_gen;
+    /* Requests handed to a thread of their own because they may call a
+     * webhook (front.c): the front end waits for them before it stops. */
+    atomic_int offloaded;
 };
 
 /* Handle one API request: fills *resp (status, body, or a watch stream). */

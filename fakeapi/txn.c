@@ -306,6 +306,14 @@ static int auto_compact(fakeapi_server *srv)
     return upto ? fakeapi__store_compact(s, upto) : 0;
 }
 
+/* A webhook configuration's key (admission.h; compared here, since the
+ * store layer does not call up into admission). */
+static bool is_webhook_key(const char *key)
+{
+    return key && (!strcmp(key, "admissionregistration.k8s.io/mutatingwebhookconfigurations") ||
+                   !strcmp(key, "admissionregistration.k8s.io/validatingwebhookconfigurations"));
+}
+
 int fakeapi__txn_commit(fakeapi__txn *t)
 {
     fakeapi_server *srv = t->srv;
@@ -315,8 +323,13 @@ int fakeapi__txn_commit(fakeapi__txn *t)
         fakeapi__txn_abort(t);
         return -1;
     }
-    for (size_t i = 0; i < t->n; i++)
+    bool webhooks = false;
+    for (size_t i = 0; i < t->n; i++) {
         fakeapi__hub_publish(srv->hub, t->events[i]);
+        webhooks |= is_webhook_key(t->events[i]->key);
+    }
+    if (webhooks)
+        atomic_fetch_add(&srv->webhooks_gen, 1); /* admission.c reloads them */
     fakeapi__store_unlock(srv->store);
     drop_events(t);
     if (t->gc_wake && srv->gc_wake)

@@ -24,6 +24,9 @@ typedef struct fakeapi__ctx {
     const fakeapi__route *rt;
     fakeapi__resource *res;
     const char *ns; /* "" for cluster-scoped kinds, NULL for every namespace */
+    /* A create whose name came from generateName: admission reviews carry
+     * the name the request had (none), as kube-apiserver's do. */
+    bool generated_name;
 } fakeapi__ctx;
 
 void fakeapi__do_get(fakeapi__ctx *c);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
+#include "convert.h"
 #include "objmeta.h"
 #include "protobuf.h"
 #include "selector.h"
@@ -220,11 +222,41 @@ static json_t *deleted_status(const fakeapi__resource *res, const json_t *obj)
                      "status", "Success", "details", d);
 }
 
+/*
+ * Admission webhooks on a delete (admission.h), with the object as it is
+ * now as oldObject, before the store lock is taken for the delete itself.
+ * A missing object is left to the delete's own 404. -1 having answered.
+ */
+static int webhooks_delete(fakeapi__ctx *c)
+{
+    if (!fakeapi__admission_active(c->srv))
+        return 0;
+    json_t *old = NULL, *none = NULL;
+    fakeapi__store_lock(c->srv->store);
+    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &old);
+    fakeapi__store_unlock(c->srv->store);
+    if (rc != 0)
+        return 0;
+    if (fakeapi__convert_needed(c->res))
+        fakeapi__convert_out(c->res, old);
+    rc = fakeapi__admission_mutate(c, "DELETE", &none, old, NULL) < 0 ||
+                 fakeapi__admission_validate(c, "DELETE", NULL, old) < 0
+             ? -1
+             : 0;
+    json_decref(none);
+    json_decref(old);
+    return rc;
+}
+
 void fakeapi__do_delete(fakeapi__ctx *c)
 {
     delete_opts o;
     if (parse_delete_opts(c, &o) < 0)
         return;
+    if (webhooks_delete(c) < 0) {
+        json_decref(o.body);
+        return;
+    }
     fakeapi__txn t;
     json_t *obj = NULL, *rv = NULL;
     if (fakeapi__txn_begin(&t, c->srv) < 0) {

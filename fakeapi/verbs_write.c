@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "admission.h"
 #include "builtin_check.h"
 #include "builtin_default.h"
 #include "builtin_valid.h"
@@ -861,6 +862,26 @@ static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, const 
     }
 }
 
+/* A create may go to name: its namespace is live and the name free. 0 yes,
+ * 1 having answered, -1 on a storage error (not answered). Holds the store
+ * lock. */
+static int check_create_target(fakeapi__ctx *c, const char *name)
+{
+    if (check_namespace_live(c, c->ns, name) < 0)
+        return 1;
+    char *text = NULL;
+    int rc = fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, name, &text, NULL);
+    free(text);
+    if (rc == 0) {
+        char q[300];
+        fakeapi__resource_qualified(c->res, q, sizeof q);
+        fakeapi__resp_error(c->resp, 409, "AlreadyExists", fakeapi__details(c->res, name),
+                            "%s \"%s\" already exists", q, name);
+        return 1;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
 void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
 {
     const char *name = fakeapi__meta_str(obj, "name");
@@ -872,24 +893,34 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj)
             goto fail;
         }
         name = fakeapi__meta_str(obj, "name");
+        c->generated_name = true;
     }
-    if (check_namespace_live(c, c->ns, name) < 0)
+    int rc = check_create_target(c, name);
+    if (rc == 1)
         goto fail;
-    char *text = NULL;
-    int rc = fakeapi__store_get_text(c->srv->store, c->res->store_key, c->ns, name, &text, NULL);
-    free(text);
-    if (rc == 0) {
-        char q[300];
-        fakeapi__resource_qualified(c->res, q, sizeof q);
-        fakeapi__resp_error(c->resp, 409, "AlreadyExists", fakeapi__details(c->res, name),
-                            "%s \"%s\" already exists", q, name);
-        goto fail;
-    }
     record_managed(c, NULL, obj);
     stamp_new(c, obj);
     fakeapi__builtin_after_stamp(c->res, obj);
     if (rc >= 0 && (generated_ok(c, obj) < 0 || cluster_ip(c, obj, NULL) < 0))
         goto fail;
+    if (rc >= 0 && fakeapi__admission_active(c->srv)) {
+        /* Validating webhooks see the object as it will be stored (name,
+         * uid, timestamps), without the store lock; then the checks that
+         * depend on the store run again. */
+        fakeapi__txn_abort(t);
+        if (fakeapi__admission_validate(c, "CREATE", obj, NULL) < 0) {
+            json_decref(obj);
+            return;
+        }
+        if (fakeapi__txn_begin(t, c->srv) < 0) {
+            fakeapi__storage_error(c);
+            json_decref(obj);
+            return;
+        }
+        rc = check_create_target(c, name);
+        if (rc == 1 || (rc == 0 && cluster_ip(c, obj, NULL) < 0))
+            goto fail;
+    }
     if (rc < 0 || fakeapi__txn_put(t, c->res, obj, NULL) < 0) {
         fakeapi__storage_error(c);
         goto fail;
@@ -927,6 +958,79 @@ static int prepare_create(fakeapi__ctx *c, json_t *obj)
     return admit(c, obj, NULL);
 }
 
+static void conflict(fakeapi__ctx *c, const char *name);
+static void keep_server_fields(json_t *next, const json_t *cur);
+
+/*
+ * Mutating admission webhooks on a create (admission.h), before the store
+ * lock is taken, then the create's checks again on what they changed (the
+ * validating ones run in fakeapi__finish_create). -1 having answered.
+ */
+static int webhooks_create(fakeapi__ctx *c, json_t **obj)
+{
+    if (!fakeapi__admission_active(c->srv))
+        return 0;
+    bool changed = false;
+    if (fakeapi__admission_mutate(c, "CREATE", obj, NULL, &changed) < 0 ||
+        (changed && prepare_create(c, *obj) < 0))
+        return -1;
+    return 0;
+}
+
+/*
+ * Admission webhooks on an update: cur (stored) and *next (to be written)
+ * were computed inside t. The webhooks run with the store lock released;
+ * then t is begun again. 0: go on (t held, the object still at cur's
+ * resourceVersion); 1: it changed meanwhile (t released; the caller starts
+ * over, as kube-apiserver's update retries); -1 having answered (t released).
+ */
+static int webhooks_update(fakeapi__ctx *c, fakeapi__txn *t, const json_t *cur, json_t **next)
+{
+    if (!fakeapi__admission_active(c->srv))
+        return 0;
+    long long rv = fakeapi__meta_rv(cur);
+    fakeapi__txn_abort(t);
+    if (fakeapi__admission_mutate(c, "UPDATE", next, cur, NULL) < 0)
+        return -1;
+    /* Validating webhooks see the uid and timestamps the write keeps. */
+    keep_server_fields(*next, cur);
+    if (fakeapi__admission_validate(c, "UPDATE", *next, cur) < 0)
+        return -1;
+    if (fakeapi__txn_begin(t, c->srv) < 0) {
+        fakeapi__storage_error(c);
+        return -1;
+    }
+    json_t *now = NULL;
+    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &now);
+    long long now_rv = rc == 0 ? fakeapi__meta_rv(now) : -1;
+    json_decref(now);
+    if (rc < 0) {
+        fakeapi__txn_abort(t);
+        fakeapi__storage_error(c);
+        return -1;
+    }
+    if (now_rv != rv) {
+        fakeapi__txn_abort(t);
+        return 1;
+    }
+    return 0;
+}
+
+/* Times an update starts over when the object changed while its webhooks ran. */
+#define WEBHOOK_RETRIES 5
+
+/* Start an update over: the warnings the last try added (past the first
+ * keep bytes) go. */
+static bool retry_update(fakeapi__ctx *c, int *tries, size_t keep)
+{
+    if (c->resp->warnings && strlen(c->resp->warnings) > keep)
+        c->resp->warnings[keep] = '\0';
+    if (++*tries <= WEBHOOK_RETRIES)
+        return true;
+    conflict(c, c->rt->name);
+    return false;
+}
+
 void fakeapi__do_create(fakeapi__ctx *c)
 {
     if (check_field_manager(c) < 0)
@@ -934,7 +1038,7 @@ void fakeapi__do_create(fakeapi__ctx *c)
     json_t *obj = fakeapi__body_object(c);
     if (!obj)
         return;
-    if (check_decodes(c, obj) < 0 || prepare_create(c, obj) < 0) {
+    if (check_decodes(c, obj) < 0 || prepare_create(c, obj) < 0 || webhooks_create(c, &obj) < 0) {
         json_decref(obj);
         return;
     }
@@ -1132,44 +1236,62 @@ static int check_rv(fakeapi__ctx *c, const json_t *cur, const json_t *next, bool
     return 0;
 }
 
-/* PUT on the object or its /status. */
-void fakeapi__do_update(fakeapi__ctx *c)
+/* One try of a PUT with the decoded body (borrowed): 1 to start over. */
+static int update_try(fakeapi__ctx *c, const json_t *body)
 {
-    if (check_field_manager(c) < 0)
-        return;
-    json_t *next = fakeapi__body_object(c);
-    if (!next)
-        return;
-    if (check_decodes(c, next) < 0) {
-        json_decref(next);
-        return;
-    }
-    const char *name = fakeapi__meta_str(next, "name");
-    if (name && strcmp(name, c->rt->name)) {
-        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
-                            "the name of the object (%s) does not match the name on the URL (%s)",
-                            name, c->rt->name);
-        json_decref(next);
-        return;
-    }
+    json_t *next = json_deep_copy(body);
     fakeapi__txn t;
-    if (fakeapi__txn_begin(&t, c->srv) < 0) {
+    if (!next || fakeapi__txn_begin(&t, c->srv) < 0) {
         json_decref(next);
         fakeapi__storage_error(c);
-        return;
+        return 0;
     }
     json_t *cur = load_current(c, &t);
     if (!cur) {
         json_decref(next);
-        return;
+        return 0;
     }
     if (check_rv(c, cur, next, c->res->update_needs_rv) < 0) {
         fakeapi__txn_abort(&t);
         json_decref(cur);
         json_decref(next);
-        return;
+        return 0;
+    }
+    int w = webhooks_update(c, &t, cur, &next);
+    if (w != 0) {
+        json_decref(cur);
+        json_decref(next);
+        return w > 0;
     }
     fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
+    return 0;
+}
+
+/* PUT on the object or its /status. */
+void fakeapi__do_update(fakeapi__ctx *c)
+{
+    if (check_field_manager(c) < 0)
+        return;
+    json_t *body = fakeapi__body_object(c);
+    if (!body)
+        return;
+    if (check_decodes(c, body) < 0) {
+        json_decref(body);
+        return;
+    }
+    const char *name = fakeapi__meta_str(body, "name");
+    if (name && strcmp(name, c->rt->name)) {
+        fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                            "the name of the object (%s) does not match the name on the URL (%s)",
+                            name, c->rt->name);
+        json_decref(body);
+        return;
+    }
+    int tries = 0;
+    size_t keep = c->resp->warnings ? strlen(c->resp->warnings) : 0;
+    while (update_try(c, body) && retry_update(c, &tries, keep))
+        ;
+    json_decref(body);
 }
 
 /* The message a patch on this request's target is walked through: Scale for /scale. */
@@ -1298,16 +1420,79 @@ static int check_patched_identity(fakeapi__ctx *c, json_t *next)
 }
 
 /* Server-side apply of an object that does not exist yet creates it. */
-static void apply_create(fakeapi__ctx *c, fakeapi__txn *t)
+static int apply_create(fakeapi__ctx *c, fakeapi__txn *t)
 {
     json_t *obj = apply_patch(c, NULL);
     if (!obj || check_patched_identity(c, obj) < 0 || prepare_create(c, obj) < 0) {
         fakeapi__txn_abort(t);
         json_decref(obj);
-        return;
+        return 0;
     }
     fakeapi__meta_set_str(obj, "name", c->rt->name);
+    if (fakeapi__admission_active(c->srv)) {
+        /* Its webhooks run without the store lock; if the object appeared
+         * meanwhile, the apply starts over as an update. */
+        fakeapi__txn_abort(t);
+        int rc = 0, st = 0;
+        if (webhooks_create(c, &obj) < 0)
+            rc = -1;
+        else if (fakeapi__txn_begin(t, c->srv) < 0)
+            fakeapi__storage_error(c), rc = -1;
+        else if ((st = fakeapi__store_state(c->srv->store, c->res->store_key, c->ns,
+                                            c->rt->name)) != 2) {
+            fakeapi__txn_abort(t);
+            if (st < 0)
+                fakeapi__storage_error(c);
+            rc = st < 0 ? -1 : 1;
+        }
+        if (rc != 0) {
+            json_decref(obj);
+            return rc > 0;
+        }
+    }
     fakeapi__finish_create(c, t, obj);
+    return 0;
+}
+
+/* One try of a PATCH: 1 to start over. */
+static int patch_try(fakeapi__ctx *c, bool apply)
+{
+    fakeapi__txn t;
+    if (fakeapi__txn_begin(&t, c->srv) < 0) {
+        fakeapi__storage_error(c);
+        return 0;
+    }
+    json_t *cur = NULL;
+    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
+    if (rc == 1 && apply && !c->rt->sub[0])
+        return apply_create(c, &t);
+    if (rc != 0) {
+        if (rc == 1)
+            fakeapi__not_found(c, c->rt->name);
+        else
+            fakeapi__storage_error(c);
+        fakeapi__txn_abort(&t);
+        return 0;
+    }
+    if (fakeapi__convert_needed(c->res))
+        fakeapi__convert_out(c->res, cur);
+    json_t *next = apply_patch(c, cur);
+    if (!next || check_patched_identity(c, next) < 0 || check_rv(c, cur, next, false) < 0) {
+        fakeapi__txn_abort(&t);
+        json_decref(cur);
+        json_decref(next);
+        return 0;
+    }
+    int w = webhooks_update(c, &t, cur, &next);
+    if (w != 0) {
+        json_decref(cur);
+        json_decref(next);
+        return w > 0;
+    }
+    /* The patched object keeps its stored resourceVersion semantics: a patch
+     * carrying metadata.resourceVersion was checked above. */
+    fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
+    return 0;
 }
 
 /* PATCH on the object or a subresource (scale is handled in verbs_sub.c). */
@@ -1326,35 +1511,8 @@ void fakeapi__do_patch(fakeapi__ctx *c)
     }
     if (check_field_manager(c) < 0)
         return;
-    fakeapi__txn t;
-    if (fakeapi__txn_begin(&t, c->srv) < 0) {
-        fakeapi__storage_error(c);
-        return;
-    }
-    json_t *cur = NULL;
-    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
-    if (rc == 1 && apply && !c->rt->sub[0]) {
-        apply_create(c, &t);
-        return;
-    }
-    if (rc != 0) {
-        if (rc == 1)
-            fakeapi__not_found(c, c->rt->name);
-        else
-            fakeapi__storage_error(c);
-        fakeapi__txn_abort(&t);
-        return;
-    }
-    if (fakeapi__convert_needed(c->res))
-        fakeapi__convert_out(c->res, cur);
-    json_t *next = apply_patch(c, cur);
-    if (!next || check_patched_identity(c, next) < 0 || check_rv(c, cur, next, false) < 0) {
-        fakeapi__txn_abort(&t);
-        json_decref(cur);
-        json_decref(next);
-        return;
-    }
-    /* The patched object keeps its stored resourceVersion semantics: a patch
-     * carrying metadata.resourceVersion was checked above. */
-    fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
+    int tries = 0;
+    size_t keep = c->resp->warnings ? strlen(c->resp->warnings) : 0;
+    while (patch_try(c, apply) && retry_update(c, &tries, keep))
+        ;
 }
