@@ -34,7 +34,9 @@ extern "C" {
  * run of candidate under seed (borrowed). NULL in the options: any failure
  * of a run that ran (not a setup error, not a scheduler stall), or with
  * same_failure, one with the same signature (scn_shrink_signature) as the
- * original's.
+ * original's. A failure is a check that failed: an invariant, an expect, a
+ * wait that timed out, or no quiescence; a step that could not act (an
+ * apply of a kind whose CRD was removed) is not.
  */
 typedef bool (*scn_shrink_pred)(const scn_scenario *candidate, uint64_t seed,
                                 const scn_run_result *r, void *ud);
