@@ -453,6 +453,24 @@ int scn_shrink(const scn_scenario *sc, const scn_shrink_options *opts, scn_shrin
         rc = SCN_ERR_NOMEM;
         goto out;
     }
+    /* the YAML as written must fail too (and its message names its lines) */
+    scn_scenario *final = NULL;
+    scn_run_result fr;
+    scn_run_options fo = {.seed = s.seed, .seed_given = true, .max_steps = opts->max_steps};
+    if (scn_scenario_parse(sc->file, yaml, strlen(yaml), &final, NULL) < 0 ||
+        scn_run(final, &fo, &fr) < 0 ||
+        !(opts->still_fails ? opts->still_fails(final, s.seed, &fr, opts->ud)
+                            : default_pred(&s, final, &fr))) {
+        scn_scenario_free(final);
+        free(yaml);
+        fill_err(err, SCN_ERR_INTERNAL, sc->file,
+                 "the shrunk scenario, written out, does not fail as it did");
+        rc = SCN_ERR_INTERNAL;
+        goto out;
+    }
+    scn_scenario_free(final);
+    s.fail = fr;
+    s.candidates++;
     out->doc = json_incref(s.cur);
     out->yaml = yaml;
     out->seed = s.seed;
