@@ -24,6 +24,11 @@ grep -q '.status.configMapName: "demo-<generated-1>" -> "demo-data"' "$tmp/out" 
 # the same with two registered controllers
 expect_rc 1 "$scn" diff "$ex/singleton-buggy.yaml" --seed 2 --controllers singleton-buggy=singleton-fixed
 grep -q 'only in B' "$tmp/out" || fail "no object diff (--controllers)"
+# the dedup variant names its ConfigMap as the buggy one does: the states
+# agree (names masked) until the buggy one keeps a second ConfigMap
+expect_rc 1 "$scn" diff "$ex/singleton-buggy.yaml" --seed 2 --controllers singleton-buggy=singleton-dedup
+grep -q 'first difference at step 4 (line 30' "$tmp/out" || fail "not the divergence at step 4"
+grep -q 'ConfigMap default/demo-<generated-3> (v1): only in A' "$tmp/out" || fail "no extra ConfigMap"
 # a controller against itself: equal
 expect_rc 0 "$scn" diff "$ex/singleton-fixed.yaml" --seed 2 --controllers singleton-fixed=singleton-fixed
 grep -q '^EQUAL singleton-fixed' "$tmp/out" || fail "not EQUAL"

@@ -33,6 +33,12 @@ static int fixed_setup(ctrl_manager *mgr, const json_t *config, void *user)
     return example_fixed_setup(mgr, config);
 }
 
+static int dedup_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_dedup_setup(mgr, config);
+}
+
 static int replicaset_setup(ctrl_manager *mgr, const json_t *config, void *user)
 {
     (void)user;
@@ -45,6 +51,7 @@ static void setup(void)
     if (!done) {
         scn_register_controller("singleton-buggy", buggy_setup, NULL);
         scn_register_controller("singleton-fixed", fixed_setup, NULL);
+        scn_register_controller("singleton-dedup", dedup_setup, NULL);
         scn_register_controller("replicaset", replicaset_setup, NULL);
     }
     done = true;
@@ -200,6 +207,18 @@ Test(shrink, diff_api)
               r.report);
     cr_assert_not(r.a.passed);
     cr_assert(r.b.passed);
+    scn_diff_result_deinit(&r);
+
+    /* the dedup variant: equal states (generated names masked) until step 4,
+     * where the buggy one keeps a second ConfigMap */
+    cr_assert_eq(scn_diff_replace_with("singleton-buggy", "singleton-dedup"), 0);
+    cr_assert_eq(scn_diff(sc, &o, &r, &err), 0, "%s", err.message);
+    cr_assert(r.differ);
+    cr_assert_eq(r.step, 4, "%s", r.report);
+    cr_assert_eq(r.points, 6);
+    cr_assert(strstr(r.report, "ConfigMap default/demo-<generated-3> (v1): only in A"), "%s",
+              r.report);
+    cr_assert_not(strstr(r.report, "only in B"), "%s", r.report);
     scn_diff_result_deinit(&r);
     scn_scenario_free(sc);
 
