@@ -468,9 +468,9 @@ int scn_shrink(const scn_scenario *sc, const scn_shrink_options *opts, scn_shrin
         rc = SCN_ERR_INTERNAL;
         goto out;
     }
-    scn_scenario_free(final);
     s.fail = fr;
     s.candidates++;
+    out->scenario = final;
     out->doc = json_incref(s.cur);
     out->yaml = yaml;
     out->seed = s.seed;
@@ -497,5 +497,6 @@ void scn_shrink_result_deinit(scn_shrink_result *r)
         return;
     json_decref(r->doc);
     free(r->yaml);
+    scn_scenario_free(r->scenario);
     memset(r, 0, sizeof *r);
 }

@@ -57,6 +57,7 @@ typedef struct scn_shrink_options {
 typedef struct scn_shrink_result {
     json_t *doc;            /* the minimal scenario as a document (new reference) */
     char *yaml;             /* it as YAML (malloc'ed), with `seed:` set */
+    scn_scenario *scenario; /* the YAML parsed (its file: the original's name) */
     uint64_t seed;          /* the seed it fails with */
     scn_run_result failure; /* its failing run */
     unsigned long candidates; /* runs made (including the first) */

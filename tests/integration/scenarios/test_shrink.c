@@ -130,6 +130,8 @@ Test(shrink, noisy_200_to_its_one_step, .timeout = 120)
     cr_assert_eq(json_integer_value(json_object_get(scale, "replicas")), 5);
     cr_assert(strstr(r.failure.message, "invariant 0"), "%s", r.failure.message);
     cr_assert(strstr(r.yaml, "seed: 1"), "%s", r.yaml);
+    cr_assert_eq(r.scenario->n_steps, 1);
+    cr_assert(r.scenario->has_seed && r.scenario->seed == r.seed);
 
     /* the YAML, parsed and run on its own, fails with the same signature */
     scn_scenario *min = NULL;
