@@ -215,6 +215,10 @@ int scn_mask_new(scn_mask **out)
         ".metadata.deletionTimestamp",
         ".metadata.managedFields[*].time",
         ".metadata.ownerReferences[*].uid",
+        "Event:.involvedObject.uid",
+        "Event:.involvedObject.resourceVersion",
+        "events.k8s.io/v1/Event:.regarding.uid",
+        "events.k8s.io/v1/Event:.regarding.resourceVersion",
         NULL,
     };
     scn_mask *m = calloc(1, sizeof *m);
@@ -464,7 +468,29 @@ typedef struct fresh {
     char group[1200];
     const char *created;
     char *content; /* canonical text without the name, for ties */
+    char prefix[300];
 } fresh;
+
+/* The part of an object's name that was not generated: its generateName,
+ * or for an Event named as client-go names them (<object>.<hex time>) the
+ * part up to the dot. NULL if none. */
+static const char *prefix_of(const json_t *o, char *buf, size_t len)
+{
+    const char *g = meta_str(o, "generateName"), *name = meta_str(o, "name");
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    if (g && *g) {
+        snprintf(buf, len, "%s", g);
+        return buf;
+    }
+    const char *dot = name ? strrchr(name, '.') : NULL;
+    if (!kind || strcmp(kind, "Event") || !dot || !dot[1] || (size_t)(dot - name) + 2 > len)
+        return NULL;
+    for (const char *p = dot + 1; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return NULL;
+    snprintf(buf, len, "%.*s", (int)(dot - name + 1), name);
+    return buf;
+}
 
 static int cmp_fresh(const void *a, const void *b)
 {
@@ -509,7 +535,8 @@ static int map_names(scn_masker *mk, const json_t *objects)
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *o = json_array_get(objects, i);
-        const char *g = meta_str(o, "generateName"), *name = meta_str(o, "name");
+        const char *g = prefix_of(o, f[nf].prefix, sizeof f[nf].prefix);
+        const char *name = meta_str(o, "name");
         char key[1024], owner[600];
         if (!g || !*g || !name || strncmp(name, g, strlen(g)) || !strcmp(name, g))
             continue;
@@ -536,7 +563,7 @@ static int map_names(scn_masker *mk, const json_t *objects)
     }
     qsort(f, nf, sizeof *f, cmp_fresh);
     for (size_t i = 0; i < nf && rc == 0; i++) {
-        const char *g = meta_str(f[i].obj, "generateName");
+        const char *g = f[i].prefix;
         json_int_t k = json_integer_value(json_object_get(mk->counts, f[i].group)) + 1;
         char ph[600], key[1024];
         snprintf(ph, sizeof ph, "%s<generated-%lld>", g, (long long)k);

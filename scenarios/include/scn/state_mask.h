@@ -7,13 +7,15 @@
  * is absent stays absent, so a deletionTimestamp that appears still shows):
  *   .metadata.uid, .metadata.resourceVersion, .metadata.creationTimestamp,
  *   .metadata.deletionTimestamp, .metadata.managedFields[*].time,
- *   .metadata.ownerReferences[*].uid,
+ *   .metadata.ownerReferences[*].uid, an Event's involvedObject (regarding)
+ *   uid and resourceVersion,
  *   and every string anywhere that is an RFC 3339 time ("<time>").
  * Generated names (metadata.generateName G, name G + suffix) become
  * G + "<generated-K>", K counting from 1 in creation order among the
  * objects of one kind, namespace, prefix and controller owner; every string
  * in the state equal to such a name (a status field naming it, an owner
- * reference) is replaced the same way.
+ * reference) is replaced the same way. An Event named as client-go names
+ * them, <object>.<hex time>, counts as generated with prefix "<object>.". 
  *
  * Paths ("specs") to ignore or keep, as the scenario's `diff: {ignore: [...],
  * keep: [...]}` and `scenario diff --ignore SPEC` write them:

@@ -202,3 +202,30 @@ Test(state_mask, scenario_diff_section)
     cr_assert_eq(err.line, 4);
     cr_assert_str_eq(err.field, "diff.ignore[0]");
 }
+
+/* Events are named <object>.<hex time> by client-go's recorder (and libctrl's). */
+Test(state_mask, event_names)
+{
+    scn_mask *m;
+    cr_assert_eq(scn_mask_new(&m), 0);
+    json_t *a = masked(m, "[{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+                          "\"demo.188a3f00aa\",\"namespace\":\"default\"},\"involvedObject\":{"
+                          "\"name\":\"demo\",\"uid\":\"u1\",\"resourceVersion\":\"7\"},"
+                          "\"reason\":\"Created\"},"
+                          "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                          "\"not.an.event1\",\"namespace\":\"default\"}}]");
+    json_t *b = masked(m, "[{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+                          "\"demo.19ffff0001\",\"namespace\":\"default\"},\"involvedObject\":{"
+                          "\"name\":\"demo\",\"uid\":\"u9\",\"resourceVersion\":\"70\"},"
+                          "\"reason\":\"Created\"},"
+                          "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                          "\"not.an.event1\",\"namespace\":\"default\"}}]");
+    cr_assert_eq(scn_state_hash(a), scn_state_hash(b));
+    char *t = scn_state_text(a);
+    cr_assert(strstr(t, "\"name\":\"demo.<generated-1>\""), "%s", t);
+    cr_assert(strstr(t, "\"name\":\"not.an.event1\""), "only Events: %s", t);
+    free(t);
+    json_decref(a);
+    json_decref(b);
+    scn_mask_free(m);
+}
