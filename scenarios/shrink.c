@@ -165,19 +165,73 @@ static int test_doc(shrinker *s, const json_t *doc, uint64_t seed, scn_run_resul
     return fails ? 1 : 0;
 }
 
-/* cur with list key replaced by the items of cur's list at idx[0..n). */
-static json_t *with_subset(const json_t *cur, const char *key, const size_t *idx, size_t n)
+/* Where a list that can lose items is: a top-level list (steps, fixtures,
+ * controllers), or the objects an apply step applies (step >= 0). */
+typedef struct loc {
+    const char *key;
+    long step;
+    char name[64]; /* for messages */
+} loc;
+
+static loc top(const char *key)
 {
-    const json_t *arr = json_object_get(cur, key);
+    loc l = {.key = key, .step = -1};
+    snprintf(l.name, sizeof l.name, "%s", key);
+    return l;
+}
+
+static loc manifest_of(size_t step)
+{
+    loc l = {.key = "steps", .step = (long)step};
+    snprintf(l.name, sizeof l.name, "steps[%zu].apply", step);
+    return l;
+}
+
+/* The apply step's list of objects: the body itself, or its manifest. */
+static json_t *apply_list(const json_t *step)
+{
+    json_t *body = json_object_get(step, "apply");
+    if (json_is_array(body))
+        return body;
+    json_t *m = json_object_get(body, "manifest");
+    return json_is_array(m) ? m : NULL;
+}
+
+static const json_t *list_at(const json_t *doc, const loc *l)
+{
+    const json_t *arr = json_object_get(doc, l->key);
+    return l->step < 0 ? arr : apply_list(json_array_get(arr, (size_t)l->step));
+}
+
+/* cur with the list at l replaced by its items at idx[0..n); what is not
+ * changed is shared with cur. */
+static json_t *with_subset(const json_t *cur, const loc *l, const size_t *idx, size_t n)
+{
+    const json_t *arr = list_at(cur, l);
     json_t *doc = json_copy((json_t *)cur), *sub = json_array();
-    if (!doc || !sub) {
+    if (!doc || !sub || !arr) {
         json_decref(doc);
         json_decref(sub);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
         json_array_append(sub, json_array_get(arr, idx[i]));
-    json_object_set_new(doc, key, sub);
+    if (l->step < 0) {
+        json_object_set_new(doc, l->key, sub);
+        return doc;
+    }
+    json_t *steps = json_copy(json_object_get(cur, "steps"));
+    json_t *item = json_copy(json_array_get(steps, (size_t)l->step));
+    json_t *body = json_object_get(item, "apply");
+    if (json_is_array(body)) {
+        json_object_set_new(item, "apply", sub);
+    } else {
+        json_t *nb = json_copy(body);
+        json_object_set_new(nb, "manifest", sub);
+        json_object_set_new(item, "apply", nb);
+    }
+    json_array_set_new(steps, (size_t)l->step, item);
+    json_object_set_new(doc, "steps", steps);
     return doc;
 }
 
@@ -207,9 +261,9 @@ static int try_take(shrinker *s, json_t *doc, uint64_t seed, const char *what)
 
 /* ---- ddmin over one list ---- */
 
-static int ddmin(shrinker *s, const char *key)
+static int ddmin(shrinker *s, const loc *l)
 {
-    size_t n = json_array_size(json_object_get(s->cur, key));
+    size_t n = json_array_size(list_at(s->cur, l));
     if (n == 0)
         return 0;
     size_t *c = malloc(n * sizeof *c), *t = malloc(n * sizeof *t);
@@ -222,13 +276,14 @@ static int ddmin(shrinker *s, const char *key)
     for (size_t i = 0; i < n; i++)
         c[i] = i;
     size_t nc = n, parts = 2;
-    char what[96];
-    snprintf(what, sizeof what, "%s: none", key);
+    char what[160];
+    snprintf(what, sizeof what, "%s: none", l->name);
     /* indexes stay those of the list as it was at the start, which the
      * current document keeps until the end: taken candidates are kept
      * aside in best */
     json_t *base = json_incref(s->cur);
-    int rc = try_take(s, with_subset(base, key, c, 0), s->seed, what);
+    /* an apply of no objects does not parse: start at one */
+    int rc = l->step < 0 ? try_take(s, with_subset(base, l, c, 0), s->seed, what) : 0;
     if (rc == 1)
         nc = 0;
     while (rc >= 0 && nc >= 2 && !s->out_of_time) {
@@ -237,8 +292,8 @@ static int ddmin(shrinker *s, const char *key)
         bool reduced = false;
         for (size_t i = 0; i < parts && !reduced && rc >= 0; i++) {
             size_t lo = nc * i / parts, hi = nc * (i + 1) / parts;
-            snprintf(what, sizeof what, "%s: %zu of %zu", key, hi - lo, nc);
-            rc = try_take(s, with_subset(base, key, c + lo, hi - lo), s->seed, what);
+            snprintf(what, sizeof what, "%s: %zu of %zu", l->name, hi - lo, nc);
+            rc = try_take(s, with_subset(base, l, c + lo, hi - lo), s->seed, what);
             if (rc == 1) {
                 memmove(c, c + lo, (hi - lo) * sizeof *c);
                 nc = hi - lo;
@@ -251,8 +306,8 @@ static int ddmin(shrinker *s, const char *key)
             for (size_t j = 0; j < nc; j++)
                 if (j < lo || j >= hi)
                     t[k++] = c[j];
-            snprintf(what, sizeof what, "%s: %zu of %zu", key, k, nc);
-            rc = try_take(s, with_subset(base, key, t, k), s->seed, what);
+            snprintf(what, sizeof what, "%s: %zu of %zu", l->name, k, nc);
+            rc = try_take(s, with_subset(base, l, t, k), s->seed, what);
             if (rc == 1) {
                 memcpy(c, t, k * sizeof *c);
                 nc = k;
@@ -292,10 +347,12 @@ static int try_seeds(shrinker *s, json_t *doc, const char *what)
     return 0;
 }
 
-static int one_at_a_time(shrinker *s, const char *key)
+static int one_at_a_time(shrinker *s, const loc *l)
 {
-    for (size_t i = json_array_size(json_object_get(s->cur, key)); i-- > 0 && !s->out_of_time;) {
-        size_t n = json_array_size(json_object_get(s->cur, key));
+    for (size_t i = json_array_size(list_at(s->cur, l)); i-- > 0 && !s->out_of_time;) {
+        size_t n = json_array_size(list_at(s->cur, l));
+        if (l->step >= 0 && n < 2)
+            break;
         if (i >= n)
             continue;
         size_t *idx = malloc((n ? n : 1) * sizeof *idx), k = 0;
@@ -304,9 +361,9 @@ static int one_at_a_time(shrinker *s, const char *key)
         for (size_t j = 0; j < n; j++)
             if (j != i)
                 idx[k++] = j;
-        char what[96];
-        snprintf(what, sizeof what, "%s: without item %zu", key, i);
-        int rc = try_seeds(s, with_subset(s->cur, key, idx, k), what);
+        char what[160];
+        snprintf(what, sizeof what, "%s: without item %zu", l->name, i);
+        int rc = try_seeds(s, with_subset(s->cur, l, idx, k), what);
         free(idx);
         if (rc < 0)
             return -1;
@@ -329,7 +386,7 @@ static int fewer_replicas(shrinker *s)
                 return -1;
             }
             json_object_set_new(item, "replicas", json_integer(want));
-            char what[96];
+            char what[160];
             snprintf(what, sizeof what, "controllers[%zu]: %lld replicas", i, (long long)want);
             int rc = try_seeds(s, doc, what);
             if (rc < 0)
@@ -358,23 +415,44 @@ static int replicas_of(const json_t *doc)
 
 static size_t size_of(const json_t *doc)
 {
-    return json_array_size(json_object_get(doc, "steps")) +
+    size_t objects = 0, i;
+    json_t *st;
+    json_array_foreach(json_object_get(doc, "steps"), i, st) objects += json_array_size(apply_list(st));
+    return objects + json_array_size(json_object_get(doc, "steps")) +
            json_array_size(json_object_get(doc, "fixtures")) +
            json_array_size(json_object_get(doc, "controllers")) + (size_t)replicas_of(doc);
+}
+
+/* The objects of each apply step that applies more than one. */
+static int shrink_manifests(shrinker *s)
+{
+    for (size_t i = 0; i < json_array_size(json_object_get(s->cur, "steps")) && !s->out_of_time;
+         i++) {
+        loc l = manifest_of(i);
+        if (json_array_size(list_at(s->cur, &l)) < 2)
+            continue;
+        if (ddmin(s, &l) < 0 || one_at_a_time(s, &l) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int round_once(shrinker *s)
 {
     static const char *const lists[] = {"steps", "fixtures", "controllers"};
-    for (size_t i = 0; i < 3; i++)
-        if (ddmin(s, lists[i]) < 0)
+    for (size_t i = 0; i < 3; i++) {
+        loc l = top(lists[i]);
+        if (ddmin(s, &l) < 0)
             return -1;
+    }
     if (fewer_replicas(s) < 0)
         return -1;
-    for (size_t i = 0; i < 3; i++)
-        if (one_at_a_time(s, lists[i]) < 0)
+    for (size_t i = 0; i < 3; i++) {
+        loc l = top(lists[i]);
+        if (one_at_a_time(s, &l) < 0)
             return -1;
-    return 0;
+    }
+    return shrink_manifests(s);
 }
 
 static void fill_err(scn_error *err, int code, const char *file, const char *msg)

@@ -1,7 +1,8 @@
 /*
  * scn/shrink.h - shrinking a failing scenario to the least that still
  * fails: delta debugging (ddmin) over its steps (fault steps among them),
- * its fixtures and its controllers, one-at-a-time removals and fewer
+ * its fixtures, its controllers and the objects of each apply step,
+ * one-at-a-time removals and fewer
  * controller replicas until nothing more can go, and nearby seeds when a
  * removal alone makes the failure hide.
  *

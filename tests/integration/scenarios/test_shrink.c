@@ -293,3 +293,42 @@ Test(shrink, deterministic_with_nearby_seeds, .timeout = 60)
     scn_shrink_result_deinit(&r3);
     scn_scenario_free(sc);
 }
+
+/* An apply of many objects keeps only the one that matters. */
+Test(shrink, objects_of_an_apply)
+{
+    static const char yaml[] =
+        "name: many-objects\n"
+        "steps:\n"
+        "  - advance: 1s\n"
+        "  - apply:\n"
+        "      manifest:\n"
+        "        - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}}\n"
+        "        - {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: default}}\n"
+        "        - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}\n"
+        "        - {apiVersion: v1, kind: ConfigMap, metadata: {name: bad, namespace: default,\n"
+        "                                                      labels: {bad: \"yes\"}}}\n"
+        "        - {apiVersion: v1, kind: ConfigMap, metadata: {name: d, namespace: default}}\n"
+        "        - {apiVersion: v1, kind: ConfigMap, metadata: {name: e, namespace: default}}\n"
+        "  - apply: [{apiVersion: v1, kind: ConfigMap, metadata: {name: f, namespace: default}},\n"
+        "            {apiVersion: v1, kind: ConfigMap, metadata: {name: g, namespace: default}}]\n"
+        "invariants:\n"
+        "  - {count: {apiVersion: v1, kind: ConfigMap, selector: bad=yes, atMost: 0}}\n";
+    scn_scenario *sc = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_scenario_parse("many.yaml", yaml, sizeof yaml - 1, &sc, &err), 0, "%s",
+                 err.message);
+    scn_shrink_options o = {.seed = 1, .same_failure = true};
+    scn_shrink_result r;
+    cr_assert_eq(scn_shrink(sc, &o, &r, &err), 0, "%s", err.message);
+    cr_assert_eq(r.scenario->n_steps, 1, "%s", r.yaml);
+    cr_assert_eq(r.scenario->steps[0].kind, SCN_STEP_APPLY);
+    json_t *objs = r.scenario->steps[0].manifest;
+    cr_assert_eq(json_array_size(objs), 1, "%s", r.yaml);
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(json_array_get(objs, 0), "metadata"),
+                                          "name")),
+        "bad");
+    scn_shrink_result_deinit(&r);
+    scn_scenario_free(sc);
+}
