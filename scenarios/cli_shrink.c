@@ -129,8 +129,9 @@ int scn__cmd_diff(int argc, char **argv)
             if (scn_diff_replace_with(name, eq + 1) < 0) {
                 char known[1024];
                 scn__list_controllers(known, sizeof known);
-                fprintf(stderr, "scenario: --controllers %s: no controller named %s (registered: %s)\n",
-                        v, eq + 1, known);
+                fprintf(stderr,
+                        "scenario: --controllers %s: no controller named %s (registered: %s)\n", v,
+                        eq + 1, known);
                 return 2;
             }
             replacements++;
@@ -158,7 +159,8 @@ int scn__cmd_diff(int argc, char **argv)
         goto out;
     }
     for (size_t i = 0; i < ni + nk; i++) {
-        int rc = i < ni ? scn_mask_ignore(m, ignore[i], &err) : scn_mask_keep(m, keep[i - ni], &err);
+        int rc =
+            i < ni ? scn_mask_ignore(m, ignore[i], &err) : scn_mask_keep(m, keep[i - ni], &err);
         if (rc < 0) {
             fprintf(stderr, "scenario: --%s: %s\n", i < ni ? "ignore" : "keep", err.message);
             goto out;

@@ -182,8 +182,8 @@ static void diff_values(out *o, const json_t *a, const json_t *b, char *path, si
         return;
     }
     if (json_is_array(a) && json_is_array(b)) {
-        size_t n = json_array_size(a) > json_array_size(b) ? json_array_size(a)
-                                                             : json_array_size(b);
+        size_t n =
+            json_array_size(a) > json_array_size(b) ? json_array_size(a) : json_array_size(b);
         for (size_t i = 0; i < n; i++) {
             int w = snprintf(path + plen, cap - plen, "[%zu]", i);
             size_t nl = w > 0 && (size_t)w < cap - plen ? plen + (size_t)w : plen;
@@ -248,8 +248,8 @@ int scn_diff_states(const json_t *a, const json_t *b, char **report)
 
 typedef struct collect {
     scn_masker *mk;
-    json_t *points;     /* index step + 1 -> masked state (null: none yet) */
-    json_t *times;      /* index step + 1 -> virtual ns */
+    json_t *points; /* index step + 1 -> masked state (null: none yet) */
+    json_t *times;  /* index step + 1 -> virtual ns */
     bool oom;
 } collect;
 
@@ -267,8 +267,8 @@ static void on_state(void *ud, int step, int64_t virtual_ns, const json_t *objec
     json_array_set_new(c->times, (size_t)(step + 1), json_integer(virtual_ns));
 }
 
-static int run_one(const scn_scenario *sc, const scn_diff_options *o, const scn_mask *m,
-                   collect *c, scn_run_result *res)
+static int run_one(const scn_scenario *sc, const scn_diff_options *o, const scn_mask *m, collect *c,
+                   scn_run_result *res)
 {
     c->points = json_array();
     c->times = json_array();

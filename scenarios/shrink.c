@@ -331,9 +331,7 @@ static int ddmin(shrinker *s, const loc *l)
 
 static int try_seeds(shrinker *s, json_t *doc, const char *what)
 {
-    unsigned nearby = s->o->no_seeds        ? 0
-                      : s->o->nearby_seeds ? s->o->nearby_seeds
-                                           : DEFAULT_NEARBY;
+    unsigned nearby = s->o->no_seeds ? 0 : s->o->nearby_seeds ? s->o->nearby_seeds : DEFAULT_NEARBY;
     uint64_t seed = s->seed;
     for (unsigned d = 0; d <= nearby && !s->out_of_time; d++) {
         json_t *cand = json_deep_copy(doc);
@@ -417,7 +415,8 @@ static size_t size_of(const json_t *doc)
 {
     size_t objects = 0, i;
     json_t *st;
-    json_array_foreach(json_object_get(doc, "steps"), i, st) objects += json_array_size(apply_list(st));
+    json_array_foreach(json_object_get(doc, "steps"), i, st) objects +=
+        json_array_size(apply_list(st));
     return objects + json_array_size(json_object_get(doc, "steps")) +
            json_array_size(json_object_get(doc, "fixtures")) +
            json_array_size(json_object_get(doc, "controllers")) + (size_t)replicas_of(doc);

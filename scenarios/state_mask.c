@@ -105,8 +105,7 @@ static int spec_parse(const char *text, spec *s, char *msg, size_t len)
     }
     if (*p != '.' && *p != '[') {
         spec_deinit(s);
-        return bad(msg, len, "\"%s\": a path starts with '.' or '[' (e.g. .metadata.labels)",
-                   text);
+        return bad(msg, len, "\"%s\": a path starts with '.' or '[' (e.g. .metadata.labels)", text);
     }
     if (!strcmp(p, "."))
         return 0;
@@ -357,8 +356,8 @@ static bool is_time(const char *s)
 {
     size_t n = strlen(s);
     if (n < 20 || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' ||
-        !digits(s + 8, 2) || (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2) ||
-        s[13] != ':' || !digits(s + 14, 2) || s[16] != ':' || !digits(s + 17, 2))
+        !digits(s + 8, 2) || (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2) || s[13] != ':' ||
+        !digits(s + 14, 2) || s[16] != ':' || !digits(s + 17, 2))
         return false;
     const char *p = s + 19;
     if (*p == '.') {
@@ -457,8 +456,8 @@ static const char *str_or(const char *s)
 static void object_key(const json_t *o, const char *name, char *buf, size_t len)
 {
     snprintf(buf, len, "%s|%s|%s|%s", str_or(json_string_value(json_object_get(o, "apiVersion"))),
-             str_or(json_string_value(json_object_get(o, "kind"))), str_or(meta_str(o, "namespace")),
-             str_or(name));
+             str_or(json_string_value(json_object_get(o, "kind"))),
+             str_or(meta_str(o, "namespace")), str_or(name));
 }
 
 /* A generated object seen for the first time. */
@@ -554,8 +553,8 @@ static int map_names(scn_masker *mk, const json_t *objects)
         /* the content without the fields that differ anyway */
         json_t *copy = json_deep_copy(o);
         json_t *meta = json_object_get(copy, "metadata");
-        static const char *const drop[] = {"name", "uid", "resourceVersion", "creationTimestamp",
-                                           "managedFields", NULL};
+        static const char *const drop[] = {
+            "name", "uid", "resourceVersion", "creationTimestamp", "managedFields", NULL};
         for (size_t k = 0; meta && drop[k]; k++)
             json_object_del(meta, drop[k]);
         e->content = copy ? json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS) : NULL;

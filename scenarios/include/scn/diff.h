@@ -47,13 +47,13 @@ typedef struct scn_diff_options {
 
 typedef struct scn_diff_result {
     bool differ;
-    int step;              /* the first differing point: -1 setup, a step index,
-                            * n_steps the end; meaningful when differ */
-    int64_t virtual_ns_a;  /* virtual time of that point in each run */
+    int step;             /* the first differing point: -1 setup, a step index,
+                           * n_steps the end; meaningful when differ */
+    int64_t virtual_ns_a; /* virtual time of that point in each run */
     int64_t virtual_ns_b;
-    size_t points;         /* points compared */
-    char *report;          /* what differs, readable (malloc'ed); NULL if equal */
-    scn_run_result a, b;   /* the two runs */
+    size_t points;       /* points compared */
+    char *report;        /* what differs, readable (malloc'ed); NULL if equal */
+    scn_run_result a, b; /* the two runs */
 } scn_diff_result;
 
 /*

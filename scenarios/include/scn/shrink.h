@@ -43,29 +43,29 @@ typedef bool (*scn_shrink_pred)(const scn_scenario *candidate, uint64_t seed,
                                 const scn_run_result *r, void *ud);
 
 typedef struct scn_shrink_options {
-    uint64_t seed;          /* the failing seed */
-    bool same_failure;      /* the same invariant or step condition must fail */
-    int64_t budget_ns;      /* real time for the whole shrink; 0 = 60 s */
-    unsigned nearby_seeds;  /* seeds tried after seed when a removal hides the
-                             * failure; 0 = 4 */
-    bool no_seeds;          /* never change the seed */
+    uint64_t seed;               /* the failing seed */
+    bool same_failure;           /* the same invariant or step condition must fail */
+    int64_t budget_ns;           /* real time for the whole shrink; 0 = 60 s */
+    unsigned nearby_seeds;       /* seeds tried after seed when a removal hides the
+                                  * failure; 0 = 4 */
+    bool no_seeds;               /* never change the seed */
     scn_shrink_pred still_fails; /* NULL: see scn_shrink_pred */
     void *ud;
-    long max_steps;        /* scheduler turns per run (scn_run_options) */
-    bool verbose;          /* one line per kept removal on stderr */
+    long max_steps; /* scheduler turns per run (scn_run_options) */
+    bool verbose;   /* one line per kept removal on stderr */
 } scn_shrink_options;
 
 typedef struct scn_shrink_result {
-    json_t *doc;            /* the minimal scenario as a document (new reference) */
-    char *yaml;             /* it as YAML (malloc'ed), with `seed:` set */
-    scn_scenario *scenario; /* the YAML parsed (its file: the original's name) */
-    uint64_t seed;          /* the seed it fails with */
-    scn_run_result failure; /* its failing run */
+    json_t *doc;              /* the minimal scenario as a document (new reference) */
+    char *yaml;               /* it as YAML (malloc'ed), with `seed:` set */
+    scn_scenario *scenario;   /* the YAML parsed (its file: the original's name) */
+    uint64_t seed;            /* the seed it fails with */
+    scn_run_result failure;   /* its failing run */
     unsigned long candidates; /* runs made (including the first) */
     unsigned long invalid;    /* candidates that did not parse */
     double seconds;
     double candidates_per_s;
-    bool budget_exhausted;  /* stopped by the budget: smaller, maybe not least */
+    bool budget_exhausted; /* stopped by the budget: smaller, maybe not least */
     size_t steps_before, steps_after;
     size_t fixtures_before, fixtures_after;
     size_t controllers_before, controllers_after;

@@ -15,7 +15,7 @@
  * objects of one kind, namespace, prefix and controller owner; every string
  * in the state equal to such a name (a status field naming it, an owner
  * reference) is replaced the same way. An Event named as client-go names
- * them, <object>.<hex time>, counts as generated with prefix "<object>.". 
+ * them, <object>.<hex time>, counts as generated with prefix "<object>.".
  *
  * Paths ("specs") to ignore or keep, as the scenario's `diff: {ignore: [...],
  * keep: [...]}` and `scenario diff --ignore SPEC` write them:

@@ -70,10 +70,10 @@ TestSuite(shrink, .init = setup);
 
 Test(shrink, examples_round_trip)
 {
-    static const char *const names[] = {"cronjob-count.yaml",     "cronjob-day.yaml",
-                                        "leader-failover.yaml",   "leader-unelected.yaml",
-                                        "replicaset-basic.yaml",  "replicaset-faults.yaml",
-                                        "singleton-buggy.yaml",   "singleton-fixed.yaml", NULL};
+    static const char *const names[] = {
+        "cronjob-count.yaml",    "cronjob-day.yaml",      "leader-failover.yaml",
+        "leader-unelected.yaml", "replicaset-basic.yaml", "replicaset-faults.yaml",
+        "singleton-buggy.yaml",  "singleton-fixed.yaml",  NULL};
     for (size_t i = 0; names[i]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", KH_SCENARIOS, names[i]);
@@ -325,10 +325,9 @@ Test(shrink, objects_of_an_apply)
     cr_assert_eq(r.scenario->steps[0].kind, SCN_STEP_APPLY);
     json_t *objs = r.scenario->steps[0].manifest;
     cr_assert_eq(json_array_size(objs), 1, "%s", r.yaml);
-    cr_assert_str_eq(
-        json_string_value(json_object_get(json_object_get(json_array_get(objs, 0), "metadata"),
-                                          "name")),
-        "bad");
+    cr_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_array_get(objs, 0), "metadata"), "name")),
+                     "bad");
     scn_shrink_result_deinit(&r);
     scn_scenario_free(sc);
 }

@@ -28,7 +28,7 @@ static json_t *masked(scn_mask *m, const char *objects)
 #define RUN_A                                                                                      \
     "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"demo-abcde\","        \
     "\"generateName\":\"demo-\",\"namespace\":\"default\",\"uid\":\"u1\",\"resourceVersion\":"     \
-    "\"12\",\"creationTimestamp\":\"2026-01-01T00:00:01Z\",\"ownerReferences\":[{\"kind\":"       \
+    "\"12\",\"creationTimestamp\":\"2026-01-01T00:00:01Z\",\"ownerReferences\":[{\"kind\":"        \
     "\"Singleton\",\"name\":\"demo\",\"uid\":\"s1\",\"controller\":true}],\"managedFields\":[{"    \
     "\"manager\":\"x\",\"time\":\"2026-01-01T00:00:01Z\"}]},\"data\":{\"a\":\"1\"}},"              \
     "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Singleton\",\"metadata\":{\"name\":\"demo\","   \
@@ -40,7 +40,7 @@ static json_t *masked(scn_mask *m, const char *objects)
     "\"at\":\"2026-01-01T00:09:00Z\"}},"                                                           \
     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"demo-zzzzz\","         \
     "\"generateName\":\"demo-\",\"namespace\":\"default\",\"uid\":\"u7\",\"resourceVersion\":"     \
-    "\"40\",\"creationTimestamp\":\"2026-01-01T00:00:05Z\",\"ownerReferences\":[{\"kind\":"       \
+    "\"40\",\"creationTimestamp\":\"2026-01-01T00:00:05Z\",\"ownerReferences\":[{\"kind\":"        \
     "\"Singleton\",\"name\":\"demo\",\"uid\":\"s9\",\"controller\":true}],\"managedFields\":[{"    \
     "\"manager\":\"x\",\"time\":\"2026-01-01T00:00:07Z\"}]},\"data\":{\"a\":\"1\"}}]"
 
@@ -97,11 +97,13 @@ Test(state_mask, generated_names_in_creation_order)
     cr_assert_eq(scn_mask_new(&m), 0);
     cr_assert_eq(scn_masker_new(m, &mk), 0);
     /* web-zzz created first, web-aaa second: creation order, not name order */
-    json_t *in = parse(
-        "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-aaa\","
-        "\"generateName\":\"web-\",\"namespace\":\"d\",\"creationTimestamp\":\"2026-01-01T00:00:02Z\"}},"
-        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-zzz\","
-        "\"generateName\":\"web-\",\"namespace\":\"d\",\"creationTimestamp\":\"2026-01-01T00:00:01Z\"}}]");
+    json_t *in =
+        parse("[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-aaa\","
+              "\"generateName\":\"web-\",\"namespace\":\"d\",\"creationTimestamp\":\"2026-01-01T00:"
+              "00:02Z\"}},"
+              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-zzz\","
+              "\"generateName\":\"web-\",\"namespace\":\"d\",\"creationTimestamp\":\"2026-01-01T00:"
+              "00:01Z\"}}]");
     json_t *out = NULL;
     cr_assert_eq(scn_masker_apply(mk, in, &out), 0);
     char *t = scn_state_text(out);
@@ -141,9 +143,9 @@ Test(state_mask, ignore_keep_and_whole_kinds)
     json_t *cm = json_array_get(a, 0);
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cm, "data"), "a")),
                      "<masked>");
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cm, "metadata"),
-                                                       "creationTimestamp")),
-                     "2026-01-01T00:00:01Z");
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(cm, "metadata"), "creationTimestamp")),
+        "2026-01-01T00:00:01Z");
     json_decref(a);
     scn_mask_free(m);
 }
