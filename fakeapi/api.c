@@ -335,3 +335,41 @@ int fakeapi__bootstrap(fakeapi_server *srv)
     }
     return 0;
 }
+
+/* Every stored object, each kind listed once in its storage version. */
+int fakeapi_objects(fakeapi_server *srv, json_t **out, fakeapi_error *err)
+{
+    size_t n = 0;
+    fakeapi__resource **all = fakeapi__registry_all(srv->reg, &n);
+    json_t *objs = json_array();
+    int rc = all && objs ? 0 : fail(err, FAKEAPI_ERR_NOMEM, 500, "InternalError", "out of memory");
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const fakeapi__resource *r = all[i];
+        if (!r->stored || !r->storage_version || !fakeapi__resource_allows(r, "list"))
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "/%s%s%s/%s/%s", *r->group ? "apis" : "api",
+                 *r->group ? "/" : "", r->group, r->version, r->plural);
+        json_t *list = NULL, *item;
+        size_t k;
+        if ((rc = run(srv, "GET", path, NULL, NULL, NULL, &list, err)) < 0)
+            break;
+        json_array_foreach(json_object_get(list, "items"), k, item)
+        {
+            /* list items carry no apiVersion and kind on the wire */
+            json_object_set_new(item, "apiVersion", json_string(r->group_version));
+            json_object_set_new(item, "kind", json_string(r->kind));
+            if (json_array_append(objs, item) < 0)
+                rc = fail(err, FAKEAPI_ERR_NOMEM, 500, "InternalError", "out of memory");
+        }
+        json_decref(list);
+    }
+    if (all)
+        fakeapi__registry_release(all, n);
+    if (rc < 0) {
+        json_decref(objs);
+        return rc;
+    }
+    *out = objs;
+    return 0;
+}

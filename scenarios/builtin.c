@@ -28,6 +28,12 @@ static int singleton_fixed_setup(ctrl_manager *mgr, const json_t *config, void *
     return example_fixed_setup(mgr, config);
 }
 
+static int singleton_dedup_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_dedup_setup(mgr, config);
+}
+
 static int cronjob_setup(ctrl_manager *mgr, const json_t *config, void *user)
 {
     (void)user;
@@ -44,4 +50,5 @@ void scn_register_examples(void)
     scn_register_controller("cronjob", cronjob_setup, NULL);
     scn_register_controller("singleton-buggy", singleton_buggy_setup, NULL);
     scn_register_controller("singleton-fixed", singleton_fixed_setup, NULL);
+    scn_register_controller("singleton-dedup", singleton_dedup_setup, NULL);
 }

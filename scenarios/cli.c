@@ -5,6 +5,7 @@
  *   scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--shard K/N]
  *   scenario replay FILE --seed N --trace OUT
  *   scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]
+ *   scenario diff, scenario shrink (cli_shrink.c)
  *   scenario list
  *   common: [--plugin LIB.so]... [--shard-count N] [-v]
  *
@@ -56,6 +57,8 @@ static void usage(FILE *f)
                "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
                "       scenario replay FILE --seed N --trace OUT\n"
                "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
+               "       scenario diff FILE --seed N (--against LIB.so | --controllers A=B)\n"
+               "       scenario shrink FILE --seed N [-o OUT.yaml] [--budget 60s] [--same-failure]\n"
                "       scenario list\n"
                "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
                "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
@@ -420,6 +423,10 @@ static int cmd_replay(cli *c)
 int scn_main(int argc, char **argv)
 {
     cli c = {0};
+    if (argc >= 2 && !strcmp(argv[1], "diff"))
+        return scn__cmd_diff(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "shrink"))
+        return scn__cmd_shrink(argc, argv);
     if (parse_args(argc, argv, &c) < 0) {
         usage(stderr);
         return 2;

@@ -83,6 +83,7 @@ typedef struct run {
     size_t n_ready, ready_cap;
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
+    const scn_run_options *opts;
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -415,8 +416,19 @@ static bool holds(run *r, const scn_cond *c, char *msg, size_t len)
 
 static bool single_leader_holds(run *r, size_t i, char *msg, size_t len);
 
+/* The store's state to the caller's hook (scn_run_options.on_state). */
+static void report_state(run *r, int step)
+{
+    json_t *objs = NULL;
+    if (!r->opts->on_state || !r->srv || fakeapi_objects(r->srv, &objs, NULL) < 0)
+        return;
+    r->opts->on_state(r->opts->state_ud, step, scn__sched_now(r->sched) - EPOCH_NS, objs);
+    json_decref(objs);
+}
+
 static int check_invariants(run *r, int step)
 {
+    report_state(r, step);
     for (size_t i = 0; i < r->sc->n_invariants; i++) {
         char msg[1024];
         bool trace = r->sc->invariants[i]->kind == SCN_COND_SINGLE_LEADER;
@@ -877,6 +889,7 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
              .res = result,
              .max_steps = opts->max_steps > 0 ? opts->max_steps : DEFAULT_MAX_STEPS,
              .verbose = opts->verbose,
+             .opts = opts,
              .faults = json_object()};
     r.seed = (sc->has_seed && !opts->seed_given) ? sc->seed : opts->seed;
     result->seed = r.seed;
@@ -900,6 +913,8 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     } else if (!result->message[0]) {
         rc = SCN_ERR_SETUP;
     }
+    if (rc == 0)
+        report_state(&r, (int)sc->n_steps);
     result->virtual_ns = scn__sched_now(r.sched) - EPOCH_NS;
     teardown(&r);
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -14,6 +14,7 @@
  * own reference.
  */
 #include "scn/scenario.h"
+#include "scn/state_mask.h"
 #include "scenario_int.h"
 #include "scn_parse.h"
 
@@ -574,11 +575,43 @@ static int parse_invariants(scn__parser *p, json_t *v)
     return 0;
 }
 
+/* diff: {ignore: [SPEC], keep: [SPEC]}: what `scenario diff` masks
+ * (scn/state_mask.h reads it from the document). */
+static int parse_diff(scn__parser *p, json_t *v)
+{
+    static const char *const keys[] = {"ignore", "keep", NULL};
+    int rc;
+
+    if (!v)
+        return 0;
+    if ((rc = scn__need_type(p, v, "diff", JSON_OBJECT, "a mapping {ignore, keep}")) != 0 ||
+        (rc = scn__check_keys(p, v, "diff", keys)) != 0)
+        return rc;
+    for (size_t k = 0; keys[k]; k++) {
+        json_t *list = json_object_get(v, keys[k]), *item;
+        char f[FIELD_LEN], msg[400];
+        size_t i;
+        scn__sub(f, sizeof f, "diff.%s", keys[k]);
+        if (list && (rc = scn__need_type(p, list, f, JSON_ARRAY, "a list of paths")) != 0)
+            return rc;
+        json_array_foreach(list, i, item)
+        {
+            scn__sub(f, sizeof f, "diff.%s[%zu]", keys[k], i);
+            if (!json_is_string(item))
+                return scn__fail(p, item, f, "expected a path, found %s", scn__type_name(item));
+            if (scn_mask_check_spec(json_string_value(item), msg, sizeof msg) != 0)
+                return scn__fail(p, item, f, "%s", msg);
+        }
+    }
+    return 0;
+}
+
 static int parse_top(scn__parser *p, json_t *doc)
 {
     static const char *const keys[] = {"name",        "description", "seed",
                                        "controllers", "fixtures",    "maxVirtualTime",
-                                       "steps",       "invariants",  NULL};
+                                       "steps",       "invariants",  "diff",
+                                       NULL};
     scn_scenario *s = p->s;
     json_t *v;
     int rc;
@@ -614,7 +647,8 @@ static int parse_top(scn__parser *p, json_t *doc)
         return rc;
     if ((rc = parse_fixtures(p, json_object_get(doc, "fixtures"))) != 0 ||
         (rc = parse_steps(p, json_object_get(doc, "steps"))) != 0 ||
-        (rc = parse_invariants(p, json_object_get(doc, "invariants"))) != 0)
+        (rc = parse_invariants(p, json_object_get(doc, "invariants"))) != 0 ||
+        (rc = parse_diff(p, json_object_get(doc, "diff"))) != 0)
         return rc;
     return 0;
 }

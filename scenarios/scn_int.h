@@ -4,12 +4,27 @@
 #ifndef SCN_INT_H
 #define SCN_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "scn/run.h"
 
 /* The registered controller called name: 0 and its setup, or SCN_ERR_INPUT. */
 int scn__find_controller(const char *name, scn_setup_fn *fn, void **user);
+/* Replacements for the second run of a diff (scn/diff.h): add one (name
+ * copied; replaces an earlier replacement of that name); while capturing,
+ * scn_register_controller adds replacements instead (a plugin's init);
+ * while in use, scn__find_controller prefers them. Before any run, one
+ * thread. */
+int scn__registry_replace(const char *name, scn_setup_fn fn, void *user);
+void scn__registry_capture(bool on);
+void scn__registry_use_replacements(bool on);
+bool scn__registry_replaced(const char *name);
+
+/* `scenario diff` and `scenario shrink` (cli_shrink.c): exit codes. */
+int scn__cmd_diff(int argc, char **argv);
+int scn__cmd_shrink(int argc, char **argv);
+
 /* Every registered name, comma-separated, for error messages. */
 void scn__list_controllers(char *buf, size_t len);
 

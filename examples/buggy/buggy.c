@@ -12,6 +12,8 @@
  *   what a create the cache has not seen yet costs:
  *     buggy: generateName "<name>-"; a second create makes a second child.
  *     fixed: "<name>-data"; a second create is 409 AlreadyExists, tolerated.
+ *     dedup: generateName, as buggy; a second child is deleted as soon as
+ *            the cache shows it (its event brings the Singleton back).
  *   Everything else (data updates, status) is the same code, so a scenario
  *   that tells them apart tells apart exactly that.
  * - Writes: the ConfigMap's data and the Singleton's status are written
@@ -31,11 +33,13 @@
 
 typedef struct variant {
     bool fixed;
+    bool dedup; /* generated names, extras deleted (buggy.h) */
     const char *default_name;
 } variant;
 
 static variant buggy_variant = {.fixed = false, .default_name = "singleton-buggy"};
 static variant fixed_variant = {.fixed = true, .default_name = "singleton-fixed"};
+static variant dedup_variant = {.fixed = false, .dedup = true, .default_name = "singleton-dedup"};
 
 /* ---- helpers on objects ---- */
 
@@ -157,6 +161,54 @@ static int find_child(ctrl_informer *cm_inf, const ctrl_request *req, const char
     return 0;
 }
 
+/* The dedup variant's child: of the ConfigMaps the Singleton s owns, the
+ * one status.configMapName names, else the oldest (creationTimestamp, then
+ * name); every other one is deleted. A new reference in *child, or NULL. */
+static int dedup_child(ctrl_client *c, ctrl_informer *cm_inf, const ctrl_request *req,
+                       const json_t *s, const char *uid, json_t **child)
+{
+    char sel[320];
+    snprintf(sel, sizeof sel, EXAMPLE_SINGLETON_LABEL "=%s", req->name);
+    json_t *arr = NULL, *cm, *keep = NULL;
+    const char *named = json_string_value(
+        json_object_get(json_object_get(s, "status"), "configMapName"));
+    int rc = ctrl_informer_list(cm_inf, req->ns, sel, &arr);
+    if (rc < 0)
+        return rc;
+    size_t i;
+    json_array_foreach(arr, i, cm)
+    {
+        if (!owned_by(cm, uid) || ctrl_obj_deleting(cm))
+            continue;
+        const char *n = ctrl_obj_meta(cm, "name");
+        if (named && n && !strcmp(n, named)) {
+            keep = cm;
+            break;
+        }
+        if (!keep)
+            keep = cm;
+        else {
+            const char *kt = ctrl_obj_meta(keep, "creationTimestamp");
+            const char *ct = ctrl_obj_meta(cm, "creationTimestamp");
+            int d = strcmp(ct ? ct : "", kt ? kt : "");
+            if (d < 0 || (d == 0 && strcmp(n ? n : "", ctrl_obj_meta(keep, "name")) < 0))
+                keep = cm;
+        }
+    }
+    json_array_foreach(arr, i, cm)
+    {
+        if (cm == keep || !owned_by(cm, uid) || ctrl_obj_deleting(cm))
+            continue;
+        int d = ctrl_client_delete(c, "v1", "ConfigMap", req->ns, ctrl_obj_meta(cm, "name"), NULL,
+                                   NULL, NULL);
+        if (d < 0 && !ctrl_err_is_not_found(d) && rc == 0)
+            rc = d;
+    }
+    *child = keep ? json_incref(keep) : NULL;
+    json_decref(arr);
+    return rc;
+}
+
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
 {
     const variant *v = user;
@@ -185,7 +237,8 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     if (ctrl_obj_deleting(s))
         goto out;
 
-    rc = find_child(cm_inf, req, uid, v->fixed, &child);
+    rc = v->dedup ? dedup_child(c, cm_inf, req, s, uid, &child)
+                  : find_child(cm_inf, req, uid, v->fixed, &child);
     if (rc < 0) {
         res = ctrl_err(rc);
         goto out;
@@ -272,4 +325,9 @@ int example_buggy_setup(ctrl_manager *mgr, const json_t *config)
 int example_fixed_setup(ctrl_manager *mgr, const json_t *config)
 {
     return setup(mgr, config, &fixed_variant);
+}
+
+int example_dedup_setup(ctrl_manager *mgr, const json_t *config)
+{
+    return setup(mgr, config, &dedup_variant);
 }

@@ -22,6 +22,12 @@
  *   "it is there" (the ConfigMap's own event requeues the Singleton). The
  *   PodSet controller (examples/replicaset) shows the other cure,
  *   expectations, for when names must be generated.
+ * - The DEDUP variant names it with generateName like the buggy one and
+ *   may create a second one the same way, but deletes every ConfigMap it
+ *   owns beyond one (it keeps the one status.configMapName names, else the
+ *   oldest) as soon as its cache shows them: at rest there is one. Its
+ *   states match the buggy variant's (names masked, scenario diff) until
+ *   the buggy one keeps a second ConfigMap.
  *
  * Uses only libctrl's public headers.
  */
@@ -57,6 +63,7 @@ extern "C" {
  */
 int example_buggy_setup(ctrl_manager *mgr, const json_t *config);
 int example_fixed_setup(ctrl_manager *mgr, const json_t *config);
+int example_dedup_setup(ctrl_manager *mgr, const json_t *config); /* default name singleton-dedup */
 
 #ifdef __cplusplus
 }

@@ -342,6 +342,15 @@ int fakeapi_list(fakeapi_server *srv, const char *api_version, const char *kind,
 int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
                    const char *name, fakeapi_error *err);
 
+/*
+ * Every stored object of every kind (each kind once, in the version it is
+ * stored in; apiVersion and kind set on each), grouped by kind in the
+ * registry's order, then sorted by namespace and name: the whole cluster
+ * state, e.g. for comparing two runs. Not traced. On success *out is a new
+ * JSON array.
+ */
+int fakeapi_objects(fakeapi_server *srv, json_t **out, fakeapi_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,15 @@ typedef struct scn_run_options {
     const char *trace_path; /* write the trace there (NULL: only its hash) */
     long max_steps;         /* scheduler steps before a run counts as a livelock; 0 = 200000 */
     bool verbose;           /* progress on stderr */
+
+    /* Called at each quiescent point, before the invariants are checked
+     * there, and once more when the run ends (passed or not): step is -1
+     * during setup, the step's index, or sc->n_steps at the end; objects is
+     * every object in the store (borrowed; fakeapi_objects). NULL: none
+     * (and no cost). Runs on the driver thread, between turns: it must not
+     * block, and it cannot change the run. */
+    void (*on_state)(void *ud, int step, int64_t virtual_ns, const json_t *objects);
+    void *state_ud;
 } scn_run_options;
 
 typedef struct scn_run_result {
