@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_import.h"
 #include "junit.h"
 #include "scn/run.h"
 #include "scn_int.h"
@@ -57,6 +58,9 @@ static void usage(FILE *f)
                "       scenario replay FILE --seed N --trace OUT\n"
                "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
                "       scenario list\n"
+               "       scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
+               "                [--actor-user U] [--actor-agent A] [--expect-writes] -o OUT.yaml\n"
+               "       scenario trace-to-audit TRACE -o AUDIT | audit-to-trace AUDIT -o TRACE\n"
                "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
                "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
 }
@@ -419,6 +423,10 @@ static int cmd_replay(cli *c)
 
 int scn_main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "import"))
+        return scn__cmd_import(argc, argv);
+    if (argc >= 2 && (!strcmp(argv[1], "trace-to-audit") || !strcmp(argv[1], "audit-to-trace")))
+        return scn__cmd_convert(argc, argv);
     cli c = {0};
     if (parse_args(argc, argv, &c) < 0) {
         usage(stderr);

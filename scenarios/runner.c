@@ -21,6 +21,7 @@
 
 #include "fakeapi/fakeapi.h"
 #include "leadership.h"
+#include "replay_run.h"
 #include "scheduler.h"
 #include "scn/run.h"
 #include "scn_int.h"
@@ -83,6 +84,7 @@ typedef struct run {
     size_t n_ready, ready_cap;
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
+    json_t *writes_used;       /* trace lines expectWrite steps took (replay_run.h) */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -670,6 +672,35 @@ static int step_wait(run *r, int n, const scn_step *st)
                 msg);
 }
 
+/* Like a wait, for a write in the trace (replay_run.h). */
+static int step_expect_write(run *r, int n, const scn_step *st)
+{
+    int64_t deadline = scn__sched_now(r->sched) + st->duration_ns;
+    if (deadline > r->limit_ns)
+        deadline = r->limit_ns;
+    char msg[1024] = "";
+    if (!r->writes_used && !(r->writes_used = json_object()))
+        return fail(r, n, "expectWrite: out of memory");
+    for (;;) {
+        if (quiet(r, n) < 0 || check_invariants(r, n) < 0)
+            return -1;
+        int found = scn__find_write(r->trace_path, st, r->writes_used, msg, sizeof msg);
+        if (found < 0)
+            return fail(r, n, "expectWrite (line %d): %s", st->line, msg);
+        if (found)
+            return 0;
+        if (scn__sched_now(r->sched) >= deadline)
+            break;
+        int64_t before = scn__sched_now(r->sched);
+        scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), deadline);
+        fakeapi_clock_advanced(r->srv);
+        if (scn__sched_now(r->sched) == before)
+            break;
+    }
+    return fail(r, n, "expectWrite (line %d) failed after %.1fs of virtual time: %s", st->line,
+                (double)st->duration_ns / 1e9, msg);
+}
+
 static int run_step(run *r, int n)
 {
     const scn_step *st = &r->sc->steps[n];
@@ -718,6 +749,14 @@ static int run_step(run *r, int n)
     case SCN_STEP_HEAL:
         rc = step_replica(r, n, st);
         break;
+    case SCN_STEP_REQUEST: {
+        char msg[1024];
+        if (scn__run_request(r->srv, st, msg, sizeof msg) < 0)
+            rc = fail(r, n, "%s", msg);
+        break;
+    }
+    case SCN_STEP_EXPECT_WRITE:
+        return step_expect_write(r, n, st);
     default:
         rc = fail(r, n, "internal: unknown step kind %d", (int)st->kind);
         break;
@@ -863,6 +902,7 @@ static void teardown(run *r)
         unlink(r->trace_path);
     fakeapi_stop(r->srv);
     json_decref(r->faults);
+    json_decref(r->writes_used);
     free(r->ready);
 }
 

@@ -1,0 +1,927 @@
+/*
+ * audit_import.c - an audit log into a replayable scenario (scn/audit.h).
+ *
+ * The events (audit_event.h) are walked in the order their requests were
+ * received. Objects that existed before the log (the snapshot, and what
+ * reads and writes reveal of objects the log did not create) become
+ * fixtures, with the fields the server sets stripped. Every successful
+ * write by an actor other than the controllers under test becomes a
+ * `request` step at its offset from the first event (`advance` steps in
+ * between), with the recorded body made replayable: resourceVersion and
+ * uid preconditions dropped, a generated name made explicit, a deprecated
+ * group/version mapped to its GA one when the conversion is trivial. The
+ * controllers' writes become `expectWrite` steps or comments. What cannot
+ * be replayed (a Metadata-level body, a version with no trivial mapping)
+ * is a comment in the scenario and a warning, never invented.
+ *
+ * Kinds and resources are resolved by an in-process fake API server (no
+ * HTTP) that knows the built-in kinds and every CRD the snapshot or the
+ * log defines. One thread, the caller's.
+ */
+#include "scn/audit.h"
+#include "audit_event.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakeapi/fakeapi.h"
+#include "kh/yaml.h"
+
+#define OUT_MAX ((size_t)1 << 30)
+#define CONTENT_TYPE_ANNOTATION "kube-harness.dev/content-type"
+
+/* ---- output buffer ---- */
+
+typedef struct outbuf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+} outbuf;
+
+static void put(outbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(outbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (b->failed)
+        return;
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_start(ap, fmt);
+        n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = true;
+            return;
+        }
+        if (b->s && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *p = cap > OUT_MAX ? NULL : realloc(b->s, cap);
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+}
+
+/* v as a YAML block, each line indented; the first after `first`. */
+static void put_yaml(outbuf *b, const char *first, const char *indent, const json_t *v)
+{
+    char *y = kh_yaml_dump(v);
+    const char *line, *nl;
+    bool head = true;
+
+    if (!y) {
+        b->failed = true;
+        return;
+    }
+    for (line = y; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            nl = line + strlen(line);
+        put(b, "%s%.*s\n", head ? first : indent, (int)(nl - line), line);
+        head = false;
+        if (!*nl)
+            break;
+    }
+    free(y);
+}
+
+/* A comment line: newlines in text would end it. */
+static void put_comment(outbuf *b, const char *indent, const char *text)
+{
+    put(b, "%s# ", indent);
+    for (const char *c = text; *c; c++)
+        put(b, "%c", *c == '\n' || *c == '\r' ? ' ' : *c);
+    put(b, "\n");
+}
+
+/* ---- the import's state ---- */
+
+typedef struct importer {
+    const scn_import_options *o;
+    scn_import_stats st;
+    scn__audit_log log;
+    fakeapi_server *srv; /* resolves kinds; no HTTP */
+    json_t *snapshot;    /* key -> object */
+    json_t *fixtures;    /* key -> object (existed before the log) */
+    json_t *order;       /* keys of fixtures, in the order found */
+    json_t *touched;     /* key -> true once a write of the log touched it */
+    json_t *gen_names;   /* key -> generateName of objects the controllers made */
+    outbuf steps;
+    int64_t t0, last_ns;
+    scn_error *err;
+} importer;
+
+static void warn(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(importer *im, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (im->o->warn)
+        im->o->warn(im->o->warn_ud, msg);
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* ---- versions fakeapi does not serve ---- */
+
+typedef struct gv_map {
+    const char *group, *version, *resource; /* resource NULL: every one */
+    const char *to_group, *to_version;      /* NULL: no trivial conversion */
+} gv_map;
+
+static const gv_map deprecated[] = {
+    {"extensions", "v1beta1", "deployments", "apps", "v1"},
+    {"extensions", "v1beta1", "daemonsets", "apps", "v1"},
+    {"extensions", "v1beta1", "replicasets", "apps", "v1"},
+    {"extensions", "v1beta1", "networkpolicies", "networking.k8s.io", "v1"},
+    {"extensions", "v1beta1", NULL, NULL, NULL}, /* ingresses, podsecuritypolicies */
+    {"apps", "v1beta1", NULL, "apps", "v1"},
+    {"apps", "v1beta2", NULL, "apps", "v1"},
+    {"batch", "v1beta1", "cronjobs", "batch", "v1"},
+    {"policy", "v1beta1", "poddisruptionbudgets", "policy", "v1"},
+    {"policy", "v1beta1", NULL, NULL, NULL},
+    {"rbac.authorization.k8s.io", "v1beta1", NULL, "rbac.authorization.k8s.io", "v1"},
+    {"rbac.authorization.k8s.io", "v1alpha1", NULL, "rbac.authorization.k8s.io", "v1"},
+    {"coordination.k8s.io", "v1beta1", NULL, "coordination.k8s.io", "v1"},
+    {"scheduling.k8s.io", "v1beta1", NULL, "scheduling.k8s.io", "v1"},
+    {"storage.k8s.io", "v1beta1", NULL, "storage.k8s.io", "v1"},
+    {"events.k8s.io", "v1beta1", NULL, "events.k8s.io", "v1"},
+    {"node.k8s.io", "v1beta1", NULL, "node.k8s.io", "v1"},
+    {"networking.k8s.io", "v1beta1", "ingressclasses", "networking.k8s.io", "v1"},
+    {"networking.k8s.io", "v1beta1", NULL, NULL, NULL},
+    {"autoscaling", "v2beta2", NULL, "autoscaling", "v2"},
+    {"autoscaling", "v2beta1", NULL, NULL, NULL},
+    {"apiextensions.k8s.io", "v1beta1", NULL, NULL, NULL},
+    {"admissionregistration.k8s.io", "v1beta1", NULL, "admissionregistration.k8s.io", "v1"},
+    {"discovery.k8s.io", "v1beta1", NULL, NULL, NULL},
+    {"certificates.k8s.io", "v1beta1", NULL, NULL, NULL},
+};
+
+/* The mapping for group/version/resource; NULL when it is served as is. */
+static const gv_map *find_map(const char *group, const char *version, const char *resource)
+{
+    if (!version)
+        return NULL;
+    for (size_t i = 0; i < sizeof deprecated / sizeof deprecated[0]; i++) {
+        const gv_map *m = &deprecated[i];
+        if (!strcmp(m->group, group ? group : "") && !strcmp(m->version, version) &&
+            (!m->resource || (resource && !strcmp(m->resource, resource))))
+            return m;
+    }
+    return NULL;
+}
+
+/* An object of a deprecated version in its GA form (in place). */
+static void convert_object(json_t *obj, const gv_map *m)
+{
+    char av[128];
+    json_t *spec = json_object_get(obj, "spec");
+    const char *kind = jstr(obj, "kind");
+
+    if (!json_is_object(obj))
+        return;
+    snprintf(av, sizeof av, "%s/%s", m->to_group, m->to_version);
+    if (json_object_get(obj, "apiVersion"))
+        json_object_set_new(obj, "apiVersion", json_string(av));
+    /* extensions/v1beta1 and apps/v1beta1 defaulted the selector from the
+     * template's labels; apps/v1 requires it. */
+    if (kind && json_is_object(spec) && !json_object_get(spec, "selector") &&
+        (!strcmp(kind, "Deployment") || !strcmp(kind, "DaemonSet") ||
+         !strcmp(kind, "ReplicaSet") || !strcmp(kind, "StatefulSet"))) {
+        json_t *labels =
+            json_object_get(json_object_get(json_object_get(spec, "template"), "metadata"),
+                            "labels");
+        if (json_is_object(labels))
+            json_object_set_new(spec, "selector", json_pack("{s:O}", "matchLabels", labels));
+    }
+    if (json_is_object(spec))
+        json_object_del(spec, "rollbackTo");
+}
+
+/* uri with /apis/GROUP/VERSION/ replaced by the GA one (new string). */
+static char *map_uri(const char *uri, const gv_map *m)
+{
+    char from[160];
+    char *out = NULL;
+    size_t n;
+
+    snprintf(from, sizeof from, "/apis/%s/%s/", m->group, m->version);
+    n = strlen(from);
+    if (strncmp(uri, from, n) != 0)
+        return strdup(uri);
+    if (asprintf(&out, "/apis/%s/%s/%s", m->to_group, m->to_version, uri + n) < 0)
+        return NULL;
+    return out;
+}
+
+/* ---- keys: group/resource/namespace/name ---- */
+
+static void make_key(char *buf, size_t len, const char *group, const char *resource,
+                     const char *ns, const char *name)
+{
+    snprintf(buf, len, "%s/%s/%s/%s", group ? group : "", resource ? resource : "",
+             ns ? ns : "", name ? name : "");
+}
+
+/* An object's key, its resource found by the server's registry. */
+static int object_key(importer *im, const json_t *obj, char *buf, size_t len)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *av = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind"), *ns = jstr(meta, "namespace"),
+               *name = jstr(meta, "name");
+    char path[1024], group[128] = "";
+    const char *slash;
+    fakeapi_error ferr = {0};
+
+    if (!av || !kind || !name)
+        return -1;
+    slash = strchr(av, '/');
+    if (slash)
+        snprintf(group, sizeof group, "%.*s", (int)(slash - av), av);
+    if (fakeapi_path(im->srv, av, kind, ns ? ns : "default", name, path, sizeof path, &ferr) < 0) {
+        /* a kind the server does not know (yet): its lowercase plural */
+        char res[160];
+        size_t i, n = strlen(kind);
+        for (i = 0; i < n && i + 3 < sizeof res; i++)
+            res[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z' ? kind[i] + 32 : kind[i]);
+        res[i] = '\0';
+        strcat(res, n && kind[n - 1] == 's' ? "es" : "s");
+        make_key(buf, len, group, res, ns, name);
+        return 0;
+    }
+    /* .../RESOURCE/NAME: the segment before the name */
+    char *end = strrchr(path, '/');
+    if (!end)
+        return -1;
+    *end = '\0';
+    const char *res = strrchr(path, '/');
+    bool namespaced = strstr(path, "/namespaces/") != NULL;
+    make_key(buf, len, group, res ? res + 1 : "", namespaced ? ns ? ns : "default" : NULL, name);
+    return 0;
+}
+
+/* ---- fixtures ---- */
+
+/* The fields a server sets, dropped so that the object can be created again. */
+static json_t *stripped(const json_t *obj)
+{
+    json_t *c = json_deep_copy(obj), *meta = json_object_get(c, "metadata");
+
+    if (json_is_object(meta)) {
+        static const char *const drop[] = {"uid", "resourceVersion", "creationTimestamp",
+                                           "generation", "managedFields", "selfLink",
+                                           "deletionTimestamp", "deletionGracePeriodSeconds",
+                                           NULL};
+        for (size_t i = 0; drop[i]; i++)
+            json_object_del(meta, drop[i]);
+    }
+    return c;
+}
+
+/* Record obj as existing before the log (if nothing earlier did). */
+static void add_fixture(importer *im, const char *key, const json_t *obj, const char *why)
+{
+    if (json_object_get(im->fixtures, key) || json_object_get(im->touched, key))
+        return;
+    json_t *c = stripped(obj);
+    const char *av = jstr(c, "apiVersion");
+    char group[128] = "", version[64] = "";
+    if (av && strchr(av, '/'))
+        sscanf(av, "%127[^/]/%63s", group, version);
+    else if (av)
+        snprintf(version, sizeof version, "%s", av);
+    if (json_is_object(c) && json_object_get(c, "metadata") && why)
+        (void)why;
+    const gv_map *m = find_map(group, version, NULL);
+    if (m && m->to_group)
+        convert_object(c, m);
+    else if (m) {
+        warn(im, "fixture %s: %s has no trivial conversion to a served version; left out", key,
+             av);
+        im->st.gaps++;
+        json_decref(c);
+        return;
+    }
+    json_object_set_new(im->fixtures, key, c);
+    json_array_append_new(im->order, json_string(key));
+}
+
+/* Objects inside a read's answer: one object, or a List's items. */
+static void reveal(importer *im, const scn__audit_event *e, const json_t *obj)
+{
+    char key[1024];
+    const char *kind = jstr(obj, "kind");
+    size_t n;
+
+    if (!json_is_object(obj))
+        return;
+    if (kind && (n = strlen(kind)) > 4 && !strcmp(kind + n - 4, "List") &&
+        json_is_array(json_object_get(obj, "items"))) {
+        json_t *items = json_object_get(obj, "items"), *item;
+        size_t i;
+        char ikind[128];
+        snprintf(ikind, sizeof ikind, "%.*s", (int)(n - 4), kind);
+        json_array_foreach(items, i, item)
+        {
+            json_t *c = json_deep_copy(item);
+            if (!json_object_get(c, "kind"))
+                json_object_set_new(c, "kind", json_string(ikind));
+            if (!json_object_get(c, "apiVersion") && jstr(obj, "apiVersion"))
+                json_object_set_new(c, "apiVersion", json_string(jstr(obj, "apiVersion")));
+            reveal(im, e, c);
+            json_decref(c);
+        }
+        return;
+    }
+    if (!kind || !strcmp(kind, "Status") || object_key(im, obj, key, sizeof key) < 0)
+        return;
+    add_fixture(im, key, obj, NULL);
+}
+
+static int load_snapshot(importer *im)
+{
+    kh_yaml_error yerr = {0};
+    json_t *docs = NULL, *doc, *flat = json_array();
+    size_t i;
+    int rc = 0;
+
+    if (kh_yaml_load_file(im->o->snapshot, &docs, &yerr) != 0) {
+        json_decref(flat);
+        if (im->err) {
+            memset(im->err, 0, sizeof *im->err);
+            im->err->code = yerr.line ? SCN_ERR_INPUT : SCN_ERR_IO;
+            snprintf(im->err->file, sizeof im->err->file, "%s", im->o->snapshot);
+            im->err->line = yerr.line;
+            snprintf(im->err->message, sizeof im->err->message, "%s", yerr.message);
+        }
+        return yerr.line ? SCN_ERR_INPUT : SCN_ERR_IO;
+    }
+    json_array_foreach(docs, i, doc)
+    {
+        json_t *items = json_object_get(doc, "items"), *item;
+        size_t j;
+        if (json_is_null(doc))
+            continue;
+        if (json_is_array(items)) {
+            json_array_foreach(items, j, item) json_array_append(flat, item);
+        } else {
+            json_array_append(flat, doc);
+        }
+    }
+    /* CRDs first, so that their kinds resolve */
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        json_array_foreach(flat, i, doc)
+        {
+            const char *kind = jstr(doc, "kind");
+            bool crd = kind && !strcmp(kind, "CustomResourceDefinition");
+            if (!json_is_object(doc) || !kind || !jstr(doc, "apiVersion") ||
+                !jstr(json_object_get(doc, "metadata"), "name")) {
+                if (pass == 0) {
+                    rc = SCN_ERR_INPUT;
+                    if (im->err) {
+                        memset(im->err, 0, sizeof *im->err);
+                        im->err->code = rc;
+                        snprintf(im->err->file, sizeof im->err->file, "%s", im->o->snapshot);
+                        snprintf(im->err->field, sizeof im->err->field, "items[%zu]", i);
+                        snprintf(im->err->message, sizeof im->err->message,
+                                 "not an object with apiVersion, kind and metadata.name");
+                    }
+                    break;
+                }
+                continue;
+            }
+            if (crd != (pass == 0))
+                continue;
+            char key[1024];
+            if (crd) {
+                json_t *c = stripped(doc);
+                char *text = json_dumps(c, JSON_COMPACT);
+                fakeapi_error ferr = {0};
+                if (text && fakeapi_apply(im->srv, text, strlen(text), &ferr) < 0)
+                    warn(im, "%s: CustomResourceDefinition %s: %s", im->o->snapshot,
+                         jstr(json_object_get(doc, "metadata"), "name"), ferr.message);
+                free(text);
+                json_decref(c);
+            }
+            if (object_key(im, doc, key, sizeof key) == 0)
+                json_object_set(im->snapshot, key, doc);
+        }
+    }
+    json_decref(flat);
+    json_decref(docs);
+    return rc;
+}
+
+/* ---- actors ---- */
+
+static bool agent_is(const char *ua, const char *a)
+{
+    size_t n = strlen(a);
+    return ua && !strncmp(ua, a, n) && (ua[n] == '\0' || ua[n] == '/' || ua[n] == ' ');
+}
+
+/* Which controller under test made e, or NULL. */
+static const char *controller_of(const importer *im, const scn__audit_event *e)
+{
+    const scn_import_options *o = im->o;
+    const char *first = o->n_controllers ? o->controllers[0] : "controller";
+
+    for (size_t i = 0; i < o->n_actor_users; i++)
+        if (e->username && !strcmp(e->username, o->actor_users[i]))
+            return first;
+    for (size_t i = 0; i < o->n_actor_agents; i++)
+        if (agent_is(e->user_agent, o->actor_agents[i]))
+            return first;
+    if (o->n_actor_users || o->n_actor_agents)
+        return NULL;
+    for (size_t i = 0; i < o->n_controllers; i++) {
+        const char *c = o->controllers[i];
+        size_t n = strlen(c), u = e->username ? strlen(e->username) : 0;
+        char scn[200];
+        if (e->username && (!strcmp(e->username, c) ||
+                            (u > n && e->username[u - n - 1] == ':' &&
+                             !strcmp(e->username + u - n, c))))
+            return c;
+        if (agent_is(e->user_agent, c))
+            return c;
+        snprintf(scn, sizeof scn, "scenario/%s-", c);
+        if (e->user_agent && !strncmp(e->user_agent, scn, strlen(scn)))
+            return c;
+    }
+    return NULL;
+}
+
+/* ---- one write ---- */
+
+static bool has_directive(const json_t *v)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (k[0] == '$' || has_directive(x))
+                return true;
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x) if (has_directive(x)) return true;
+    }
+    return false;
+}
+
+/* Built-in groups (kubectl patches them strategically by default). */
+static bool builtin_group(const char *g)
+{
+    size_t n = g ? strlen(g) : 0;
+    return n == 0 || !strchr(g, '.') || (n > 7 && !strcmp(g + n - 7, ".k8s.io"));
+}
+
+/* The patch's media type: recorded (fakeapi's recorder keeps it in an
+ * annotation), else inferred from the body, the query and the client. */
+static const char *patch_type(const scn__audit_event *e, const json_t *body)
+{
+    const char *rec = jstr(json_object_get(e->ev, "annotations"), CONTENT_TYPE_ANNOTATION);
+
+    if (rec)
+        return rec;
+    if (json_is_array(body))
+        return "application/json-patch+json";
+    if (jstr(body, "apiVersion") && jstr(body, "kind") && strstr(e->uri, "fieldManager="))
+        return "application/apply-patch+yaml";
+    if (has_directive(body))
+        return "application/strategic-merge-patch+json";
+    if (builtin_group(e->group) && e->user_agent && !strncmp(e->user_agent, "kubectl", 7))
+        return "application/strategic-merge-patch+json";
+    return "application/merge-patch+json";
+}
+
+/* What the server would refuse or take as a precondition from another
+ * cluster: resourceVersion, uid, managedFields (in place). */
+static void drop_preconditions(json_t *body, const char *verb)
+{
+    json_t *meta = json_object_get(body, "metadata");
+
+    if (json_is_object(meta)) {
+        json_object_del(meta, "resourceVersion");
+        json_object_del(meta, "uid");
+        json_object_del(meta, "managedFields");
+        json_object_del(meta, "selfLink");
+        if (!strcmp(verb, "create") || !strcmp(verb, "update")) {
+            json_object_del(meta, "creationTimestamp");
+            json_object_del(meta, "generation");
+        }
+    }
+    if (!strcmp(verb, "delete") || !strcmp(verb, "deletecollection"))
+        json_object_del(body, "preconditions");
+    if (json_is_array(body)) { /* JSON patch: a test of the old resourceVersion */
+        for (size_t i = json_array_size(body); i-- > 0;) {
+            json_t *op = json_array_get(body, i);
+            const char *p = jstr(op, "path");
+            if (p && (!strcmp(p, "/metadata/resourceVersion") || !strcmp(p, "/metadata/uid")))
+                json_array_remove(body, i);
+        }
+    }
+}
+
+static const char *method_of(const char *verb)
+{
+    if (!strcmp(verb, "create"))
+        return "POST";
+    if (!strcmp(verb, "update"))
+        return "PUT";
+    if (!strcmp(verb, "patch"))
+        return "PATCH";
+    return "DELETE";
+}
+
+/* "1.5s", "250ms", "3m20.5s": a duration the scenario parser reads. */
+static void put_advance(importer *im, int64_t at_ns)
+{
+    int64_t d = at_ns - im->last_ns;
+
+    if (d <= 0)
+        return;
+    im->last_ns = at_ns;
+    if (d % 1000000 == 0)
+        put(&im->steps, "  - advance: %" PRId64 "ms\n", d / 1000000);
+    else
+        put(&im->steps, "  - advance: %" PRId64 "us\n", (d + 500) / 1000);
+}
+
+static void describe(const scn__audit_event *e, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s:%d %s %s%s%s %s%s%s by %s (%s) -> %d", e->file, e->line, e->verb,
+             e->resource ? e->resource : "?", e->subresource ? "/" : "",
+             e->subresource ? e->subresource : "", e->ns ? e->ns : "", e->ns ? "/" : "",
+             e->name ? e->name : "", e->username ? e->username : "?",
+             e->user_agent ? e->user_agent : "no user agent", e->code);
+}
+
+/* The name a create gave its object (a generated one from the answer). */
+static const char *created_name(const scn__audit_event *e)
+{
+    const char *n = jstr(json_object_get(json_object_get(e->ev, "responseObject"), "metadata"),
+                         "name");
+    if (n && *n)
+        return n;
+    if (e->name && *e->name)
+        return e->name;
+    n = jstr(json_object_get(json_object_get(e->ev, "requestObject"), "metadata"), "name");
+    return n && *n ? n : NULL;
+}
+
+/* The path without its query. */
+static void path_only(const char *uri, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.*s", (int)strcspn(uri, "?"), uri);
+}
+
+static void expect_write(importer *im, const scn__audit_event *e, const char *uri)
+{
+    char path[2048], key[1024];
+    const char *gen;
+
+    path_only(uri, path, sizeof path);
+    make_key(key, sizeof key, e->group, e->resource, e->ns, e->name);
+    gen = jstr(im->gen_names, key);
+    if (gen && e->name && strcmp(e->verb, "create") != 0) {
+        /* a name the controller generated: any name with its prefix */
+        char *at = strstr(path, e->name);
+        if (at) {
+            char masked[2048];
+            snprintf(masked, sizeof masked, "%.*s%s*%s", (int)(at - path), path, gen,
+                     at + strlen(e->name));
+            snprintf(path, sizeof path, "%s", masked);
+        }
+    }
+    json_t *step = json_pack("{s:{s:s, s:s, s:i}}", "expectWrite", "verb", e->verb, "path", path,
+                             "status", e->code);
+    put_yaml(&im->steps, "  - ", "    ", step);
+    json_decref(step);
+    im->st.expected++;
+}
+
+static int write_step(importer *im, const scn__audit_event *e)
+{
+    char what[1024], key[1024];
+    const char *ctrl = controller_of(im, e);
+    const json_t *req = json_object_get(e->ev, "requestObject");
+    json_t *body = NULL, *step;
+    const gv_map *m = find_map(e->group, e->version, e->resource);
+    char *uri = NULL;
+    const char *name = !strcmp(e->verb, "create") ? created_name(e) : e->name;
+    bool ok = e->code >= 200 && e->code <= 299;
+
+    describe(e, what, sizeof what);
+    make_key(key, sizeof key, e->group, e->resource, e->ns, name);
+    /* an object first written here existed before the log if this is no create */
+    if (!json_object_get(im->touched, key) && strcmp(e->verb, "create") != 0 &&
+        strcmp(e->verb, "deletecollection") != 0 && ok) {
+        const json_t *snap = json_object_get(im->snapshot, key);
+        const json_t *resp = json_object_get(e->ev, "responseObject");
+        if (snap)
+            add_fixture(im, key, snap, NULL);
+        else if (resp && jstr(resp, "kind") && strcmp(jstr(resp, "kind"), "Status") != 0 &&
+                 !e->subresource)
+            add_fixture(im, key, resp, NULL);
+        else if (!json_object_get(im->fixtures, key)) {
+            warn(im, "%s:%d: %s %s existed before the log, but neither the snapshot nor a "
+                     "recorded answer shows it; it is not among the fixtures",
+                 e->file, e->line, e->resource, name ? name : "");
+            im->st.gaps++;
+        }
+    }
+    if (strcmp(e->verb, "deletecollection") != 0)
+        json_object_set_new(im->touched, key, json_true());
+    if (!strcmp(e->verb, "create") && ctrl && name) {
+        const char *gen =
+            jstr(json_object_get(json_object_get(e->ev, "requestObject"), "metadata"),
+                 "generateName");
+        if (!gen)
+            gen = jstr(json_object_get(json_object_get(e->ev, "responseObject"), "metadata"),
+                       "generateName");
+        if (gen && *gen)
+            json_object_set_new(im->gen_names, key, json_string(gen));
+    }
+    if (ctrl) {
+        if (!im->o->expect_writes || !ok) {
+            put(&im->steps, "  # not replayed (%s, under test): ", ctrl);
+            put_comment(&im->steps, "", what);
+            im->st.dropped++;
+            return 0;
+        }
+        put_comment(&im->steps, "  ", what);
+        put_advance(im, e->received_ns);
+        expect_write(im, e, e->uri);
+        return 0;
+    }
+    if (!ok) {
+        put(&im->steps, "  # not replayed (it changed nothing): ");
+        put_comment(&im->steps, "", what);
+        im->st.dropped++;
+        return 0;
+    }
+    if (strstr(e->uri, "dryRun=")) {
+        put(&im->steps, "  # not replayed (a dry run): ");
+        put_comment(&im->steps, "", what);
+        im->st.dropped++;
+        return 0;
+    }
+    if (m && !m->to_group) {
+        warn(im, "%s:%d: %s/%s %s has no trivial conversion to a version fakeapi serves; not "
+                 "replayed",
+             e->file, e->line, e->group, e->version, e->resource);
+        put(&im->steps, "  # GAP: %s/%s %s cannot be mapped to a served version: ", e->group,
+            e->version, e->resource);
+        put_comment(&im->steps, "", what);
+        im->st.gaps++;
+        return 0;
+    }
+    bool needs_body = strcmp(e->verb, "delete") != 0 && strcmp(e->verb, "deletecollection") != 0;
+    if (needs_body && !req) {
+        warn(im, "%s:%d: %s at level %s has no request body; not replayed", e->file, e->line,
+             e->verb, e->level);
+        put(&im->steps, "  # GAP: no request body at level %s: ", e->level);
+        put_comment(&im->steps, "", what);
+        im->st.gaps++;
+        return 0;
+    }
+    body = req ? json_deep_copy(req) : NULL;
+    if (body)
+        drop_preconditions(body, e->verb);
+    if (body && !strcmp(e->verb, "create") && name) {
+        /* a generated name is replayed as the name it got */
+        json_t *meta = json_object_get(body, "metadata");
+        if (json_is_object(meta) && !jstr(meta, "name"))
+            json_object_set_new(meta, "name", json_string(name));
+    }
+    if (m) {
+        uri = map_uri(e->uri, m);
+        if (body && (!strcmp(e->verb, "create") || !strcmp(e->verb, "update")))
+            convert_object(body, m);
+    } else {
+        uri = strdup(e->uri);
+    }
+    if (!uri) {
+        json_decref(body);
+        return SCN_ERR_NOMEM;
+    }
+    step = json_pack("{s:{s:s, s:s}}", "request", "method", method_of(e->verb), "path", uri);
+    json_t *r = json_object_get(step, "request");
+    if (!strcmp(e->verb, "patch"))
+        json_object_set_new(r, "contentType", json_string(patch_type(e, body)));
+    if (body)
+        json_object_set_new(r, "body", body);
+    json_object_set_new(r, "status", json_integer(e->code));
+    put_comment(&im->steps, "  ", what);
+    if (m)
+        put(&im->steps, "  # %s/%s mapped to %s/%s\n", m->group, m->version, m->to_group,
+            m->to_version);
+    put_advance(im, e->received_ns);
+    put_yaml(&im->steps, "  - ", "    ", step);
+    json_decref(step);
+    free(uri);
+    im->st.replayed++;
+    return 0;
+}
+
+/* A CRD the log creates: the importer's server learns its kinds. */
+static void learn_crd(importer *im, const scn__audit_event *e)
+{
+    const json_t *obj = json_object_get(e->ev, "responseObject");
+    if (!jstr(obj, "kind"))
+        obj = json_object_get(e->ev, "requestObject");
+    if (!obj || !e->resource || strcmp(e->resource, "customresourcedefinitions") != 0)
+        return;
+    json_t *c = stripped(obj);
+    char *text = json_dumps(c, JSON_COMPACT);
+    fakeapi_error ferr = {0};
+    if (text)
+        fakeapi_apply(im->srv, text, strlen(text), &ferr);
+    free(text);
+    json_decref(c);
+}
+
+static int walk(importer *im)
+{
+    for (size_t i = 0; i < im->log.n; i++) {
+        const scn__audit_event *e = &im->log.ev[i];
+        int rc;
+        if (scn__audit_is_write(e->verb)) {
+            if (e->code >= 200 && e->code <= 299 && (!strcmp(e->verb, "create") || !strcmp(e->verb, "update")))
+                learn_crd(im, e);
+            if ((rc = write_step(im, e)) != 0)
+                return rc;
+        } else if ((!strcmp(e->verb, "get") || !strcmp(e->verb, "list")) && e->code >= 200 &&
+                   e->code <= 299) {
+            reveal(im, e, json_object_get(e->ev, "responseObject"));
+        }
+    }
+    return 0;
+}
+
+static int fixture_rank(const json_t *obj)
+{
+    const char *kind = jstr(obj, "kind");
+    if (kind && !strcmp(kind, "Namespace"))
+        return 0;
+    if (kind && !strcmp(kind, "CustomResourceDefinition"))
+        return 1;
+    return 2;
+}
+
+static void emit(importer *im, outbuf *out)
+{
+    const scn_import_options *o = im->o;
+    size_t i;
+    json_t *key;
+
+    put(out, "# Imported from an audit log by `scenario import audit`:");
+    for (i = 0; i < o->n_files; i++)
+        put(out, " %s", o->files[i]);
+    put(out, "\n# %zu events, %zu requests; %zu fixtures, %zu writes replayed, %zu expected, "
+             "%zu not replayed, %zu gaps.\n",
+        im->st.events, im->st.requests, im->st.fixtures, im->st.replayed, im->st.expected,
+        im->st.dropped, im->st.gaps);
+    put(out, "# Virtual time 0 is the first event's requestReceivedTimestamp.\n");
+    json_t *nm = json_string(o->name ? o->name : "imported");
+    char *name = json_dumps(nm, JSON_ENCODE_ANY);
+    json_decref(nm);
+    put(out, "name: %s\n", name ? name : "\"imported\"");
+    free(name);
+    if (o->n_controllers) {
+        put(out, "controllers:\n");
+        for (i = 0; i < o->n_controllers; i++) {
+            json_t *s = json_string(o->controllers[i]);
+            char *t = json_dumps(s, JSON_ENCODE_ANY);
+            put(out, "  - %s\n", t ? t : "\"\"");
+            free(t);
+            json_decref(s);
+        }
+    }
+    int64_t span = im->log.n ? im->log.ev[im->log.n - 1].received_ns - im->t0 : 0;
+    if (span > 23 * 3600 * INT64_C(1000000000))
+        put(out, "maxVirtualTime: %" PRId64 "s\n", span / 1000000000 + 3600);
+    if (json_array_size(im->order)) {
+        put(out, "fixtures:\n");
+        for (int rank = 0; rank < 3; rank++) {
+            json_array_foreach(im->order, i, key)
+            {
+                json_t *obj = json_object_get(im->fixtures, json_string_value(key));
+                if (fixture_rank(obj) == rank)
+                    put_yaml(out, "  - ", "    ", obj);
+            }
+        }
+    }
+    put(out, "steps:\n");
+    if (im->steps.len)
+        put(out, "%s", im->steps.s);
+    if (!im->st.replayed && !im->st.expected)
+        put(out, "  - advance: 0s\n");
+}
+
+int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats *stats,
+                     scn_error *err)
+{
+    importer im = {.o = o, .err = err};
+    fakeapi_options fo = {.no_http = true, .seed = 1};
+    outbuf out = {0};
+    int rc = 0;
+
+    if (!o || !yaml || o->n_files == 0)
+        return SCN_ERR_INPUT;
+    im.snapshot = json_object();
+    im.fixtures = json_object();
+    im.order = json_array();
+    im.touched = json_object();
+    im.gen_names = json_object();
+    if (!im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
+        rc = SCN_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < o->n_files && rc == 0; i++)
+        rc = scn__audit_read(&im.log, o->files[i], err);
+    if (rc != 0)
+        goto out;
+    scn__audit_sort(&im.log);
+    im.st.events = im.log.raw;
+    im.st.requests = im.log.n;
+    if (fakeapi_start(&fo, &im.srv) < 0) {
+        rc = SCN_ERR_SETUP;
+        goto out;
+    }
+    if (o->snapshot && (rc = load_snapshot(&im)) != 0)
+        goto out;
+    im.t0 = im.log.n ? im.log.ev[0].received_ns : 0;
+    im.last_ns = im.t0;
+    /* The snapshot's objects exist from the start, unless the log creates them. */
+    const char *k;
+    json_t *v;
+    json_t *created = json_object();
+    for (size_t i = 0; i < im.log.n; i++) {
+        const scn__audit_event *e = &im.log.ev[i];
+        if (!strcmp(e->verb, "create") && e->code >= 200 && e->code <= 299) {
+            char key[1024];
+            make_key(key, sizeof key, e->group, e->resource, e->ns, created_name(e));
+            json_object_set_new(created, key, json_true());
+        }
+    }
+    json_object_foreach(im.snapshot, k, v)
+    {
+        if (json_object_get(created, k)) {
+            warn(im.o->warn ? &im : &im, "%s: %s is created by the log; the snapshot's copy is "
+                                         "not a fixture (was the snapshot taken after the log?)",
+                 o->snapshot, k);
+            continue;
+        }
+        add_fixture(&im, k, v, NULL);
+    }
+    json_decref(created);
+    if ((rc = walk(&im)) != 0)
+        goto out;
+    im.st.fixtures = json_array_size(im.order);
+    emit(&im, &out);
+    if (im.steps.failed || out.failed) {
+        rc = SCN_ERR_NOMEM;
+        goto out;
+    }
+    *yaml = out.s;
+    out.s = NULL;
+    if (stats)
+        *stats = im.st;
+out:
+    free(out.s);
+    free(im.steps.s);
+    fakeapi_stop(im.srv);
+    scn__audit_log_free(&im.log);
+    json_decref(im.snapshot);
+    json_decref(im.fixtures);
+    json_decref(im.order);
+    json_decref(im.touched);
+    json_decref(im.gen_names);
+    return rc;
+}

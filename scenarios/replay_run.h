@@ -1,0 +1,25 @@
+/*
+ * replay_run.h - running the `request` and `expectWrite` steps (private to
+ * libscenario; runner.c calls them on the driver thread).
+ */
+#ifndef SCN_REPLAY_RUN_H
+#define SCN_REPLAY_RUN_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "fakeapi/fakeapi.h"
+#include "scn/scenario.h"
+
+/* Send a REQUEST step's request in-process. 0, or -1 with why in msg (a
+ * status other than the one expected). */
+int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t len);
+
+/* Look in the trace file for a request matching an EXPECT_WRITE step whose
+ * line is not in used (an object of line numbers, the writes earlier steps
+ * took); 1 and its line added to used, 0 (with what is missing in msg), or
+ * -1 if the trace cannot be read. */
+int scn__find_write(const char *trace_path, const scn_step *st, json_t *used, char *msg,
+                    size_t len);
+
+#endif
