@@ -13,9 +13,59 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The namespace a path names ("/api/v1/namespaces/NS/..."), into buf. */
+static const char *path_ns(const char *path, char *buf, size_t len)
+{
+    const char *at = strstr(path, "/namespaces/");
+    if (!at)
+        return NULL;
+    at += strlen("/namespaces/");
+    snprintf(buf, len, "%.*s", (int)strcspn(at, "/?"), at);
+    return buf;
+}
+
+json_t *scn__bind_owners(fakeapi_server *srv, const json_t *obj, const char *ns)
+{
+    json_t *c = json_deep_copy(obj), *meta = json_object_get(c, "metadata");
+    json_t *refs = json_object_get(meta, "ownerReferences"), *ref;
+    const char *own_ns = json_string_value(json_object_get(meta, "namespace"));
+    size_t i;
+
+    if (own_ns)
+        ns = own_ns;
+    json_array_foreach(refs, i, ref)
+    {
+        const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+        const char *kind = json_string_value(json_object_get(ref, "kind"));
+        const char *name = json_string_value(json_object_get(ref, "name"));
+        json_t *owner = NULL;
+        if (!av || !kind || !name)
+            continue;
+        /* namespaced owners share the dependent's namespace; cluster-scoped ones have none */
+        if (fakeapi_get(srv, av, kind, ns, name, &owner, NULL) != 0 &&
+            fakeapi_get(srv, av, kind, NULL, name, &owner, NULL) != 0)
+            continue;
+        json_t *uid = json_object_get(json_object_get(owner, "metadata"), "uid");
+        if (json_is_string(uid))
+            json_object_set(ref, "uid", uid);
+        json_decref(owner);
+    }
+    return c;
+}
+
 int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t len)
 {
-    char *body = st->manifest ? json_dumps(st->manifest, JSON_COMPACT) : NULL;
+    char nsbuf[256];
+    json_t *bound = NULL;
+    char *body = NULL;
+
+    if (json_is_object(st->manifest)) {
+        bound = scn__bind_owners(srv, st->manifest, path_ns(st->path, nsbuf, sizeof nsbuf));
+        body = bound ? json_dumps(bound, JSON_COMPACT) : NULL;
+        json_decref(bound);
+    } else if (st->manifest) {
+        body = json_dumps(st->manifest, JSON_COMPACT);
+    }
     int status = 0;
     json_t *out = NULL;
     int rc;

@@ -11,6 +11,14 @@
 #include "fakeapi/fakeapi.h"
 #include "scn/scenario.h"
 
+/* A copy of obj (new reference; NULL if out of memory) whose
+ * ownerReferences name the owners as they exist in srv now: each uid
+ * replaced by that of the object of the reference's apiVersion, kind and
+ * name (in ns, or the object's own namespace; or cluster-scoped), if there
+ * is one. A recorded uid belongs to another cluster; the name is what a
+ * replay can keep. */
+json_t *scn__bind_owners(fakeapi_server *srv, const json_t *obj, const char *ns);
+
 /* Send a REQUEST step's request in-process. 0, or -1 with why in msg (a
  * status other than the one expected). */
 int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t len);

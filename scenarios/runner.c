@@ -494,7 +494,10 @@ static int apply_objects(run *r, int step, const json_t *objs)
                 return -1;
             continue;
         }
-        char *text = json_dumps(o, JSON_COMPACT);
+        /* fixtures imported from another cluster name owners by uid */
+        json_t *bound = step < 0 ? scn__bind_owners(r->srv, o, "default") : json_incref(o);
+        char *text = bound ? json_dumps(bound, JSON_COMPACT) : NULL;
+        json_decref(bound);
         fakeapi_error err = {0};
         int rc = text ? fakeapi_apply(r->srv, text, strlen(text), &err) : FAKEAPI_ERR_NOMEM;
         free(text);
