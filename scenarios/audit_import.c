@@ -729,6 +729,7 @@ static int write_step(importer *im, const scn__audit_event *e)
         return 0;
     }
     body = req ? json_deep_copy(req) : NULL;
+    bool had_rv = body && jstr(json_object_get(body, "metadata"), "resourceVersion");
     if (body)
         drop_preconditions(body, e->verb);
     if (body && !strcmp(e->verb, "create") && name) {
@@ -755,6 +756,8 @@ static int write_step(importer *im, const scn__audit_event *e)
     if (body)
         json_object_set_new(r, "body", body);
     json_object_set_new(r, "status", json_integer(e->code));
+    if (had_rv && !strcmp(e->verb, "update") && json_is_object(body))
+        json_object_set_new(r, "currentResourceVersion", json_true());
     put_comment(&im->steps, "  ", what);
     if (m)
         put(&im->steps, "  # %s/%s mapped to %s/%s\n", m->group, m->version, m->to_group,

@@ -53,6 +53,24 @@ json_t *scn__bind_owners(fakeapi_server *srv, const json_t *obj, const char *ns)
     return c;
 }
 
+/* The stored object's resourceVersion into body (the object at path, read
+ * now); left alone if it cannot be read. */
+static void set_current_rv(fakeapi_server *srv, const char *path, json_t *body)
+{
+    char get[2048];
+    int status = 0;
+    json_t *cur = NULL;
+
+    snprintf(get, sizeof get, "%.*s", (int)strcspn(path, "?"), path);
+    if (fakeapi_request(srv, "GET", get, NULL, NULL, &status, &cur) == 0 && status == 200) {
+        json_t *rv = json_object_get(json_object_get(cur, "metadata"), "resourceVersion");
+        json_t *meta = json_object_get(body, "metadata");
+        if (json_is_string(rv) && json_is_object(meta))
+            json_object_set(meta, "resourceVersion", rv);
+    }
+    json_decref(cur);
+}
+
 int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t len)
 {
     char nsbuf[256];
@@ -61,6 +79,8 @@ int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t 
 
     if (json_is_object(st->manifest)) {
         bound = scn__bind_owners(srv, st->manifest, path_ns(st->path, nsbuf, sizeof nsbuf));
+        if (bound && st->current_rv)
+            set_current_rv(srv, st->path, bound);
         body = bound ? json_dumps(bound, JSON_COMPACT) : NULL;
         json_decref(bound);
     } else if (st->manifest) {

@@ -29,8 +29,9 @@ static int get_status(scn__parser *p, const json_t *body, const char *field, scn
 
 int scn__step_request(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"method", "path", "contentType", "body", "status", NULL};
-    json_t *b;
+    static const char *const keys[] = {"method", "path", "contentType", "body",
+                                       "status", "currentResourceVersion", NULL};
+    json_t *b, *cur;
     char f[FIELD_LEN];
     int rc;
 
@@ -66,6 +67,13 @@ int scn__step_request(scn__parser *p, json_t *body, const char *field, scn_step 
                          "application/strategic-merge-patch+json, application/json-patch+json "
                          "or application/apply-patch+yaml)");
     }
+    cur = json_object_get(body, "currentResourceVersion");
+    scn__sub(f, sizeof f, "%s.currentResourceVersion", field);
+    if (cur && !json_is_boolean(cur))
+        return scn__fail(p, cur, f, "expected true or false, found %s", scn__type_name(cur));
+    if (json_is_true(cur) && (strcmp(st->method, "PUT") != 0 || !json_is_object(b)))
+        return scn__fail(p, cur, f, "only for a PUT with an object body");
+    st->current_rv = json_is_true(cur);
     st->manifest = json_incref(b);
     return 0;
 }

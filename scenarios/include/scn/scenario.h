@@ -167,6 +167,10 @@ typedef struct scn_step {
      * (default 1 min). Each write satisfies one expectation. */
     const char *method, *path, *content_type, *verb;
     int status;
+    /* REQUEST (PUT): set the body's metadata.resourceVersion to the stored
+     * object's when the request is sent (an update recorded against another
+     * cluster's revision, replayed against this run's). */
+    bool current_rv;
 } scn_step;
 
 /* There are as many manager replicas as the most any controller asks for;
