@@ -1,0 +1,503 @@
+/*
+ * test_audit_import.c - `scenario import audit`: audit logs (JSON lines and
+ * EventLists, every level, stages collapsed) into scenarios that parse; the
+ * replay steps (request, expectWrite) in scenario files; every bad input
+ * named by file, line and field, with nothing written; a trace to an audit
+ * log and back.
+ */
+#include <criterion/criterion.h>
+#include "scn/audit.h"
+#include "scn/run.h"
+#include "scn/scenario.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef AUDIT_FIXTURES
+#error AUDIT_FIXTURES must name tests/fixtures/audit
+#endif
+
+static char dir[64];
+static char warnings[8192];
+
+static void on_warn(void *ud, const char *msg)
+{
+    (void)ud;
+    strncat(warnings, msg, sizeof warnings - strlen(warnings) - 2);
+    strcat(warnings, "\n");
+}
+
+static const char *tmp_path(const char *rel)
+{
+    static char path[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, rel);
+    return path[k];
+}
+
+static const char *write_file(const char *rel, const char *text)
+{
+    const char *path = tmp_path(rel);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/scn-audit-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    warnings[0] = '\0';
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(audit_import, .init = setup, .fini = teardown);
+
+static const char *session = AUDIT_FIXTURES "/kubectl-session.jsonl";
+static const char *snapshot = AUDIT_FIXTURES "/snapshot.yaml";
+
+/* Import files with the options given, parse the result; the scenario. */
+static scn_scenario *import(const char *const *files, size_t n, scn_import_options o,
+                            scn_import_stats *st, char **yaml_out)
+{
+    char *yaml = NULL;
+    scn_error err = {0};
+    scn_scenario *sc = NULL;
+
+    o.files = files;
+    o.n_files = n;
+    o.warn = on_warn;
+    int rc = scn_audit_import(&o, &yaml, st, &err);
+    cr_assert_eq(rc, 0, "import: %s:%d: %s: %s", err.file, err.line, err.field, err.message);
+    rc = scn_scenario_parse(tmp_path("imported.yaml"), yaml, strlen(yaml), &sc, &err);
+    cr_assert_eq(rc, 0, "the imported scenario does not parse: %d: %s: %s\n%s", err.line,
+                 err.field, err.message, yaml);
+    if (yaml_out)
+        *yaml_out = yaml;
+    else
+        free(yaml);
+    return sc;
+}
+
+static const scn_step *nth_step(const scn_scenario *sc, scn_step_kind kind, size_t n)
+{
+    for (size_t i = 0; i < sc->n_steps; i++)
+        if (sc->steps[i].kind == kind && n-- == 0)
+            return &sc->steps[i];
+    return NULL;
+}
+
+static size_t count_steps(const scn_scenario *sc, scn_step_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sc->n_steps; i++)
+        n += sc->steps[i].kind == kind;
+    return n;
+}
+
+static const json_t *find_fixture(const scn_scenario *sc, const char *kind, const char *name)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(sc->fixtures, i, o)
+    {
+        const json_t *m = json_object_get(o, "metadata");
+        if (!strcmp(json_string_value(json_object_get(o, "kind")), kind) &&
+            !strcmp(json_string_value(json_object_get(m, "name")), name))
+            return o;
+    }
+    return NULL;
+}
+
+Test(audit_import, kubectl_session_becomes_replay_steps_and_expectations)
+{
+    const char *const ctrls[] = {"deployment-controller", "replicaset-controller"};
+    scn_import_stats st;
+    scn_scenario *sc = import(&session, 1,
+                              (scn_import_options){.snapshot = snapshot,
+                                                   .controllers = ctrls,
+                                                   .n_controllers = 2,
+                                                   .expect_writes = true,
+                                                   .name = "session"},
+                              &st, NULL);
+
+    /* 14 lines, one request logged at two stages */
+    cr_expect_eq(st.events, 14);
+    cr_expect_eq(st.requests, 13);
+    cr_expect_str_eq(sc->name, "session");
+    cr_assert_eq(sc->n_controllers, 2);
+    cr_expect_str_eq(sc->controllers[1].name, "replicaset-controller");
+
+    /* fixtures: the snapshot's Namespace and Secret, the ConfigMap a read showed */
+    cr_expect_eq(json_array_size(sc->fixtures), 3);
+    const json_t *cm = find_fixture(sc, "ConfigMap", "app-config");
+    cr_assert_not_null(cm);
+    const json_t *meta = json_object_get(cm, "metadata");
+    cr_expect_null(json_object_get(meta, "uid"));
+    cr_expect_null(json_object_get(meta, "resourceVersion"));
+    cr_expect_null(json_object_get(meta, "managedFields"));
+    cr_expect_null(json_object_get(meta, "creationTimestamp"));
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(cm, "data"), "mode")),
+                     "safe", "the state before the log's patch");
+    cr_expect_not_null(find_fixture(sc, "Namespace", "legacy"));
+    cr_expect_str_eq(
+        json_string_value(json_object_get(json_array_get(sc->fixtures, 0), "kind")),
+        "Namespace", "namespaces come first");
+
+    /* the people's writes are replayed, in order, with their recorded outcome */
+    cr_expect_eq(count_steps(sc, SCN_STEP_REQUEST), 6);
+    const scn_step *create = nth_step(sc, SCN_STEP_REQUEST, 0);
+    cr_expect_str_eq(create->method, "POST");
+    cr_expect_str_eq(create->path, "/apis/apps/v1/namespaces/default/deployments?fieldManager="
+                                   "kubectl-client-side-apply&fieldValidation=Strict");
+    cr_expect_eq(create->status, 201);
+    const scn_step *patch = nth_step(sc, SCN_STEP_REQUEST, 1);
+    cr_expect_str_eq(patch->method, "PATCH");
+    cr_expect_str_eq(patch->content_type, "application/strategic-merge-patch+json");
+    const scn_step *scale = nth_step(sc, SCN_STEP_REQUEST, 2);
+    cr_expect_str_eq(scale->path, "/apis/apps/v1/namespaces/default/deployments/web/scale");
+    /* extensions/v1beta1 Deployment: apps/v1, with the selector v1beta1 defaulted */
+    const scn_step *legacy = nth_step(sc, SCN_STEP_REQUEST, 3);
+    cr_expect_str_eq(legacy->path, "/apis/apps/v1/namespaces/legacy/deployments");
+    cr_expect_str_eq(json_string_value(json_object_get(legacy->manifest, "apiVersion")), "apps/v1");
+    cr_expect_not_null(json_object_get(json_object_get(legacy->manifest, "spec"), "selector"));
+    cr_expect_null(json_object_get(json_object_get(legacy->manifest, "spec"), "rollbackTo"));
+    /* a Metadata-level delete needs no body */
+    const scn_step *del = nth_step(sc, SCN_STEP_REQUEST, 4);
+    cr_expect_str_eq(del->method, "DELETE");
+    cr_expect_null(del->manifest);
+
+    /* the controllers' writes are expectations */
+    cr_expect_eq(count_steps(sc, SCN_STEP_EXPECT_WRITE), 2);
+    const scn_step *ew = nth_step(sc, SCN_STEP_EXPECT_WRITE, 1);
+    cr_expect_str_eq(ew->verb, "create");
+    cr_expect_str_eq(ew->path, "/api/v1/namespaces/default/pods");
+
+    /* the time between requests is kept: 1.383695 s to the first write */
+    const scn_step *adv = nth_step(sc, SCN_STEP_ADVANCE, 0);
+    cr_expect_eq(adv->duration_ns, 1383695000);
+
+    /* gaps are warned about with file and line */
+    cr_expect_eq(st.gaps, 3);
+    cr_expect(strstr(warnings, "kubectl-session.jsonl:10: update at level Metadata"), "%s",
+              warnings);
+    cr_expect(strstr(warnings, "kubectl-session.jsonl:12: extensions/v1beta1 ingresses"), "%s",
+              warnings);
+    cr_expect(strstr(warnings, "kubectl-session.jsonl:6: patch of pods web-7d4b9c8f5d-x2kqp"),
+              "%s", warnings);
+    scn_scenario_free(sc);
+}
+
+Test(audit_import, without_controllers_every_write_is_replayed)
+{
+    scn_import_stats st;
+    char *yaml = NULL;
+    scn_scenario *sc =
+        import(&session, 1, (scn_import_options){.snapshot = snapshot}, &st, &yaml);
+
+    cr_expect_eq(sc->n_controllers, 0);
+    cr_expect_eq(count_steps(sc, SCN_STEP_EXPECT_WRITE), 0);
+    /* the ReplicaSet, the Pod (its generated name made explicit) and the kubelet's patch too */
+    cr_expect_eq(count_steps(sc, SCN_STEP_REQUEST), 9);
+    const scn_step *pod = nth_step(sc, SCN_STEP_REQUEST, 2);
+    cr_assert_str_eq(pod->path, "/api/v1/namespaces/default/pods");
+    cr_expect_str_eq(
+        json_string_value(json_object_get(json_object_get(pod->manifest, "metadata"), "name")),
+        "web-7d4b9c8f5d-x2kqp");
+    /* the 409 and the Metadata-level update are comments, not steps */
+    cr_expect(strstr(yaml, "# not replayed (it changed nothing): "));
+    cr_expect(strstr(yaml, "# GAP: no request body at this level: "));
+    free(yaml);
+    scn_scenario_free(sc);
+}
+
+Test(audit_import, actor_options_name_the_controllers_writes)
+{
+    const char *const ctrls[] = {"deployment"};
+    const char *const agents[] = {"kube-controller-manager/v1.29.2"};
+    scn_import_stats st;
+    scn_scenario *sc = import(&session, 1,
+                              (scn_import_options){.controllers = ctrls,
+                                                   .n_controllers = 1,
+                                                   .actor_agents = agents,
+                                                   .n_actor_agents = 1},
+                              &st, NULL);
+    /* both kube-controller-manager writes are the controller's: dropped */
+    cr_expect_eq(st.dropped, 3);
+    cr_expect_eq(count_steps(sc, SCN_STEP_EXPECT_WRITE), 0);
+    scn_scenario_free(sc);
+}
+
+/* The same events as one EventList, spread over lines. */
+Test(audit_import, an_event_list_reads_as_json_lines_do)
+{
+    FILE *in = fopen(session, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    json_t *items = json_array();
+    cr_assert_not_null(in);
+    while (getline(&line, &cap, in) > 0)
+        json_array_append_new(items, json_loads(line, 0, NULL));
+    free(line);
+    fclose(in);
+    json_t *list = json_pack("{s:s, s:s, s:{}, s:o}", "kind", "EventList", "apiVersion",
+                             "audit.k8s.io/v1", "metadata", "items", items);
+    char *text = json_dumps(list, JSON_INDENT(2));
+    json_decref(list);
+    const char *path = write_file("list.json", text);
+    free(text);
+    scn_import_stats a, b;
+    char *ya = NULL, *yb = NULL;
+    scn_scenario *sa = import(&session, 1, (scn_import_options){0}, &a, &ya);
+    scn_scenario *sb = import(&path, 1, (scn_import_options){0}, &b, &yb);
+    cr_expect_eq(b.events, a.events);
+    cr_expect_eq(b.requests, a.requests);
+    cr_expect_eq(b.replayed, a.replayed);
+    cr_expect_eq(sb->n_steps, sa->n_steps);
+    free(ya);
+    free(yb);
+    scn_scenario_free(sa);
+    scn_scenario_free(sb);
+}
+
+/* ---- bad input: file, line and field; nothing written ---- */
+
+static const char *good_line =
+    "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+    "\"auditID\":\"1\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/namespaces/"
+    "default/configmaps/a\",\"verb\":\"delete\",\"user\":{\"username\":\"bob\"},"
+    "\"objectRef\":{\"resource\":\"configmaps\",\"namespace\":\"default\",\"name\":\"a\","
+    "\"apiVersion\":\"v1\"},\"responseStatus\":{\"metadata\":{},\"code\":200},"
+    "\"requestReceivedTimestamp\":\"2024-05-14T09:00:00.000000Z\","
+    "\"stageTimestamp\":\"2024-05-14T09:00:00.001000Z\"}\n";
+
+static void expect_bad(const char *second_line, int line, const char *field, const char *what)
+{
+    char text[4096];
+    scn_error err = {0};
+    char *yaml = NULL;
+    snprintf(text, sizeof text, "%s%s\n", good_line, second_line);
+    const char *path = write_file("bad.jsonl", text);
+    scn_import_options o = {.files = &path, .n_files = 1};
+    int rc = scn_audit_import(&o, &yaml, NULL, &err);
+    cr_expect_eq(rc, SCN_ERR_INPUT, "%s: rc %d", what, rc);
+    cr_expect_null(yaml);
+    cr_expect_str_eq(err.file, path, "%s", what);
+    cr_expect_eq(err.line, line, "%s: line %d", what, err.line);
+    cr_expect_str_eq(err.field, field, "%s: field %s (%s)", what, err.field, err.message);
+
+    /* the command: exit 2, the message on stderr, no output file */
+    const char *out = tmp_path("out.yaml");
+    char a0[] = "scenario", a1[] = "import", a2[] = "audit", a4[] = "-o";
+    char *argv[] = {a0, a1, a2, (char *)path, a4, (char *)out, NULL};
+    cr_expect_eq(scn_main(6, argv), 2, "%s", what);
+    cr_expect_neq(access(out, F_OK), 0, "%s: an output was written", what);
+}
+
+Test(audit_import, bad_input_names_file_line_and_field)
+{
+    expect_bad("this is not json", 2, "", "not JSON");
+    expect_bad("{\"kind\":\"Pod\",\"apiVersion\":\"v1\"}", 2, "kind", "not an Event");
+    expect_bad("{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1beta1\"}", 2, "apiVersion",
+               "another version");
+    expect_bad("{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+               "\"stage\":\"ResponseComplete\",\"requestURI\":\"/\",\"verb\":\"get\","
+               "\"requestReceivedTimestamp\":\"2024-05-14T09:00:00Z\"}",
+               2, "auditID", "no auditID");
+    expect_bad("{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+               "\"auditID\":\"2\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/"
+               "namespaces/default/pods\",\"verb\":\"create\",\"responseStatus\":{\"code\":201},"
+               "\"requestReceivedTimestamp\":\"2024-05-14T09:00:00Z\"}",
+               2, "objectRef", "a write without objectRef");
+    expect_bad("{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+               "\"auditID\":\"3\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/\","
+               "\"verb\":\"get\",\"requestReceivedTimestamp\":\"yesterday\"}",
+               2, "requestReceivedTimestamp", "a bad time");
+    expect_bad("{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Loud\","
+               "\"auditID\":\"4\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/\","
+               "\"verb\":\"get\",\"requestReceivedTimestamp\":\"2024-05-14T09:00:00Z\"}",
+               2, "level", "an unknown level");
+    expect_bad("{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+               "\"auditID\":\"5\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/"
+               "namespaces/default/pods\",\"verb\":\"create\",\"objectRef\":{\"resource\":"
+               "\"pods\"},\"requestReceivedTimestamp\":\"2024-05-14T09:00:00Z\"}",
+               2, "responseStatus", "a completed write without its outcome");
+}
+
+Test(audit_import, bad_input_in_an_event_list_names_the_item)
+{
+    const char *path = write_file(
+        "list.json", "{\"kind\": \"EventList\", \"apiVersion\": \"audit.k8s.io/v1\",\n"
+                     " \"items\": [\n"
+                     "  {\"level\": \"Metadata\", \"auditID\": \"1\", \"stage\": \"Panic\",\n"
+                     "   \"requestURI\": \"/\", \"verb\": \"get\",\n"
+                     "   \"requestReceivedTimestamp\": \"2024-05-14T09:00:00Z\"},\n"
+                     "  {\"level\": \"Metadata\", \"auditID\": \"2\", \"stage\": \"Sideways\",\n"
+                     "   \"requestURI\": \"/\", \"verb\": \"get\",\n"
+                     "   \"requestReceivedTimestamp\": \"2024-05-14T09:00:00Z\"}]}\n");
+    scn_error err = {0};
+    char *yaml = NULL;
+    scn_import_options o = {.files = &path, .n_files = 1};
+    cr_assert_eq(scn_audit_import(&o, &yaml, NULL, &err), SCN_ERR_INPUT);
+    cr_expect_eq(err.line, 6, "line %d", err.line);
+    cr_expect_str_eq(err.field, "stage");
+}
+
+Test(audit_import, the_snapshot_must_hold_objects)
+{
+    const char *path = write_file("snap.yaml", "apiVersion: v1\nkind: List\nitems:\n- {a: 1}\n");
+    scn_error err = {0};
+    char *yaml = NULL;
+    scn_import_options o = {.files = &session, .n_files = 1, .snapshot = path};
+    cr_assert_eq(scn_audit_import(&o, &yaml, NULL, &err), SCN_ERR_INPUT);
+    cr_expect_str_eq(err.file, path);
+    cr_expect_str_eq(err.field, "items[0]");
+}
+
+/* ---- the replay steps in scenario files ---- */
+
+static int parse_error(const char *text, scn_error *err)
+{
+    scn_scenario *sc = NULL;
+    int rc = scn_scenario_parse("t.yaml", text, strlen(text), &sc, err);
+    scn_scenario_free(sc);
+    return rc;
+}
+
+Test(audit_import, replay_steps_are_checked)
+{
+    scn_error err;
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - request: {method: GET, path: /api/v1/pods}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].request.method");
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - request: {method: PATCH, path: "
+                             "/api/v1/namespaces/d/pods/p, body: {a: 1}}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].request.contentType");
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - request: {method: POST, path: api/v1/pods, "
+                             "body: {}}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].request.path");
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - request: {method: DELETE, path: /api/v1/x, "
+                             "currentResourceVersion: true}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].request.currentResourceVersion");
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - expectWrite: {verb: get, path: /api/v1/x}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].expectWrite.verb");
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - expectWrite: {verb: create, path: "
+                             "/api/v1/x?dryRun=All}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].expectWrite.path");
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - expectWrite: {verb: create, path: /a, "
+                             "status: 700}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].expectWrite.status");
+}
+
+/* ---- traces and audit logs ---- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char *buf = calloc(1, 1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+Test(audit_import, a_trace_goes_to_an_audit_log_and_back)
+{
+    const char *req1 = "{\"client\":\"scenario/singleton-buggy-0/singleton\",\"code\":201,"
+                       "\"kind\":\"request\",\"method\":\"POST\",\"path\":\"/api/v1/namespaces/"
+                       "default/configmaps\",\"rv\":\"12\",\"t\":1767225600123456789,\"verb\":"
+                       "\"create\"}\n";
+    const char *fault = "{\"action\":\"fired\",\"client\":\"scenario/x-0\",\"kind\":\"fault\","
+                        "\"name\":\"\",\"namespace\":\"default\",\"resource\":\"configmaps\","
+                        "\"rule\":1,\"t\":1767225601000000000,\"verb\":\"create\"}\n";
+    const char *req2 = "{\"client\":\"scenario/x-0\",\"code\":0,\"kind\":\"request\",\"method\":"
+                       "\"POST\",\"path\":\"/api/v1/namespaces/default/configmaps\",\"rv\":\"\","
+                       "\"t\":1767225601000000000,\"verb\":\"create\"}\n";
+    const char *event = "{\"client\":\"scenario/x-0\",\"kind\":\"event\",\"name\":\"a\","
+                        "\"namespace\":\"default\",\"resource\":\"/configmaps\",\"rv\":12,\"t\":"
+                        "1767225601000000000,\"type\":\"ADDED\",\"watch\":3}\n";
+    const char *req3 = "{\"client\":\"kubectl/v1.32.0\",\"code\":200,\"kind\":\"request\","
+                       "\"method\":\"GET\",\"path\":\"/apis/apps/v1/namespaces/default/"
+                       "deployments/web/scale\",\"rv\":\"7\",\"t\":1767225602000000000,\"verb\":"
+                       "\"get\"}\n";
+    char trace[4096];
+    snprintf(trace, sizeof trace, "%s%s%s%s%s", req1, fault, req2, event, req3);
+    const char *tpath = write_file("trace.jsonl", trace);
+    char *audit = NULL, *back = NULL;
+    size_t skipped = 0;
+    scn_error err = {0};
+    cr_assert_eq(scn_trace_to_audit(tpath, &audit, &skipped, &err), 0, "%s", err.message);
+    cr_expect_eq(skipped, 1, "the watch event has no place in an audit log");
+    /* an audit log as kube-apiserver's readers read it */
+    json_t *first = json_loadb(audit, strcspn(audit, "\n"), 0, NULL);
+    cr_assert_not_null(first);
+    cr_expect_str_eq(json_string_value(json_object_get(first, "kind")), "Event");
+    cr_expect_str_eq(json_string_value(json_object_get(first, "verb")), "create");
+    cr_expect_str_eq(json_string_value(json_object_get(first, "userAgent")),
+                     "scenario/singleton-buggy-0/singleton");
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_object_get(first, "objectRef"), "resource")),
+                     "configmaps");
+    cr_expect_str_eq(json_string_value(json_object_get(first, "stageTimestamp")),
+                     "2026-01-01T00:00:00.123456789Z");
+    json_decref(first);
+    const char *apath = write_file("audit.jsonl", audit);
+    cr_assert_eq(scn_audit_to_trace(apath, &back, &err), 0, "%s", err.message);
+    char want[4096];
+    snprintf(want, sizeof want, "%s%s%s%s", req1, fault, req2, req3);
+    cr_expect_str_eq(back, want);
+    /* and the commands */
+    const char *a2 = tmp_path("a2.jsonl"), *t2 = tmp_path("t2.jsonl");
+    char s0[] = "scenario", c1[] = "trace-to-audit", c2[] = "audit-to-trace", o[] = "-o";
+    char *argv1[] = {s0, c1, (char *)tpath, o, (char *)a2, NULL};
+    char *argv2[] = {s0, c2, (char *)a2, o, (char *)t2, NULL};
+    cr_assert_eq(scn_main(5, argv1), 0);
+    cr_assert_eq(scn_main(5, argv2), 0);
+    char *t2text = slurp(t2);
+    cr_expect_str_eq(t2text, want);
+    free(t2text);
+    free(audit);
+    free(back);
+}
+
+Test(audit_import, audit_to_trace_needs_what_a_trace_holds)
+{
+    const char *path = write_file(
+        "a.jsonl", "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+                   "\"auditID\":\"1\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api\","
+                   "\"verb\":\"get\",\"responseStatus\":{\"code\":200},"
+                   "\"requestReceivedTimestamp\":\"2024-05-14T09:00:00Z\","
+                   "\"stageTimestamp\":\"2024-05-14T09:00:00Z\"}\n");
+    char *out = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_audit_to_trace(path, &out, &err), SCN_ERR_INPUT);
+    cr_expect_eq(err.line, 1);
+    cr_expect_str_eq(err.field, "userAgent");
+    cr_expect_null(out);
+}
