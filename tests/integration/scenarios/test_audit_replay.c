@@ -1,0 +1,237 @@
+/*
+ * test_audit_replay.c - imported audit logs replayed: an hour of cluster
+ * activity ends in the state the log recorded; the writes a controller made
+ * in the log are expected of the controller under test (the fixed and the
+ * buggy Singleton controllers make them; a controller that does not fails
+ * the expectation); the trace of a real run goes to an audit log and back
+ * unchanged but for what an audit log cannot hold.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buggy.h"
+#include "scn/audit.h"
+#include "scn/run.h"
+
+#ifndef KH_SCENARIOS
+#define KH_SCENARIOS "scenarios/examples"
+#endif
+#define AUDIT KH_SCENARIOS "/../../tests/fixtures/audit"
+#define CRD KH_SCENARIOS "/../../fixtures/singleton/crd.yaml"
+
+static int buggy_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_buggy_setup(mgr, config);
+}
+
+static int fixed_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_fixed_setup(mgr, config);
+}
+
+static void setup(void)
+{
+    static bool done;
+    if (!done) {
+        scn_register_controller("singleton-buggy", buggy_setup, NULL);
+        scn_register_controller("singleton-fixed", fixed_setup, NULL);
+    }
+    done = true;
+}
+
+TestSuite(audit_replay, .init = setup);
+
+static char *import(scn_import_options o)
+{
+    static const char *hour = AUDIT "/hour-of-activity.jsonl";
+    char *yaml = NULL;
+    scn_error err = {0};
+    if (!o.files) {
+        o.files = &hour;
+        o.n_files = 1;
+    }
+    cr_assert_eq(scn_audit_import(&o, &yaml, NULL, &err), 0, "%s:%d: %s: %s", err.file, err.line,
+                 err.field, err.message);
+    return yaml;
+}
+
+static scn_run_result run_text(const char *text, uint64_t seed, const char *trace)
+{
+    scn_scenario *sc = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_scenario_parse("imported.yaml", text, strlen(text), &sc, &err), 0,
+                 "%d: %s: %s", err.line, err.field, err.message);
+    scn_run_options o = {.seed = seed, .seed_given = true, .trace_path = trace};
+    scn_run_result r;
+    cr_assert_eq(scn_run(sc, &o, &r), 0, "%s", r.message);
+    scn_scenario_free(sc);
+    return r;
+}
+
+/* The last state the log shows of each ConfigMap (its answers' data). */
+static json_t *last_configmaps(void)
+{
+    FILE *f = fopen(AUDIT "/hour-of-activity.jsonl", "r");
+    char *line = NULL;
+    size_t cap = 0;
+    json_t *last = json_object();
+    cr_assert_not_null(f);
+    while (getline(&line, &cap, f) > 0) {
+        json_t *ev = json_loads(line, 0, NULL);
+        json_t *resp = json_object_get(ev, "responseObject");
+        const char *kind = json_string_value(json_object_get(resp, "kind"));
+        json_int_t code =
+            json_integer_value(json_object_get(json_object_get(ev, "responseStatus"), "code"));
+        if (kind && !strcmp(kind, "ConfigMap") && code < 300 &&
+            json_object_get(resp, "data"))
+            json_object_set(last,
+                            json_string_value(json_object_get(
+                                json_object_get(resp, "metadata"), "name")),
+                            json_object_get(resp, "data"));
+        json_decref(ev);
+    }
+    free(line);
+    fclose(f);
+    return last;
+}
+
+Test(audit_replay, an_hour_of_activity_ends_as_recorded)
+{
+    char *yaml = import((scn_import_options){.snapshot = CRD});
+    json_t *last = last_configmaps();
+    cr_assert_geq(json_object_size(last), 3);
+    /* the steps are the file's last section: append the checks */
+    size_t len = strlen(yaml) + 8192;
+    char *text = malloc(len);
+    snprintf(text, len, "%s", yaml);
+    const char *name;
+    json_t *data;
+    json_object_foreach(last, name, data)
+    {
+        char *d = json_dumps(data, JSON_COMPACT);
+        snprintf(text + strlen(text), len - strlen(text),
+                 "  - expect: {field: {apiVersion: v1, kind: ConfigMap, namespace: default, "
+                 "name: %s, path: .data, equals: %s}}\n",
+                 name, d);
+        free(d);
+    }
+    strncat(text,
+            "  - expect: {field: {apiVersion: example.com/v1, kind: Singleton, namespace: default,"
+            " name: demo, path: .spec.data.greeting, equals: hello}}\n",
+            len - strlen(text) - 1);
+    scn_run_result r = run_text(text, 1, NULL);
+    cr_expect(r.passed, "%s", r.message);
+    /* the log spans most of an hour, replayed on the virtual clock */
+    cr_expect_gt(r.virtual_ns, (int64_t)50 * 60 * 1000000000);
+    json_decref(last);
+    free(text);
+    free(yaml);
+}
+
+Test(audit_replay, the_controllers_writes_are_expected_of_the_controller_under_test)
+{
+    const char *const fixed[] = {"singleton-fixed"};
+    const char *const users[] = {"system:serviceaccount:default:singleton-buggy"};
+    char *yaml = import((scn_import_options){.snapshot = CRD,
+                                             .controllers = fixed,
+                                             .n_controllers = 1,
+                                             .actor_users = users,
+                                             .n_actor_users = 1,
+                                             .expect_writes = true});
+    cr_assert(strstr(yaml, "expectWrite:"));
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        scn_run_result r = run_text(yaml, seed, NULL);
+        cr_expect(r.passed, "seed %llu: %s", (unsigned long long)seed, r.message);
+    }
+    free(yaml);
+}
+
+Test(audit_replay, a_write_the_controller_does_not_make_fails_its_expectation)
+{
+    /* kube-controller-manager's writes of the session, expected of the
+     * Singleton controller, which makes none of them */
+    static const char *session = AUDIT "/kubectl-session.jsonl";
+    const char *const ctrls[] = {"singleton-fixed"};
+    const char *const agents[] = {"kube-controller-manager/v1.29.2"};
+    char *yaml = import((scn_import_options){.files = &session,
+                                             .n_files = 1,
+                                             .snapshot = AUDIT "/snapshot.yaml",
+                                             .controllers = ctrls,
+                                             .n_controllers = 1,
+                                             .actor_agents = agents,
+                                             .n_actor_agents = 1,
+                                             .expect_writes = true});
+    scn_run_result r = run_text(yaml, 1, NULL);
+    cr_expect_not(r.passed);
+    cr_expect(strstr(r.message, "expectWrite") &&
+                  strstr(r.message, "no create of /apis/apps/v1/namespaces/default/replicasets"),
+              "%s", r.message);
+    free(yaml);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+Test(audit_replay, a_runs_trace_goes_to_an_audit_log_and_back)
+{
+    char trace[] = "/tmp/scn-audit-trace-XXXXXX";
+    int fd = mkstemp(trace);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    scn_scenario *sc = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_scenario_load(KH_SCENARIOS "/singleton-buggy.yaml", &sc, &err), 0);
+    scn_run_options o = {.seed = 9, .seed_given = true, .trace_path = trace};
+    scn_run_result r;
+    cr_assert_eq(scn_run(sc, &o, &r), 0);
+    scn_scenario_free(sc);
+
+    char *audit = NULL, *back = NULL;
+    size_t skipped = 0;
+    cr_assert_eq(scn_trace_to_audit(trace, &audit, &skipped, &err), 0, "%s", err.message);
+    char apath[] = "/tmp/scn-audit-log-XXXXXX";
+    fd = mkstemp(apath);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, audit, strlen(audit)), (ssize_t)strlen(audit));
+    close(fd);
+    cr_assert_eq(scn_audit_to_trace(apath, &back, &err), 0, "%s", err.message);
+
+    /* the trace without its watch-event lines (and the faults of watches) */
+    char *orig = slurp(trace), *want = calloc(1, strlen(orig) + 1), *save = NULL;
+    size_t events = 0;
+    for (char *l = strtok_r(orig, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (strstr(l, "\"kind\":\"event\"") ||
+            (strstr(l, "\"kind\":\"fault\"") && strstr(l, "\"verb\":\"watch\""))) {
+            events++;
+            continue;
+        }
+        strcat(want, l);
+        strcat(want, "\n");
+    }
+    cr_expect_gt(events, 0);
+    cr_expect_eq(skipped, events);
+    cr_expect(strstr(want, "\"kind\":\"fault\""), "seed 9 fires a fault (docs/scenarios.md)");
+    cr_expect_str_eq(back, want);
+    free(orig);
+    free(want);
+    free(audit);
+    free(back);
+    unlink(trace);
+    unlink(apath);
+}
