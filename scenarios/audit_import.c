@@ -652,8 +652,9 @@ static int write_step(importer *im, const scn__audit_event *e)
     describe(e, what, sizeof what);
     make_key(key, sizeof key, e->group, e->resource, e->ns, name);
     /* an object first written here existed before the log if this is no create */
+    /* (a 201 to an apply or an update created the object too) */
     if (!json_object_get(im->touched, key) && strcmp(e->verb, "create") != 0 &&
-        strcmp(e->verb, "deletecollection") != 0 && ok) {
+        strcmp(e->verb, "deletecollection") != 0 && ok && e->code != 201) {
         const json_t *snap = json_object_get(im->snapshot, key);
         const json_t *resp = json_object_get(e->ev, "responseObject");
         if (snap)
@@ -905,7 +906,8 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     json_t *created = json_object();
     for (size_t i = 0; i < im.log.n; i++) {
         const scn__audit_event *e = &im.log.ev[i];
-        if (!strcmp(e->verb, "create") && e->code >= 200 && e->code <= 299) {
+        if ((!strcmp(e->verb, "create") && e->code >= 200 && e->code <= 299) ||
+            (scn__audit_is_write(e->verb) && e->code == 201)) {
             char key[1024];
             make_key(key, sizeof key, e->group, e->resource, e->ns, created_name(e));
             json_object_set_new(created, key, json_true());
