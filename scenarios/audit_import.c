@@ -99,21 +99,33 @@ static void put_yaml(outbuf *b, const char *first, const char *indent, const jso
     free(y);
 }
 
+/* text and a newline, its own line breaks turned into spaces (they would
+ * end a comment). */
+static void put_line_text(outbuf *b, const char *text)
+{
+    while (*text) {
+        size_t n = strcspn(text, "\r\n");
+        put(b, "%.*s", (int)n, text);
+        text += n;
+        if (*text) {
+            put(b, " ");
+            text++;
+        }
+    }
+    put(b, "\n");
+}
+
 /* A comment line (prefix, then text): newlines in text would end it. */
 static void put_note(outbuf *b, const char *prefix, const char *text)
 {
     put(b, "  # %s", prefix);
-    for (const char *c = text; *c; c++)
-        put(b, "%c", *c == '\n' || *c == '\r' ? ' ' : *c);
-    put(b, "\n");
+    put_line_text(b, text);
 }
 
 static void put_comment(outbuf *b, const char *indent, const char *text)
 {
     put(b, "%s# ", indent);
-    for (const char *c = text; *c; c++)
-        put(b, "%c", *c == '\n' || *c == '\r' ? ' ' : *c);
-    put(b, "\n");
+    put_line_text(b, text);
 }
 
 /* ---- the import's state ---- */
