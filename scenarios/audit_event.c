@@ -362,14 +362,24 @@ int scn__audit_read(scn__audit_log *log, const char *path, scn_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
+    int rc;
+
+    if ((rc = read_all(path, &buf, &len, err)) != 0)
+        return rc;
+    rc = scn__audit_read_buf(log, path, buf, len, err);
+    free(buf);
+    return rc;
+}
+
+int scn__audit_read_buf(scn__audit_log *log, const char *path, const char *buf, size_t len,
+                        scn_error *err)
+{
     int rc, line = 0;
-    char *p, *end;
+    const char *p, *end;
     bool lines = true;
 
     if (!log->ids && !(log->ids = json_object()))
         return SCN_ERR_NOMEM;
-    if ((rc = read_all(path, &buf, &len, err)) != 0)
-        return rc;
     /* JSON lines: every non-blank line is a whole JSON object. */
     for (p = buf; lines && p < buf + len; p = end + 1) {
         end = memchr(p, '\n', (size_t)(buf + len - p));
@@ -387,9 +397,7 @@ int scn__audit_read(scn__audit_log *log, const char *path, scn_error *err)
         break; /* decided by the first line; checked line by line below */
     }
     if (!lines) {
-        rc = read_document(log, path, buf, len, err);
-        free(buf);
-        return rc;
+        return read_document(log, path, buf, len, err);
     }
     for (p = buf; p < buf + len; p = end + 1) {
         json_error_t jerr;
@@ -410,7 +418,6 @@ int scn__audit_read(scn__audit_log *log, const char *path, scn_error *err)
                 rc = read_document(log, path, buf, len, err);
             else
                 rc = fail(err, path, line, "", "not JSON: %s", jerr.text);
-            free(buf);
             return rc;
         }
         if (json_is_object(ev) && str(ev, "kind") && !strcmp(str(ev, "kind"), "EventList"))
@@ -418,12 +425,9 @@ int scn__audit_read(scn__audit_log *log, const char *path, scn_error *err)
         else
             rc = add_event(log, ev, path, line, err);
         json_decref(ev);
-        if (rc != 0) {
-            free(buf);
+        if (rc != 0)
             return rc;
-        }
     }
-    free(buf);
     return 0;
 }
 

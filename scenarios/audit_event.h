@@ -44,6 +44,11 @@ typedef struct scn__audit_log {
  * (the file, line and field in *err) or SCN_ERR_IO. */
 int scn__audit_read(scn__audit_log *log, const char *path, scn_error *err);
 
+/* The same for a log already in memory (buf need not end in NUL); path
+ * names it in messages and must outlive log. */
+int scn__audit_read_buf(scn__audit_log *log, const char *path, const char *buf, size_t len,
+                        scn_error *err);
+
 /* Sort the events by the time their requests were received. */
 void scn__audit_sort(scn__audit_log *log);
 
