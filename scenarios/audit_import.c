@@ -140,6 +140,8 @@ typedef struct importer {
     json_t *order;       /* keys of fixtures, in the order found */
     json_t *touched;     /* key -> true once a write of the log touched it */
     json_t *gen_names;   /* key -> generateName of objects the controllers made */
+    json_t *created;     /* key -> true for every object a write of the log created */
+    json_t *unknown;     /* key -> true: existed before the log, nothing shows it */
     outbuf steps;
     int64_t t0, last_ns;
     scn_error *err;
@@ -321,7 +323,7 @@ static json_t *stripped(const json_t *obj)
 }
 
 /* Record obj as existing before the log (if nothing earlier did). */
-static void add_fixture(importer *im, const char *key, const json_t *obj, const char *why)
+static void add_fixture(importer *im, const char *key, const json_t *obj)
 {
     if (json_object_get(im->fixtures, key) || json_object_get(im->touched, key))
         return;
@@ -332,8 +334,6 @@ static void add_fixture(importer *im, const char *key, const json_t *obj, const 
         sscanf(av, "%127[^/]/%63s", group, version);
     else if (av)
         snprintf(version, sizeof version, "%s", av);
-    if (json_is_object(c) && json_object_get(c, "metadata") && why)
-        (void)why;
     const gv_map *m = find_map(group, version, NULL);
     if (m && m->to_group)
         convert_object(c, m);
@@ -377,7 +377,7 @@ static void reveal(importer *im, const scn__audit_event *e, const json_t *obj)
     }
     if (!kind || !strcmp(kind, "Status") || object_key(im, obj, key, sizeof key) < 0)
         return;
-    add_fixture(im, key, obj, NULL);
+    add_fixture(im, key, obj);
 }
 
 static int load_snapshot(importer *im)
@@ -650,6 +650,25 @@ static void expect_write(importer *im, const scn__audit_event *e, const char *ur
     im->st.expected++;
 }
 
+/* A namespace a replayed write needs: a fixture unless the log creates it
+ * or the server has it from the start (the log shows it existed). */
+static void ensure_namespace(importer *im, const char *ns)
+{
+    char key[1024];
+
+    if (!ns || !*ns || !strcmp(ns, "default") || !strcmp(ns, "kube-system") ||
+        !strcmp(ns, "kube-public"))
+        return;
+    make_key(key, sizeof key, "", "namespaces", NULL, ns);
+    if (json_object_get(im->created, key) || json_object_get(im->fixtures, key))
+        return;
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                            "metadata", "name", ns);
+    if (obj)
+        add_fixture(im, key, obj);
+    json_decref(obj);
+}
+
 static int write_step(importer *im, const scn__audit_event *e)
 {
     char what[1024], key[1024];
@@ -670,17 +689,15 @@ static int write_step(importer *im, const scn__audit_event *e)
         const json_t *snap = json_object_get(im->snapshot, key);
         const json_t *resp = json_object_get(e->ev, "responseObject");
         if (snap)
-            add_fixture(im, key, snap, NULL);
+            add_fixture(im, key, snap);
         else if (resp && jstr(resp, "kind") && strcmp(jstr(resp, "kind"), "Status") != 0 &&
                  !e->subresource)
-            add_fixture(im, key, resp, NULL);
-        else if (!json_object_get(im->fixtures, key)) {
-            warn(im, "%s:%d: %s %s existed before the log, but neither the snapshot nor a "
-                     "recorded answer shows it; it is not among the fixtures",
-                 e->file, e->line, e->resource, name ? name : "");
-            im->st.gaps++;
-        }
+            add_fixture(im, key, resp);
+        else if (!json_object_get(im->fixtures, key))
+            json_object_set_new(im->unknown, key, json_true());
     }
+    if (!strcmp(e->verb, "create") || e->code == 201)
+        json_object_del(im->unknown, key);
     if (strcmp(e->verb, "deletecollection") != 0)
         json_object_set_new(im->touched, key, json_true());
     if (!strcmp(e->verb, "create") && ctrl && name) {
@@ -721,6 +738,14 @@ static int write_step(importer *im, const scn__audit_event *e)
                  "replayed",
              e->file, e->line, e->group, e->version, e->resource);
         put_note(&im->steps, "GAP: no trivial conversion to a served version: ", what);
+        im->st.gaps++;
+        return 0;
+    }
+    if (json_object_get(im->unknown, key)) {
+        warn(im, "%s:%d: %s of %s %s, which existed before the log, but neither the snapshot "
+                 "nor a recorded answer shows it; not replayed",
+             e->file, e->line, e->verb, e->resource, name ? name : "");
+        put_note(&im->steps, "GAP: its object's state before the log is unknown: ", what);
         im->st.gaps++;
         return 0;
     }
@@ -779,6 +804,7 @@ static int write_step(importer *im, const scn__audit_event *e)
     put_yaml(&im->steps, "  - ", "    ", step);
     json_decref(step);
     free(uri);
+    ensure_namespace(im, e->ns);
     im->st.replayed++;
     return 0;
 }
@@ -893,7 +919,8 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     im.order = json_array();
     im.touched = json_object();
     im.gen_names = json_object();
-    if (!im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
+    im.unknown = json_object();
+    if (!im.unknown || !im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
         rc = SCN_ERR_NOMEM;
         goto out;
     }
@@ -915,7 +942,11 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     /* The snapshot's objects exist from the start, unless the log creates them. */
     const char *k;
     json_t *v;
-    json_t *created = json_object();
+    json_t *created = im.created = json_object();
+    if (!created) {
+        rc = SCN_ERR_NOMEM;
+        goto out;
+    }
     for (size_t i = 0; i < im.log.n; i++) {
         const scn__audit_event *e = &im.log.ev[i];
         if ((!strcmp(e->verb, "create") && e->code >= 200 && e->code <= 299) ||
@@ -928,14 +959,14 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     json_object_foreach(im.snapshot, k, v)
     {
         if (json_object_get(created, k)) {
-            warn(im.o->warn ? &im : &im, "%s: %s is created by the log; the snapshot's copy is "
-                                         "not a fixture (was the snapshot taken after the log?)",
+            warn(&im,
+                 "%s: %s is created by the log; the snapshot's copy is not a fixture (was the "
+                 "snapshot taken after the log?)",
                  o->snapshot, k);
             continue;
         }
-        add_fixture(&im, k, v, NULL);
+        add_fixture(&im, k, v);
     }
-    json_decref(created);
     if ((rc = walk(&im)) != 0)
         goto out;
     im.st.fixtures = json_array_size(im.order);
@@ -958,5 +989,7 @@ out:
     json_decref(im.order);
     json_decref(im.touched);
     json_decref(im.gen_names);
+    json_decref(im.created);
+    json_decref(im.unknown);
     return rc;
 }
