@@ -442,7 +442,8 @@ static int by_time(const void *a, const void *b)
 
 void scn__audit_sort(scn__audit_log *log)
 {
-    qsort(log->ev, log->n, sizeof *log->ev, by_time);
+    if (log->n > 1)
+        qsort(log->ev, log->n, sizeof *log->ev, by_time);
     for (size_t i = 0; i < log->n; i++)
         json_object_set_new(log->ids, log->ev[i].audit_id, json_integer((json_int_t)i));
 }

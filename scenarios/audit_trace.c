@@ -251,7 +251,8 @@ int scn_audit_to_trace(const char *audit_path, char **out, scn_error *err)
         return SCN_ERR_NOMEM;
     if ((rc = scn__audit_read(&log, audit_path, err)) != 0)
         goto out;
-    qsort(log.ev, log.n, sizeof *log.ev, by_seq);
+    if (log.n > 1)
+        qsort(log.ev, log.n, sizeof *log.ev, by_seq);
     for (size_t i = 0; i < log.n && rc == 0; i++) {
         const scn__audit_event *e = &log.ev[i];
         const json_t *ann = json_object_get(e->ev, "annotations");
