@@ -142,6 +142,7 @@ typedef struct importer {
     json_t *gen_names;   /* key -> generateName of objects the controllers made */
     json_t *created;     /* key -> true for every object a write of the log created */
     json_t *unknown;     /* key -> true: existed before the log, nothing shows it */
+    json_t *gen_values;  /* name -> true for every name the controllers had generated */
     outbuf steps;
     int64_t t0, last_ns;
     scn_error *err;
@@ -625,6 +626,52 @@ static void path_only(const char *uri, char *buf, size_t len)
     snprintf(buf, len, "%.*s", (int)strcspn(uri, "?"), uri);
 }
 
+/* What a replay cannot repeat, taken out of an expected body (in place):
+ * times, names the controllers generated, and what the server sets. */
+static void mask(importer *im, json_t *v)
+{
+    const char *k;
+    json_t *x;
+    void *tmp;
+    size_t i;
+
+    if (json_is_object(v)) {
+        json_object_foreach_safe(v, tmp, k, x)
+        {
+            const char *sv = json_string_value(x);
+            if ((sv && (scn__parse_rfc3339(sv) >= 0 || json_object_get(im->gen_values, sv))) ||
+                !strcmp(k, "uid") || !strcmp(k, "resourceVersion") ||
+                !strcmp(k, "managedFields") || !strcmp(k, "selfLink") ||
+                !strcmp(k, "creationTimestamp") || !strcmp(k, "generation"))
+                json_object_del(v, k);
+            else
+                mask(im, x);
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x) mask(im, x);
+    }
+}
+
+/* The body a controller's recorded write must match, or NULL. */
+static json_t *expected_body(importer *im, const scn__audit_event *e)
+{
+    const json_t *req = json_object_get(e->ev, "requestObject");
+    json_t *meta, *b;
+
+    if (!req || !strcmp(e->verb, "delete") || !strcmp(e->verb, "deletecollection"))
+        return NULL;
+    b = json_deep_copy(req);
+    meta = json_object_get(b, "metadata");
+    /* a generated name, or a name chosen instead: how it is named is the
+     * controller's business */
+    if (json_is_object(meta) && jstr(meta, "generateName")) {
+        json_object_del(meta, "generateName");
+        json_object_del(meta, "name");
+    }
+    mask(im, b);
+    return b;
+}
+
 static void expect_write(importer *im, const scn__audit_event *e, const char *uri)
 {
     char path[2048], key[1024];
@@ -645,6 +692,11 @@ static void expect_write(importer *im, const scn__audit_event *e, const char *ur
     }
     json_t *step = json_pack("{s:{s:s, s:s, s:i}}", "expectWrite", "verb", e->verb, "path", path,
                              "status", e->code);
+    json_t *body = expected_body(im, e);
+    if (body && json_object_get(step, "expectWrite"))
+        json_object_set_new(json_object_get(step, "expectWrite"), "body", body);
+    else
+        json_decref(body);
     put_yaml(&im->steps, "  - ", "    ", step);
     json_decref(step);
     im->st.expected++;
@@ -707,8 +759,10 @@ static int write_step(importer *im, const scn__audit_event *e)
         if (!gen)
             gen = jstr(json_object_get(json_object_get(e->ev, "responseObject"), "metadata"),
                        "generateName");
-        if (gen && *gen)
+        if (gen && *gen) {
             json_object_set_new(im->gen_names, key, json_string(gen));
+            json_object_set_new(im->gen_values, name, json_true());
+        }
     }
     if (ctrl) {
         if (!im->o->expect_writes || !ok) {
@@ -920,7 +974,8 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     im.touched = json_object();
     im.gen_names = json_object();
     im.unknown = json_object();
-    if (!im.unknown || !im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
+    im.gen_values = json_object();
+    if (!im.unknown || !im.gen_values || !im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
         rc = SCN_ERR_NOMEM;
         goto out;
     }
@@ -991,5 +1046,6 @@ out:
     json_decref(im.gen_names);
     json_decref(im.created);
     json_decref(im.unknown);
+    json_decref(im.gen_values);
     return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef SCN_REPLAY_RUN_H
 #define SCN_REPLAY_RUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -23,11 +24,15 @@ json_t *scn__bind_owners(fakeapi_server *srv, const json_t *obj, const char *ns)
  * status other than the one expected). */
 int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t len);
 
-/* Look in the trace file for a request matching an EXPECT_WRITE step whose
- * line is not in used (an object of line numbers, the writes earlier steps
- * took); 1 and its line added to used, 0 (with what is missing in msg), or
- * -1 if the trace cannot be read. */
-int scn__find_write(const char *trace_path, const scn_step *st, json_t *used, char *msg,
-                    size_t len);
+/* Look for a request matching an EXPECT_WRITE step that no earlier step
+ * took (used: an object of the lines taken): in the trace file, or, when
+ * the step has a body, in the run's audit record (fakeapi_record_open),
+ * which holds the bodies. 1 and its line added to used, 0 (with what is
+ * missing in msg), or -1 if the file cannot be read. */
+int scn__find_write(const char *trace_path, const char *record_path, const scn_step *st,
+                    json_t *used, char *msg, size_t len);
+
+/* Does the scenario need the run recorded (an expectWrite with a body)? */
+bool scn__needs_record(const scn_scenario *sc);
 
 #endif

@@ -85,6 +85,7 @@ typedef struct run {
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
     json_t *writes_used;       /* trace lines expectWrite steps took (replay_run.h) */
+    char record_path[64];      /* the run's audit record, for expectWrite bodies; "" = none */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -687,7 +688,8 @@ static int step_expect_write(run *r, int n, const scn_step *st)
     for (;;) {
         if (quiet(r, n) < 0 || check_invariants(r, n) < 0)
             return -1;
-        int found = scn__find_write(r->trace_path, st, r->writes_used, msg, sizeof msg);
+        int found = scn__find_write(r->trace_path, r->record_path[0] ? r->record_path : NULL, st,
+                                    r->writes_used, msg, sizeof msg);
         if (found < 0)
             return fail(r, n, "expectWrite (line %d): %s", st->line, msg);
         if (found)
@@ -787,6 +789,20 @@ static int open_trace(run *r)
     return fakeapi_trace_open(r->srv, r->trace_path, &err);
 }
 
+/* expectWrite bodies are checked against the run's own audit record (a
+ * temporary file; recording draws nothing from the seed). */
+static int open_record(run *r)
+{
+    snprintf(r->record_path, sizeof r->record_path, "/tmp/scn-record-XXXXXX");
+    int fd = mkstemp(r->record_path);
+    if (fd < 0) {
+        r->record_path[0] = '\0';
+        return -1;
+    }
+    close(fd);
+    return fakeapi_record_open(r->srv, r->record_path, NULL, NULL);
+}
+
 static void hash_trace(run *r)
 {
     FILE *f = fopen(r->trace_path, "rb");
@@ -823,6 +839,8 @@ static int setup(run *r)
     scn__sched_set_outside(r->sched, &out);
     if (open_trace(r) < 0)
         return fail(r, -1, "cannot open the trace");
+    if (scn__needs_record(r->sc) && open_record(r) < 0)
+        return fail(r, -1, "cannot open the audit record");
     if (apply_objects(r, -1, r->sc->fixtures) < 0)
         return -1;
     size_t n = 0;
@@ -903,6 +921,8 @@ static void teardown(run *r)
         hash_trace(r);
     if (r->temp_trace)
         unlink(r->trace_path);
+    if (r->record_path[0])
+        unlink(r->record_path);
     fakeapi_stop(r->srv);
     json_decref(r->faults);
     json_decref(r->writes_used);

@@ -80,8 +80,8 @@ int scn__step_request(scn__parser *p, json_t *body, const char *field, scn_step 
 
 int scn__step_expect_write(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"verb", "path", "status", "timeout", NULL};
-    json_t *v;
+    static const char *const keys[] = {"verb", "path", "status", "timeout", "body", NULL};
+    json_t *v, *b;
     char f[FIELD_LEN];
     int rc;
 
@@ -109,7 +109,61 @@ int scn__step_expect_write(scn__parser *p, json_t *body, const char *field, scn_
     scn__sub(f, sizeof f, "%s.timeout", field);
     if (v && (rc = scn__get_duration(p, v, f, &st->duration_ns)) != 0)
         return rc;
+    b = json_object_get(body, "body");
+    scn__sub(f, sizeof f, "%s.body", field);
+    if (b && !json_is_object(b) && !json_is_array(b))
+        return scn__fail(p, b, f, "expected a mapping or a list, found %s", scn__type_name(b));
+    st->manifest = json_incref(b);
     return 0;
+}
+
+/* Does have hold want? The first field that differs goes into at. */
+static bool holds_body(const json_t *want, const json_t *have, char *at, size_t len, size_t used)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+
+    if (json_is_object(want)) {
+        if (!json_is_object(have)) {
+            snprintf(at + used, len - used, " (not a mapping)");
+            return false;
+        }
+        json_object_foreach((json_t *)want, k, v)
+        {
+            int n = snprintf(at + used, len - used, ".%s", k);
+            size_t u = n > 0 && (size_t)n < len - used ? used + (size_t)n : used;
+            if (!holds_body(v, json_object_get(have, k), at, len, u))
+                return false;
+            at[used] = '\0';
+        }
+        return true;
+    }
+    if (json_is_array(want)) {
+        if (!json_is_array(have) || json_array_size(have) != json_array_size(want)) {
+            snprintf(at + used, len - used, " (a list of %zu)", json_array_size(want));
+            return false;
+        }
+        json_array_foreach((json_t *)want, i, v)
+        {
+            int n = snprintf(at + used, len - used, "[%zu]", i);
+            size_t u = n > 0 && (size_t)n < len - used ? used + (size_t)n : used;
+            if (!holds_body(v, json_array_get(have, i), at, len, u))
+                return false;
+            at[used] = '\0';
+        }
+        return true;
+    }
+    if (json_is_number(want) && json_is_number(have))
+        return json_number_value(want) == json_number_value(have);
+    return json_equal(want, have);
+}
+
+bool scn__body_holds(const json_t *want, const json_t *have, char *at, size_t len)
+{
+    if (len)
+        at[0] = '\0';
+    return !want || holds_body(want, have, at, len, 0);
 }
 
 bool scn__write_matches(const scn_step *st, const char *verb, const char *path, int status)

@@ -164,7 +164,9 @@ typedef struct scn_step {
      * "delete", "deletecollection"), a path (no query) matching path as a
      * glob (fnmatch: '*' stays within one segment) and status (0: any
      * 2xx) has been answered, or is within duration_ns of virtual time
-     * (default 1 min). Each write satisfies one expectation. */
+     * (default 1 min); with a body (manifest, may be NULL), a request whose
+     * body holds it (every field given equal, lists item by item; fields
+     * left out are not compared). Each write satisfies one expectation. */
     const char *method, *path, *content_type, *verb;
     int status;
     /* REQUEST (PUT): set the body's metadata.resourceVersion to the stored

@@ -235,3 +235,23 @@ Test(audit_replay, a_runs_trace_goes_to_an_audit_log_and_back)
     unlink(trace);
     unlink(apath);
 }
+
+/* An expected body is compared with what the controller sent. */
+Test(audit_replay, an_expected_body_must_be_what_the_controller_wrote)
+{
+    static const char tmpl[] =
+        "name: bodies\n"
+        "controllers: [singleton-fixed]\n"
+        "fixtures: [%s/../../fixtures/singleton/crd.yaml, %s/../../fixtures/singleton/basic.yaml]\n"
+        "steps:\n"
+        "  - expectWrite: {verb: create, path: /api/v1/namespaces/default/configmaps, status: 201,\n"
+        "                  timeout: 10s, body: {metadata: {labels: {singleton: demo}}, data: %s}}\n";
+    char text[2048];
+    snprintf(text, sizeof text, tmpl, KH_SCENARIOS, KH_SCENARIOS, "{greeting: hello}");
+    scn_run_result r = run_text(text, 1, NULL);
+    cr_expect(r.passed, "%s", r.message);
+    snprintf(text, sizeof text, tmpl, KH_SCENARIOS, KH_SCENARIOS, "{greeting: bonjour}");
+    r = run_text(text, 1, NULL);
+    cr_expect_not(r.passed);
+    cr_expect(strstr(r.message, "differs at .data.greeting"), "%s", r.message);
+}

@@ -184,6 +184,17 @@ Test(audit_import, kubectl_session_becomes_replay_steps_and_expectations)
     const scn_step *ew = nth_step(sc, SCN_STEP_EXPECT_WRITE, 1);
     cr_expect_str_eq(ew->verb, "create");
     cr_expect_str_eq(ew->path, "/api/v1/namespaces/default/pods");
+    /* its body, without what a replay cannot repeat: the generated name, uids */
+    cr_assert_not_null(ew->manifest);
+    const json_t *em = json_object_get(ew->manifest, "metadata");
+    cr_expect_null(json_object_get(em, "generateName"));
+    cr_expect_null(json_object_get(em, "name"));
+    cr_expect_null(json_object_get(json_array_get(json_object_get(em, "ownerReferences"), 0), "uid"));
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(em, "ownerReferences"), 0), "name")),
+                     "web-7d4b9c8f5d");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(em, "labels"), "app")),
+                     "web");
 
     /* the time between requests is kept: 1.383695 s to the first write */
     const scn_step *adv = nth_step(sc, SCN_STEP_ADVANCE, 0);
@@ -412,6 +423,11 @@ Test(audit_import, replay_steps_are_checked)
                              &err),
                  SCN_ERR_INPUT);
     cr_expect_str_eq(err.field, "steps[0].expectWrite.status");
+    cr_expect_eq(parse_error("name: t\nsteps:\n  - expectWrite: {verb: create, path: /a, "
+                             "body: 3}\n",
+                             &err),
+                 SCN_ERR_INPUT);
+    cr_expect_str_eq(err.field, "steps[0].expectWrite.body");
 }
 
 /* ---- traces and audit logs ---- */
