@@ -143,6 +143,11 @@ typedef struct importer {
     json_t *created;     /* key -> true for every object a write of the log created */
     json_t *unknown;     /* key -> true: existed before the log, nothing shows it */
     json_t *gen_values;  /* name -> true for every name the controllers had generated */
+    /* --expect-state: what the log leaves */
+    json_t *alive;    /* key -> true (created) or false (deleted) by the log */
+    json_t *kinds;    /* "group/resource" -> [apiVersion, kind] */
+    json_t *ctrl_sets; /* "group/resource/ns" the controllers under test wrote -> true */
+    json_t *poisoned;  /* "group/resource/ns" a deletecollection made unknowable -> true */
     outbuf steps;
     int64_t t0, last_ns;
     scn_error *err;
@@ -496,6 +501,22 @@ static const char *controller_of(const importer *im, const scn__audit_event *e)
 
 /* ---- one write ---- */
 
+/* Writes a real control plane makes that fakeapi makes itself, in the
+ * same transaction as their cause: garbage collection of dependents and
+ * the emptying of a deleted namespace. Replayed, they would find their
+ * objects gone. */
+static bool server_side(const scn__audit_event *e)
+{
+    static const char *const actors[] = {
+        "system:serviceaccount:kube-system:generic-garbage-collector",
+        "system:serviceaccount:kube-system:namespace-controller", NULL};
+    for (size_t i = 0; actors[i]; i++)
+        if (e->username && !strcmp(e->username, actors[i]))
+            return strcmp(e->verb, "delete") == 0 || strcmp(e->verb, "deletecollection") == 0 ||
+                   strcmp(e->verb, "patch") == 0 || strcmp(e->verb, "update") == 0;
+    return false;
+}
+
 static bool has_directive(const json_t *v)
 {
     const char *k;
@@ -777,6 +798,11 @@ static int write_step(importer *im, const scn__audit_event *e)
         expect_write(im, e, e->uri);
         return 0;
     }
+    if (ok && server_side(e)) {
+        put_note(&im->steps, "not replayed (fakeapi does this itself): ", what);
+        im->st.dropped++;
+        return 0;
+    }
     if (!ok) {
         put_note(&im->steps, "not replayed (it changed nothing): ", what);
         im->st.dropped++;
@@ -880,6 +906,91 @@ static void learn_crd(importer *im, const scn__audit_event *e)
     json_decref(c);
 }
 
+/* The kind of an object's resource, as any object of it shows. */
+static void learn_kind(importer *im, const char *group, const char *resource, const json_t *obj)
+{
+    char gr[400];
+    const char *av = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");
+    if (!av || !kind || !resource || !strcmp(kind, "Status") || !strcmp(kind, "Scale") ||
+        !strcmp(kind, "DeleteOptions"))
+        return;
+    snprintf(gr, sizeof gr, "%s/%s", group ? group : "", resource);
+    if (!json_object_get(im->kinds, gr))
+        json_object_set_new(im->kinds, gr, json_pack("[s, s]", av, kind));
+}
+
+/* What a successful write does to the set of objects (--expect-state). */
+static void track_state(importer *im, const scn__audit_event *e)
+{
+    char key[1024], set[800];
+    const char *name = !strcmp(e->verb, "create") ? created_name(e) : e->name;
+
+    if (e->code < 200 || e->code > 299 || strstr(e->uri, "dryRun="))
+        return;
+    snprintf(set, sizeof set, "%s/%s/%s", e->group ? e->group : "", e->resource,
+             e->ns ? e->ns : "");
+    if (!e->subresource) {
+        learn_kind(im, e->group, e->resource, json_object_get(e->ev, "requestObject"));
+        learn_kind(im, e->group, e->resource, json_object_get(e->ev, "responseObject"));
+    }
+    if (controller_of(im, e))
+        json_object_set_new(im->ctrl_sets, set, json_true());
+    make_key(key, sizeof key, e->group, e->resource, e->ns, name);
+    if (e->subresource)
+        return;
+    if (!strcmp(e->verb, "create") || e->code == 201)
+        json_object_set_new(im->alive, key, json_true());
+    else if (!strcmp(e->verb, "delete"))
+        json_object_set_new(im->alive, key, json_false());
+    else if (!strcmp(e->verb, "deletecollection"))
+        json_object_set_new(im->poisoned, set, json_true());
+}
+
+/* --expect-state: the last steps expect as many objects of each kind the
+ * controllers under test wrote (in each namespace) as the log left. */
+static void expect_state(importer *im)
+{
+    const char *set, *key;
+    json_t *v, *x;
+
+    json_object_foreach(im->ctrl_sets, set, v)
+    {
+        char gr[800];
+        const char *slash = strrchr(set, '/');
+        snprintf(gr, sizeof gr, "%.*s", (int)(slash - set), set);
+        const char *ns = slash + 1;
+        json_t *kind = json_object_get(im->kinds, gr);
+        if (json_object_get(im->poisoned, set) || !kind) {
+            warn(im, "%s in %s: %s; no expectation of how many there are at the end", gr,
+                 *ns ? ns : "the cluster",
+                 kind ? "a deletecollection leaves it unknown" : "no recorded body names its kind");
+            continue;
+        }
+        size_t n = 0, plen = strlen(set);
+        /* keys are group/resource/ns/name: those of this set, alive at the end */
+        json_object_foreach(im->alive, key, x)
+        {
+            if (!strncmp(key, set, plen) && key[plen] == '/' && json_is_true(x))
+                n++;
+        }
+        json_object_foreach(im->fixtures, key, x)
+        {
+            if (!strncmp(key, set, plen) && key[plen] == '/' && !json_object_get(im->alive, key))
+                n++;
+        }
+        json_t *step = json_pack("{s:{s:{s:O, s:O, s:I}}}", "expect", "count", "apiVersion",
+                                 json_array_get(kind, 0), "kind", json_array_get(kind, 1), "equals",
+                                 (json_int_t)n);
+        if (*ns)
+            json_object_set_new(json_object_get(json_object_get(step, "expect"), "count"),
+                                "namespace", json_string(ns));
+        put(&im->steps, "  # the log ends with %zu of %s in %s\n", n, gr, *ns ? ns : "the cluster");
+        put_yaml(&im->steps, "  - ", "    ", step);
+        json_decref(step);
+        im->st.expected++;
+    }
+}
+
 static int walk(importer *im)
 {
     for (size_t i = 0; i < im->log.n; i++) {
@@ -890,6 +1001,7 @@ static int walk(importer *im)
                 learn_crd(im, e);
             if ((rc = write_step(im, e)) != 0)
                 return rc;
+            track_state(im, e);
         } else if ((!strcmp(e->verb, "get") || !strcmp(e->verb, "list")) && e->code >= 200 &&
                    e->code <= 299) {
             reveal(im, e, json_object_get(e->ev, "responseObject"));
@@ -914,9 +1026,23 @@ static void emit(importer *im, outbuf *out)
     size_t i;
     json_t *key;
 
-    put(out, "# Imported from an audit log by `scenario import audit`:");
+    put(out, "# Imported from an audit log:\n#   scenario import audit");
     for (i = 0; i < o->n_files; i++)
         put(out, " %s", o->files[i]);
+    if (o->snapshot)
+        put(out, " --snapshot %s", o->snapshot);
+    for (i = 0; i < o->n_controllers; i++)
+        put(out, " --controller %s", o->controllers[i]);
+    for (i = 0; i < o->n_actor_users; i++)
+        put(out, " --actor-user %s", o->actor_users[i]);
+    for (i = 0; i < o->n_actor_agents; i++)
+        put(out, " --actor-agent '%s'", o->actor_agents[i]);
+    if (o->expect_writes)
+        put(out, " --expect-writes");
+    if (o->expect_state)
+        put(out, " --expect-state");
+    if (o->name)
+        put(out, " --name %s", o->name);
     put(out, "\n# %zu events, %zu requests; %zu fixtures, %zu writes replayed, %zu expected, "
              "%zu not replayed, %zu gaps.\n",
         im->st.events, im->st.requests, im->st.fixtures, im->st.replayed, im->st.expected,
@@ -975,7 +1101,12 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     im.gen_names = json_object();
     im.unknown = json_object();
     im.gen_values = json_object();
-    if (!im.unknown || !im.gen_values || !im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
+    im.alive = json_object();
+    im.kinds = json_object();
+    im.ctrl_sets = json_object();
+    im.poisoned = json_object();
+    if (!im.alive || !im.kinds || !im.ctrl_sets || !im.poisoned || !im.unknown || !im.gen_values ||
+        !im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
         rc = SCN_ERR_NOMEM;
         goto out;
     }
@@ -1024,6 +1155,8 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     }
     if ((rc = walk(&im)) != 0)
         goto out;
+    if (o->expect_state)
+        expect_state(&im);
     im.st.fixtures = json_array_size(im.order);
     emit(&im, &out);
     if (im.steps.failed || out.failed) {
@@ -1047,5 +1180,9 @@ out:
     json_decref(im.created);
     json_decref(im.unknown);
     json_decref(im.gen_values);
+    json_decref(im.alive);
+    json_decref(im.kinds);
+    json_decref(im.ctrl_sets);
+    json_decref(im.poisoned);
     return rc;
 }

@@ -3,7 +3,7 @@
  * traces and scenarios (scn/audit.h):
  *
  *   scenario import audit FILE... [--snapshot FILE] [--controller NAME]...
- *            [--actor-user U]... [--actor-agent A]... [--expect-writes]
+ *            [--actor-user U]... [--actor-agent A]... [--expect-writes] [--expect-state]
  *            [--name NAME] -o SCENARIO.yaml
  *   scenario trace-to-audit TRACE -o AUDIT
  *   scenario audit-to-trace AUDIT -o TRACE
@@ -68,7 +68,7 @@ static void on_warning(void *ud, const char *msg)
 static int import_usage(void)
 {
     fprintf(stderr, "usage: scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
-                    "         [--actor-user U]... [--actor-agent A]... [--expect-writes]\n"
+                    "         [--actor-user U]... [--actor-agent A]... [--expect-writes] [--expect-state]\n"
                     "         [--name NAME] -o SCENARIO.yaml\n");
     return 2;
 }
@@ -89,6 +89,10 @@ int scn__cmd_import(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--expect-writes")) {
             o.expect_writes = true;
+            continue;
+        }
+        if (!strcmp(a, "--expect-state")) {
+            o.expect_state = true;
             continue;
         }
         if (a[0] != '-') {

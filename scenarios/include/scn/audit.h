@@ -42,6 +42,9 @@ typedef struct scn_import_options {
     const char *const *actor_agents;
     size_t n_actor_agents;
     bool expect_writes; /* the controllers' writes become expectWrite steps */
+    /* The scenario ends expecting, for each kind the controllers under test
+     * wrote (in each namespace), as many objects as the log left. */
+    bool expect_state;
     const char *name;   /* the scenario's name; NULL: "imported" */
     /* Each warning (a gap, a version that cannot be mapped), one line, no
      * newline; called on the importing thread. NULL: none. */

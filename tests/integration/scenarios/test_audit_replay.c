@@ -255,3 +255,38 @@ Test(audit_replay, an_expected_body_must_be_what_the_controller_wrote)
     cr_expect_not(r.passed);
     cr_expect(strstr(r.message, "differs at .data.greeting"), "%s", r.message);
 }
+
+/* The incident, replayed with --expect-state: the buggy controller makes a
+ * ConfigMap too many in some interleavings, the fixed one in none. */
+Test(audit_replay, the_imported_incident_catches_the_buggy_controller)
+{
+    const char *const users[] = {"system:serviceaccount:default:singleton-buggy"};
+    const char *const buggy[] = {"singleton-buggy"}, *const fixed[] = {"singleton-fixed"};
+    scn_import_options o = {.snapshot = CRD,
+                            .controllers = buggy,
+                            .n_controllers = 1,
+                            .actor_users = users,
+                            .n_actor_users = 1,
+                            .expect_writes = true,
+                            .expect_state = true};
+    char *yb = import(o);
+    o.controllers = fixed;
+    char *yf = import(o);
+    cr_assert(strstr(yb, "kind: ConfigMap\n        equals: 5"), "%s", yb);
+    uint64_t failing = 0;
+    for (uint64_t seed = 1; seed <= 12 && !failing; seed++) {
+        scn_run_result r = run_text(yb, seed, NULL);
+        if (!r.passed) {
+            failing = seed;
+            cr_expect(strstr(r.message, "expected count of ConfigMap in default to be 5, found 6"),
+                      "%s", r.message);
+        }
+    }
+    cr_expect_neq(failing, 0, "no seed in 1..12 shows the duplicate ConfigMap");
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        scn_run_result r = run_text(yf, seed, NULL);
+        cr_expect(r.passed, "fixed, seed %llu: %s", (unsigned long long)seed, r.message);
+    }
+    free(yb);
+    free(yf);
+}

@@ -534,3 +534,47 @@ Test(audit_import, without_a_snapshot_what_the_log_does_not_show_is_a_gap)
             cr_expect_null(strstr(sc->steps[i].path, "db-password"), "%s", sc->steps[i].path);
     scn_scenario_free(sc);
 }
+
+Test(audit_import, the_servers_own_garbage_collection_is_not_replayed)
+{
+    const char *gc =
+        "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+        "\"auditID\":\"9\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/namespaces/"
+        "default/pods/web-1\",\"verb\":\"delete\",\"user\":{\"username\":\"system:serviceaccount:"
+        "kube-system:generic-garbage-collector\"},\"objectRef\":{\"resource\":\"pods\","
+        "\"namespace\":\"default\",\"name\":\"web-1\",\"apiVersion\":\"v1\"},"
+        "\"responseStatus\":{\"code\":200},\"requestReceivedTimestamp\":"
+        "\"2024-05-14T09:00:01Z\"}\n";
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", good_line, gc);
+    const char *path = write_file("gc.jsonl", text);
+    const char *snap = write_file("snap.yaml", "apiVersion: v1\nkind: ConfigMap\n"
+                                               "metadata: {name: a, namespace: default}\n");
+    scn_import_stats st;
+    char *yaml = NULL;
+    scn_scenario *sc = import(&path, 1, (scn_import_options){.snapshot = snap}, &st, &yaml);
+    cr_expect_eq(count_steps(sc, SCN_STEP_REQUEST), 1, "bob's delete only");
+    cr_expect(strstr(yaml, "not replayed (fakeapi does this itself)"), "%s", yaml);
+    free(yaml);
+    scn_scenario_free(sc);
+}
+
+Test(audit_import, expect_state_counts_what_the_log_leaves)
+{
+    const char *const ctrls[] = {"replicaset-controller"};
+    scn_import_stats st;
+    scn_scenario *sc = import(&session, 1,
+                              (scn_import_options){.snapshot = snapshot,
+                                                   .controllers = ctrls,
+                                                   .n_controllers = 1,
+                                                   .expect_state = true},
+                              &st, NULL);
+    /* the replicaset controller made one Pod in default; nothing deleted it */
+    const scn_step *last = &sc->steps[sc->n_steps - 1];
+    cr_assert_eq(last->kind, SCN_STEP_EXPECT);
+    cr_expect_eq(last->cond->kind, SCN_COND_COUNT);
+    cr_expect_str_eq(last->cond->kind_name, "Pod");
+    cr_expect_str_eq(last->cond->ns, "default");
+    cr_expect_eq(json_integer_value(last->cond->value), 1);
+    scn_scenario_free(sc);
+}
