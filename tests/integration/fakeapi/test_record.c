@@ -195,3 +195,38 @@ Test(record, recording_does_not_change_a_seeded_run)
     }
     cr_expect_str_eq(uid[0], uid[1]);
 }
+
+static size_t discard(char *p, size_t s, size_t n, void *ud)
+{
+    (void)p, (void)ud;
+    return s * n;
+}
+
+/* A service account's token names its account as the user. */
+Test(record, a_service_account_token_names_its_account)
+{
+    json_decref(req(201, "POST", "/api/v1/namespaces/default/serviceaccounts",
+                    "{'metadata':{'name':'bot'}}"));
+    json_t *tr = req(201, "POST", "/api/v1/namespaces/default/serviceaccounts/bot/token",
+                     "{'apiVersion':'authentication.k8s.io/v1','kind':'TokenRequest','spec':{}}");
+    char auth[4096];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", jstr(tr, "status.token"));
+    json_decref(tr);
+    open_record(NULL);
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = curl_slist_append(NULL, auth);
+    curl_easy_setopt(c, CURLOPT_URL, S("%s/api/v1/namespaces/default/configmaps", fakeapi_url(srv)));
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "bot/1.0");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    json_t *all = events();
+    json_t *l = find(all, "list", "configmaps");
+    cr_assert_not_null(l);
+    cr_expect_str_eq(jstr(l, "user.username"), "system:serviceaccount:default:bot");
+    cr_expect_str_eq(jstr(l, "user.groups.1"), "system:serviceaccounts:default");
+    cr_expect_str_eq(jstr(l, "userAgent"), "bot/1.0");
+    json_decref(all);
+}
