@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
 #include "kh/yaml.h"
@@ -386,6 +387,121 @@ static void reveal(importer *im, const scn__audit_event *e, const json_t *obj)
     add_fixture(im, key, obj);
 }
 
+/* Is path a SQLite database (a fakeapi store, `fakeapi serve --db`)? */
+static bool is_store(const char *path)
+{
+    char head[16] = {0};
+    FILE *f = fopen(path, "rb");
+    bool yes = f && fread(head, 1, sizeof head, f) == sizeof head &&
+               !memcmp(head, "SQLite format 3", 16);
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+/* GET path from srv: the answer (new), or NULL unless 200. */
+static json_t *get(fakeapi_server *srv, const char *path)
+{
+    int status = 0;
+    json_t *out = NULL;
+    if (fakeapi_request(srv, "GET", path, NULL, NULL, &status, &out) != 0 || status != 200) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Every object of every listable resource of one group version (its
+ * discovery document at base) into docs, with kind and apiVersion. */
+static void list_group_version(fakeapi_server *srv, const char *base, json_t *docs)
+{
+    json_t *rl = get(srv, base), *r;
+    size_t i;
+    json_array_foreach(json_object_get(rl, "resources"), i, r)
+    {
+        const char *name = jstr(r, "name");
+        json_t *verbs = json_object_get(r, "verbs"), *v, *item;
+        size_t j;
+        bool listable = false;
+        json_array_foreach(verbs, j, v) listable = listable || !strcmp(json_string_value(v), "list");
+        if (!name || strchr(name, '/') || !listable)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", base, name);
+        json_t *list = get(srv, path);
+        json_array_foreach(json_object_get(list, "items"), j, item)
+        {
+            const char *iname = jstr(json_object_get(item, "metadata"), "name");
+            /* the namespaces every fakeapi starts with */
+            if (!strcmp(name, "namespaces") && iname &&
+                (!strcmp(iname, "default") || !strcmp(iname, "kube-system") ||
+                 !strcmp(iname, "kube-public")))
+                continue;
+            if (!json_object_get(item, "kind"))
+                json_object_set_new(item, "kind", json_string(jstr(r, "kind")));
+            if (!json_object_get(item, "apiVersion"))
+                json_object_set_new(item, "apiVersion", json_string(jstr(rl, "groupVersion")));
+            json_array_append(docs, item);
+        }
+        json_decref(list);
+    }
+    json_decref(rl);
+}
+
+/* The objects of a fakeapi store, read from a copy (the store is never
+ * changed): a new array, or NULL with *err filled. */
+static json_t *load_store(importer *im)
+{
+    char tmp[] = "/tmp/scn-snapshot-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *in = fopen(im->o->snapshot, "rb"), *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    bool ok = in && out;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    if (in)
+        fclose(in);
+    if (out)
+        ok = fclose(out) == 0 && ok;
+    else if (fd >= 0)
+        close(fd);
+    fakeapi_options fo = {.no_http = true, .seed = 1, .db_path = tmp};
+    fakeapi_server *srv = NULL;
+    json_t *docs = NULL;
+    if (ok && fakeapi_start(&fo, &srv) == 0) {
+        docs = json_array();
+        list_group_version(srv, "/api/v1", docs);
+        json_t *groups = get(srv, "/apis"), *g;
+        size_t i;
+        json_array_foreach(json_object_get(groups, "groups"), i, g)
+        {
+            const char *gv = jstr(json_object_get(g, "preferredVersion"), "groupVersion");
+            char base[300];
+            if (!gv)
+                continue;
+            snprintf(base, sizeof base, "/apis/%s", gv);
+            list_group_version(srv, base, docs);
+        }
+        json_decref(groups);
+        fakeapi_stop(srv);
+    }
+    unlink(tmp);
+    char side[sizeof tmp + 8];
+    snprintf(side, sizeof side, "%s-wal", tmp);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", tmp);
+    unlink(side);
+    if (!docs && im->err) {
+        memset(im->err, 0, sizeof *im->err);
+        im->err->code = SCN_ERR_IO;
+        snprintf(im->err->file, sizeof im->err->file, "%s", im->o->snapshot);
+        snprintf(im->err->message, sizeof im->err->message,
+                 "cannot read this fakeapi store (a copy of it would not start)");
+    }
+    return docs;
+}
+
 static int load_snapshot(importer *im)
 {
     kh_yaml_error yerr = {0};
@@ -393,7 +509,14 @@ static int load_snapshot(importer *im)
     size_t i;
     int rc = 0;
 
-    if (kh_yaml_load_file(im->o->snapshot, &docs, &yerr) != 0) {
+    if (is_store(im->o->snapshot)) {
+        json_t *objs = load_store(im);
+        if (!objs) {
+            json_decref(flat);
+            return SCN_ERR_IO;
+        }
+        docs = json_pack("[{s:s, s:s, s:o}]", "apiVersion", "v1", "kind", "List", "items", objs);
+    } else if (kh_yaml_load_file(im->o->snapshot, &docs, &yerr) != 0) {
         json_decref(flat);
         if (im->err) {
             memset(im->err, 0, sizeof *im->err);

@@ -28,7 +28,9 @@ typedef struct scn_import_options {
     const char *const *files; /* audit logs, read in order */
     size_t n_files;
     const char *snapshot; /* the cluster's objects when the log starts (a List as
-                           * `kubectl get -A -o yaml` writes it, or manifests); NULL */
+                           * `kubectl get -A -o yaml` writes it, manifests, or a
+                           * fakeapi store, `fakeapi serve --db`, read from a copy);
+                           * NULL */
     /* The controllers under test (the scenario's controllers). Their writes
      * are not replayed. A write is theirs when its user is one of
      * actor_users, or its User-Agent one of actor_agents (exactly, or

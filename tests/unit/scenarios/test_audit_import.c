@@ -578,3 +578,32 @@ Test(audit_import, expect_state_counts_what_the_log_leaves)
     cr_expect_eq(json_integer_value(last->cond->value), 1);
     scn_scenario_free(sc);
 }
+
+#include "fakeapi/fakeapi.h"
+
+/* A fakeapi store (`fakeapi serve --db`) is a snapshot too, read from a copy. */
+Test(audit_import, a_fakeapi_store_is_a_snapshot)
+{
+    const char *db = tmp_path("store.db");
+    fakeapi_server *s;
+    fakeapi_options fo = {.no_http = true, .seed = 3, .db_path = db};
+    cr_assert_eq(fakeapi_start(&fo, &s), 0);
+    const char *objs = "apiVersion: v1\nkind: Namespace\nmetadata: {name: legacy}\n---\n"
+                       "apiVersion: v1\nkind: Secret\nmetadata: {name: db-password, namespace: "
+                       "default}\ndata: {password: aHVudGVyMg==}\n";
+    cr_assert_eq(fakeapi_apply(s, objs, strlen(objs), NULL), 0);
+    fakeapi_stop(s);
+    struct stat before, after;
+    cr_assert_eq(stat(db, &before), 0);
+    scn_import_stats st;
+    scn_scenario *sc = import(&session, 1, (scn_import_options){.snapshot = db}, &st, NULL);
+    cr_expect_not_null(find_fixture(sc, "Secret", "db-password"));
+    cr_expect_not_null(find_fixture(sc, "Namespace", "legacy"));
+    cr_expect_null(find_fixture(sc, "Namespace", "kube-system"), "every server has it");
+    const json_t *sec = find_fixture(sc, "Secret", "db-password");
+    cr_expect_null(json_object_get(json_object_get(sec, "metadata"), "uid"));
+    cr_assert_eq(stat(db, &after), 0);
+    cr_expect_eq(before.st_mtime, after.st_mtime, "the store is not changed");
+    cr_expect_eq(before.st_size, after.st_size);
+    scn_scenario_free(sc);
+}
