@@ -1,7 +1,7 @@
 /*
  * cli.c - the `scenario` program's commands (scn_main):
  *
- *   scenario run FILE... [--seed N] [--trace FILE] [--junit FILE] [--shard K/N]
+ *   scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE] [--shard K/N]
  *   scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--shard K/N]
  *   scenario replay FILE --seed N --trace OUT
  *   scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]
@@ -43,6 +43,7 @@ typedef struct cli {
     bool seeds_given;
     int jobs;
     const char *trace;
+    const char *record;
     const char *junit;
     const char *shard;
     int shard_count;
@@ -53,7 +54,7 @@ typedef struct cli {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--junit FILE]\n"
+    fprintf(f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE]\n"
                "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
                "       scenario replay FILE --seed N --trace OUT\n"
                "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
@@ -123,6 +124,8 @@ static int parse_option(cli *c, const char *opt, const char *val)
         c->jobs = (int)n;
     else if (!strcmp(opt, "--trace") && val)
         c->trace = val;
+    else if (!strcmp(opt, "--record") && val)
+        c->record = val;
     else if (!strcmp(opt, "--junit") && val)
         c->junit = val;
     else if (!strcmp(opt, "--shard") && val)
@@ -228,6 +231,7 @@ static int cmd_run(cli *c, scn_junit *j, int k, int n)
         scn_run_options o = {.seed = c->seed_given ? c->seed : 1,
                              .seed_given = c->seed_given,
                              .trace_path = c->trace,
+                             .record_path = c->record,
                              .verbose = c->verbose};
         scn_run_result r;
         int rc = scn_run(sc, &o, &r);

@@ -85,7 +85,8 @@ typedef struct run {
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
     json_t *writes_used;       /* trace lines expectWrite steps took (replay_run.h) */
-    char record_path[64];      /* the run's audit record, for expectWrite bodies; "" = none */
+    char record_path[512];     /* the run's audit record (--record, expectWrite bodies); "" = none */
+    bool temp_record;          /* record_path is the run's own, removed at the end */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -793,13 +794,16 @@ static int open_trace(run *r)
  * temporary file; recording draws nothing from the seed). */
 static int open_record(run *r)
 {
-    snprintf(r->record_path, sizeof r->record_path, "/tmp/scn-record-XXXXXX");
-    int fd = mkstemp(r->record_path);
-    if (fd < 0) {
-        r->record_path[0] = '\0';
-        return -1;
+    if (!r->record_path[0]) {
+        snprintf(r->record_path, sizeof r->record_path, "/tmp/scn-record-XXXXXX");
+        int fd = mkstemp(r->record_path);
+        if (fd < 0) {
+            r->record_path[0] = '\0';
+            return -1;
+        }
+        close(fd);
+        r->temp_record = true;
     }
-    close(fd);
     return fakeapi_record_open(r->srv, r->record_path, NULL, NULL);
 }
 
@@ -839,7 +843,7 @@ static int setup(run *r)
     scn__sched_set_outside(r->sched, &out);
     if (open_trace(r) < 0)
         return fail(r, -1, "cannot open the trace");
-    if (scn__needs_record(r->sc) && open_record(r) < 0)
+    if ((r->record_path[0] || scn__needs_record(r->sc)) && open_record(r) < 0)
         return fail(r, -1, "cannot open the audit record");
     if (apply_objects(r, -1, r->sc->fixtures) < 0)
         return -1;
@@ -913,6 +917,8 @@ static void teardown(run *r)
      * it does is not part of the run. */
     if (r->srv)
         fakeapi_trace_open(r->srv, NULL, NULL);
+    if (r->srv && r->record_path[0])
+        fakeapi_record_open(r->srv, NULL, NULL, NULL);
     stop_all(r);
     free(r->reps);
     if (r->srv)
@@ -921,7 +927,7 @@ static void teardown(run *r)
         hash_trace(r);
     if (r->temp_trace)
         unlink(r->trace_path);
-    if (r->record_path[0])
+    if (r->temp_record)
         unlink(r->record_path);
     fakeapi_stop(r->srv);
     json_decref(r->faults);
@@ -955,6 +961,8 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     int rc = 0;
     if (opts->trace_path)
         snprintf(r.trace_path, sizeof r.trace_path, "%s", opts->trace_path);
+    if (opts->record_path)
+        snprintf(r.record_path, sizeof r.record_path, "%s", opts->record_path);
     if (setup(&r) == 0) {
         result->passed = true;
         for (size_t i = 0; i < sc->n_steps && result->passed; i++)

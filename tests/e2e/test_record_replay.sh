@@ -124,5 +124,38 @@ for (av, kind), n in sorted(kinds.items()):
 print('  - expect: {"absent":{"apiVersion":"v1","kind":"ConfigMap","namespace":"default","name":"doomed"}}')
 PY
 check "the replay ends in the session's final state ($(grep -c 'expect:' "$OUTS") checks)" \
-    expect_out "^PASS recorded-session" "$SCENARIO" run "$OUTS" --seed 1
+    expect_out "^PASS recorded-session" "$SCENARIO" run "$OUTS" --seed 1 --record "$E2E_TMP/replay.jsonl"
+
+# record -> import -> run -> record: the same writes, in the same order,
+# with the same outcomes and bodies (what a replay cannot repeat masked)
+check "the replay's own record holds the session's writes" python3 - "$REC" "$E2E_TMP/replay.jsonl" <<'PY'
+import json, sys
+WRITES = ("create", "update", "patch", "delete", "deletecollection")
+def masked(v):
+    if isinstance(v, dict):
+        return {k: masked(x) for k, x in v.items()
+                if k not in ("uid", "resourceVersion", "creationTimestamp", "generation",
+                             "managedFields", "selfLink")}
+    if isinstance(v, list):
+        return [masked(x) for x in v]
+    return v
+def writes(path, agent=None):
+    out = []
+    for line in open(path):
+        e = json.loads(line)
+        if e["verb"] not in WRITES or not (200 <= e["responseStatus"]["code"] < 300):
+            continue
+        if agent and e.get("userAgent") != agent:
+            continue
+        body = e.get("requestObject")
+        if body and e["verb"] in ("delete", "deletecollection"):
+            body = {k: v for k, v in body.items() if k not in ("kind", "apiVersion")}
+        out.append((e["verb"], e["requestURI"], e["responseStatus"]["code"], masked(body)))
+    return out
+a, b = writes(sys.argv[1]), writes(sys.argv[2], "fakeapi-inprocess")
+assert len(a) == len(b), (len(a), len(b))
+for x, y in zip(a, b):
+    assert x == y, "\nrecorded: %r\nreplayed: %r" % (x, y)
+print(len(a), "writes")
+PY
 finish
