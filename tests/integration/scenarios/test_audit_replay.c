@@ -290,3 +290,33 @@ Test(audit_replay, the_imported_incident_catches_the_buggy_controller)
     free(yb);
     free(yf);
 }
+
+/* A real kube-apiserver log (tests/fixtures/audit/README.md): its node-status
+ * strategic merge patches replay onto the snapshot's Nodes. */
+Test(audit_replay, a_real_logs_node_status_patches_replay)
+{
+    static const char *real = AUDIT "/real-gce-scale-1.14.jsonl";
+    char *yaml = import((scn_import_options){.files = &real,
+                                             .n_files = 1,
+                                             .snapshot = AUDIT "/real-gce-scale-1.14-snapshot.yaml"});
+    size_t len = strlen(yaml) + 2048;
+    char *text = malloc(len);
+    snprintf(text, len,
+             "%s"
+             "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
+             "3-nt8d, path: .status.conditions, matches: '\"reason\":\"KernelHasNoDeadlock\"'}}\n"
+             /* $setElementOrder: MemoryPressure, DiskPressure, PIDPressure, Ready (the
+              * two in the middle new, with only a heartbeat) */
+             "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
+             "00mv, path: '.status.conditions[3]', equals: {type: Ready, status: \"True\", reason: "
+             "KubeletReady, lastHeartbeatTime: \"2019-01-02T15:01:16Z\", lastTransitionTime: "
+             "\"2019-01-02T08:10:00Z\"}}}\n"
+             "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
+             "00mv, path: '.status.conditions[1]', equals: {type: DiskPressure, lastHeartbeatTime: "
+             "\"2019-01-02T15:01:16Z\"}}}\n",
+             yaml);
+    scn_run_result r = run_text(text, 1, NULL);
+    cr_expect(r.passed, "%s", r.message);
+    free(text);
+    free(yaml);
+}

@@ -607,3 +607,56 @@ Test(audit_import, a_fakeapi_store_is_a_snapshot)
     cr_expect_eq(before.st_size, after.st_size);
     scn_scenario_free(sc);
 }
+
+/* A log a real kube-apiserver wrote (tests/fixtures/audit/README.md). */
+static const char *real_log = AUDIT_FIXTURES "/real-gce-scale-1.14.jsonl";
+
+Test(audit_import, a_real_kube_apiserver_log)
+{
+    scn_import_stats st;
+    scn_scenario *sc = import(&real_log, 1, (scn_import_options){0}, &st, NULL);
+    cr_expect_eq(st.events, 10);
+    cr_expect_eq(st.requests, 10);
+    /* three Metadata-level Lease updates and four patches of Nodes nothing shows */
+    cr_expect_eq(st.replayed, 0);
+    cr_expect_eq(st.gaps, 7);
+    cr_expect(strstr(warnings, "real-gce-scale-1.14.jsonl:9: patch of nodes "
+                               "gce-scale-cluster-minion-group-3-nt8d"),
+              "%s", warnings);
+    scn_scenario_free(sc);
+
+    warnings[0] = '\0';
+    const char *snap = AUDIT_FIXTURES "/real-gce-scale-1.14-snapshot.yaml";
+    sc = import(&real_log, 1, (scn_import_options){.snapshot = snap}, &st, NULL);
+    cr_expect_eq(st.replayed, 4, "the node-status patches");
+    cr_expect_eq(st.gaps, 3, "the Lease updates have no body");
+    const scn_step *p = nth_step(sc, SCN_STEP_REQUEST, 1);
+    cr_assert_not_null(p);
+    cr_expect_str_eq(p->path, "/api/v1/nodes/gce-scale-cluster-minion-group-00mv/status?timeout=10s");
+    cr_expect_str_eq(p->content_type, "application/strategic-merge-patch+json");
+    /* the first event is a watch received 6m22s before the writes */
+    cr_expect_eq(nth_step(sc, SCN_STEP_ADVANCE, 0)->duration_ns, INT64_C(381987503000));
+    scn_scenario_free(sc);
+
+    /* and as a trace, and back */
+    char *trace = NULL, *audit = NULL, *again = NULL;
+    size_t skipped = 0;
+    scn_error err = {0};
+    cr_assert_eq(scn_audit_to_trace(real_log, &trace, &err), 0, "%s", err.message);
+    size_t lines = 0;
+    for (const char *c = trace; *c; c++)
+        lines += *c == '\n';
+    cr_expect_eq(lines, 10);
+    cr_expect(strstr(trace, "\"client\":\"node-problem-detector/v0.5.0-49-gfb81368\",\"code\":200,"
+                            "\"kind\":\"request\",\"method\":\"PATCH\",\"path\":\"/api/v1/nodes/"
+                            "gce-scale-cluster-minion-group-2-t86q/status\""),
+              "%s", trace);
+    const char *tpath = write_file("real.trace", trace);
+    cr_assert_eq(scn_trace_to_audit(tpath, &audit, &skipped, &err), 0, "%s", err.message);
+    const char *apath = write_file("real.audit", audit);
+    cr_assert_eq(scn_audit_to_trace(apath, &again, &err), 0, "%s", err.message);
+    cr_expect_str_eq(again, trace);
+    free(trace);
+    free(audit);
+    free(again);
+}
