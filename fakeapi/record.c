@@ -80,11 +80,10 @@ static json_t *user_of(fakeapi_server *srv, const fakeapi__req *req,
         json_decref(claims);
     }
     if (info->tls_client)
-        return json_pack("{s:s, s:[s, s]}", "username", "fakeapi-admin", "groups",
-                         "system:masters", "system:authenticated");
-    if (configured && *configured)
-        return json_pack("{s:s, s:[s]}", "username", configured, "groups",
+        return json_pack("{s:s, s:[s, s]}", "username", "fakeapi-admin", "groups", "system:masters",
                          "system:authenticated");
+    if (configured && *configured)
+        return json_pack("{s:s, s:[s]}", "username", configured, "groups", "system:authenticated");
     return json_pack("{s:s, s:[s]}", "username", "system:anonymous", "groups",
                      "system:unauthenticated");
 }
@@ -146,9 +145,9 @@ static const char *group_version(const fakeapi__route *rt, char *buf, size_t len
     return buf;
 }
 
-void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info,
-                     const fakeapi__req *req, const fakeapi__route *rt,
-                     const fakeapi__reqinfo *ri, const fakeapi__resp *resp)
+void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info, const fakeapi__req *req,
+                     const fakeapi__route *rt, const fakeapi__reqinfo *ri,
+                     const fakeapi__resp *resp)
 {
     char configured[256];
     bool secrets;
@@ -168,14 +167,13 @@ void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info,
     bool watch = resp->watch != NULL;
     /* a non-resource URL (discovery, /version) is a get, as kube-apiserver logs it */
     const char *verb = ri->verb && strcmp(ri->verb, "other") != 0 ? ri->verb
-                       : !strcmp(req->method, "GET")             ? "get"
-                                                                 : "other";
+                       : !strcmp(req->method, "GET")              ? "get"
+                                                                  : "other";
     json_t *ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "kind", "Event",
                            "apiVersion", "audit.k8s.io/v1", "level", "RequestResponse", "auditID",
                            id, "stage", watch ? "ResponseStarted" : "ResponseComplete",
-                           "requestURI", info->target ? info->target : req->path, "verb",
-                           verb, "user",
-                           user_of(srv, req, info, configured));
+                           "requestURI", info->target ? info->target : req->path, "verb", verb,
+                           "user", user_of(srv, req, info, configured));
     if (!ev)
         return;
     if (info->source_ip)
@@ -191,8 +189,7 @@ void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info,
         if (ri->group && *ri->group)
             json_object_set_new(ref, "apiGroup", json_string(ri->group));
         if (rt->version[0])
-            json_object_set_new(ref, "apiVersion",
-                                json_string(group_version(rt, ver, sizeof ver)));
+            json_object_set_new(ref, "apiVersion", json_string(group_version(rt, ver, sizeof ver)));
         if (ri->sub && *ri->sub)
             json_object_set_new(ref, "subresource", json_string(ri->sub));
         json_object_set_new(ev, "objectRef", ref);
@@ -210,8 +207,7 @@ void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info,
             json_object_set_new(status, "reason", json_string(reason));
     }
     json_object_set_new(ev, "responseStatus", status);
-    bool secret = ri->resource && !strcmp(ri->resource, "secrets") &&
-                  (!ri->group || !*ri->group);
+    bool secret = ri->resource && !strcmp(ri->resource, "secrets") && (!ri->group || !*ri->group);
     json_t *qbody = watch ? NULL : body_json(req->body, req->body_len, req->content_type);
     if (qbody) {
         if (secret && !secrets)

@@ -41,8 +41,8 @@ typedef struct fakeapi__record_info {
 } fakeapi__record_info;
 
 /* Write the Event of one answered request (resp->watch: a watch started). */
-void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info,
-                     const fakeapi__req *req, const fakeapi__route *rt,
-                     const fakeapi__reqinfo *ri, const fakeapi__resp *resp);
+void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info, const fakeapi__req *req,
+                     const fakeapi__route *rt, const fakeapi__reqinfo *ri,
+                     const fakeapi__resp *resp);
 
 #endif

@@ -88,7 +88,7 @@ struct fakeapi_server {
     atomic_bool recording;
     bool record_secrets;
     char record_user[256];
-    atomic_ulong record_seq; /* auditIDs */
+    atomic_ulong record_seq;      /* auditIDs */
     struct fakeapi__waker *waker; /* resumes suspended connections (waker.h) */
     struct fakeapi__conns *conns; /* bounds connections waiting for a request (conns.h) */
 

@@ -19,11 +19,10 @@
 
 #define MAX_EVENTS 10000000
 
-static int fail(scn_error *err, const char *file, int line, const char *field, const char *fmt,
-                ...) __attribute__((format(printf, 5, 6)));
+static int fail(scn_error *err, const char *file, int line, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
-static int fail(scn_error *err, const char *file, int line, const char *field, const char *fmt,
-                ...)
+static int fail(scn_error *err, const char *file, int line, const char *field, const char *fmt, ...)
 {
     va_list ap;
 
@@ -42,9 +41,8 @@ static int fail(scn_error *err, const char *file, int line, const char *field, c
 
 bool scn__audit_is_write(const char *verb)
 {
-    return verb && (!strcmp(verb, "create") || !strcmp(verb, "update") ||
-                    !strcmp(verb, "patch") || !strcmp(verb, "delete") ||
-                    !strcmp(verb, "deletecollection"));
+    return verb && (!strcmp(verb, "create") || !strcmp(verb, "update") || !strcmp(verb, "patch") ||
+                    !strcmp(verb, "delete") || !strcmp(verb, "deletecollection"));
 }
 
 static int digits(const char *s, int n)
@@ -136,8 +134,7 @@ static int need(const json_t *ev, const char *key, const char *file, int line, s
 }
 
 /* Check one Event and fill e (its strings borrowed from ev). */
-static int check_event(json_t *ev, const char *file, int line, scn_error *err,
-                       scn__audit_event *e)
+static int check_event(json_t *ev, const char *file, int line, scn_error *err, scn__audit_event *e)
 {
     static const char *const stages[] = {"RequestReceived", "ResponseStarted", "ResponseComplete",
                                          "Panic", NULL};
@@ -150,8 +147,8 @@ static int check_event(json_t *ev, const char *file, int line, scn_error *err,
     if (!json_is_object(ev))
         return fail(err, file, line, "", "not an audit Event: expected a JSON object");
     if (!kind || strcmp(kind, "Event") != 0)
-        return fail(err, file, line, "kind", "not an audit Event: kind is %s%s%s",
-                    kind ? "\"" : "", kind ? kind : "missing", kind ? "\"" : "");
+        return fail(err, file, line, "kind", "not an audit Event: kind is %s%s%s", kind ? "\"" : "",
+                    kind ? kind : "missing", kind ? "\"" : "");
     if (!av || strcmp(av, "audit.k8s.io/v1") != 0)
         return fail(err, file, line, "apiVersion", "expected audit.k8s.io/v1, found %s%s%s",
                     av ? "\"" : "", av ? av : "nothing", av ? "\"" : "");
@@ -174,8 +171,8 @@ static int check_event(json_t *ev, const char *file, int line, scn_error *err,
         return fail(err, file, line, "level", "unknown level \"%s\"", e->level);
     e->received_ns = scn__parse_rfc3339(ts);
     if (e->received_ns < 0)
-        return fail(err, file, line, "requestReceivedTimestamp",
-                    "not an RFC 3339 time: \"%s\"", ts);
+        return fail(err, file, line, "requestReceivedTimestamp", "not an RFC 3339 time: \"%s\"",
+                    ts);
     user = json_object_get(ev, "user");
     if (user && !json_is_object(user))
         return fail(err, file, line, "user", "expected an object");
@@ -253,8 +250,8 @@ static int add_event(scn__audit_log *log, json_t *ev, const char *file, int line
 }
 
 /* An EventList: its items, with the lines kh_yaml found for them. */
-static int add_list(scn__audit_log *log, json_t *list, const kh_yaml_marks *marks,
-                    const char *file, int line, scn_error *err)
+static int add_list(scn__audit_log *log, json_t *list, const kh_yaml_marks *marks, const char *file,
+                    int line, scn_error *err)
 {
     json_t *items = json_object_get(list, "items"), *item;
     size_t i;

@@ -36,7 +36,7 @@ typedef struct scn__audit_event {
 typedef struct scn__audit_log {
     scn__audit_event *ev; /* collapsed, sorted by received_ns then seq */
     size_t n, cap;
-    size_t raw; /* events read, before collapsing stages */
+    size_t raw;  /* events read, before collapsing stages */
     json_t *ids; /* auditID -> index in ev */
 } scn__audit_log;
 

@@ -145,8 +145,8 @@ typedef struct importer {
     json_t *unknown;     /* key -> true: existed before the log, nothing shows it */
     json_t *gen_values;  /* name -> true for every name the controllers had generated */
     /* --expect-state: what the log leaves */
-    json_t *alive;    /* key -> true (created) or false (deleted) by the log */
-    json_t *kinds;    /* "group/resource" -> [apiVersion, kind] */
+    json_t *alive;     /* key -> true (created) or false (deleted) by the log */
+    json_t *kinds;     /* "group/resource" -> [apiVersion, kind] */
     json_t *ctrl_sets; /* "group/resource/ns" the controllers under test wrote -> true */
     json_t *poisoned;  /* "group/resource/ns" a deletecollection made unknowable -> true */
     outbuf steps;
@@ -237,11 +237,10 @@ static void convert_object(json_t *obj, const gv_map *m)
     /* extensions/v1beta1 and apps/v1beta1 defaulted the selector from the
      * template's labels; apps/v1 requires it. */
     if (kind && json_is_object(spec) && !json_object_get(spec, "selector") &&
-        (!strcmp(kind, "Deployment") || !strcmp(kind, "DaemonSet") ||
-         !strcmp(kind, "ReplicaSet") || !strcmp(kind, "StatefulSet"))) {
-        json_t *labels =
-            json_object_get(json_object_get(json_object_get(spec, "template"), "metadata"),
-                            "labels");
+        (!strcmp(kind, "Deployment") || !strcmp(kind, "DaemonSet") || !strcmp(kind, "ReplicaSet") ||
+         !strcmp(kind, "StatefulSet"))) {
+        json_t *labels = json_object_get(
+            json_object_get(json_object_get(spec, "template"), "metadata"), "labels");
         if (json_is_object(labels))
             json_object_set_new(spec, "selector", json_pack("{s:O}", "matchLabels", labels));
     }
@@ -267,19 +266,19 @@ static char *map_uri(const char *uri, const gv_map *m)
 
 /* ---- keys: group/resource/namespace/name ---- */
 
-static void make_key(char *buf, size_t len, const char *group, const char *resource,
-                     const char *ns, const char *name)
+static void make_key(char *buf, size_t len, const char *group, const char *resource, const char *ns,
+                     const char *name)
 {
-    snprintf(buf, len, "%s/%s/%s/%s", group ? group : "", resource ? resource : "",
-             ns ? ns : "", name ? name : "");
+    snprintf(buf, len, "%s/%s/%s/%s", group ? group : "", resource ? resource : "", ns ? ns : "",
+             name ? name : "");
 }
 
 /* An object's key, its resource found by the server's registry. */
 static int object_key(importer *im, const json_t *obj, char *buf, size_t len)
 {
     const json_t *meta = json_object_get(obj, "metadata");
-    const char *av = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind"), *ns = jstr(meta, "namespace"),
-               *name = jstr(meta, "name");
+    const char *av = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind"),
+               *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
     char path[1024], group[128] = "";
     const char *slash;
     fakeapi_error ferr = {0};
@@ -319,9 +318,14 @@ static json_t *stripped(const json_t *obj)
     json_t *c = json_deep_copy(obj), *meta = json_object_get(c, "metadata");
 
     if (json_is_object(meta)) {
-        static const char *const drop[] = {"uid", "resourceVersion", "creationTimestamp",
-                                           "generation", "managedFields", "selfLink",
-                                           "deletionTimestamp", "deletionGracePeriodSeconds",
+        static const char *const drop[] = {"uid",
+                                           "resourceVersion",
+                                           "creationTimestamp",
+                                           "generation",
+                                           "managedFields",
+                                           "selfLink",
+                                           "deletionTimestamp",
+                                           "deletionGracePeriodSeconds",
                                            NULL};
         for (size_t i = 0; drop[i]; i++)
             json_object_del(meta, drop[i]);
@@ -345,8 +349,7 @@ static void add_fixture(importer *im, const char *key, const json_t *obj)
     if (m && m->to_group)
         convert_object(c, m);
     else if (m) {
-        warn(im, "fixture %s: %s has no trivial conversion to a served version; left out", key,
-             av);
+        warn(im, "fixture %s: %s has no trivial conversion to a served version; left out", key, av);
         im->st.gaps++;
         json_decref(c);
         return;
@@ -392,8 +395,8 @@ static bool is_store(const char *path)
 {
     char head[16] = {0};
     FILE *f = fopen(path, "rb");
-    bool yes = f && fread(head, 1, sizeof head, f) == sizeof head &&
-               !memcmp(head, "SQLite format 3", 16);
+    bool yes =
+        f && fread(head, 1, sizeof head, f) == sizeof head && !memcmp(head, "SQLite format 3", 16);
     if (f)
         fclose(f);
     return yes;
@@ -423,7 +426,8 @@ static void list_group_version(fakeapi_server *srv, const char *base, json_t *do
         json_t *verbs = json_object_get(r, "verbs"), *v, *item;
         size_t j;
         bool listable = false;
-        json_array_foreach(verbs, j, v) listable = listable || !strcmp(json_string_value(v), "list");
+        json_array_foreach(verbs, j, v) listable =
+            listable || !strcmp(json_string_value(v), "list");
         if (!name || strchr(name, '/') || !listable)
             continue;
         char path[512];
@@ -609,9 +613,8 @@ static const char *controller_of(const importer *im, const scn__audit_event *e)
         const char *c = o->controllers[i];
         size_t n = strlen(c), u = e->username ? strlen(e->username) : 0;
         char scn[200];
-        if (e->username && (!strcmp(e->username, c) ||
-                            (u > n && e->username[u - n - 1] == ':' &&
-                             !strcmp(e->username + u - n, c))))
+        if (e->username && (!strcmp(e->username, c) || (u > n && e->username[u - n - 1] == ':' &&
+                                                        !strcmp(e->username + u - n, c))))
             return c;
         if (agent_is(e->user_agent, c))
             return c;
@@ -754,8 +757,8 @@ static void describe(const scn__audit_event *e, char *buf, size_t len)
 /* The name a create gave its object (a generated one from the answer). */
 static const char *created_name(const scn__audit_event *e)
 {
-    const char *n = jstr(json_object_get(json_object_get(e->ev, "responseObject"), "metadata"),
-                         "name");
+    const char *n =
+        jstr(json_object_get(json_object_get(e->ev, "responseObject"), "metadata"), "name");
     if (n && *n)
         return n;
     if (e->name && *e->name)
@@ -784,9 +787,9 @@ static void mask(importer *im, json_t *v)
         {
             const char *sv = json_string_value(x);
             if ((sv && (scn__parse_rfc3339(sv) >= 0 || json_object_get(im->gen_values, sv))) ||
-                !strcmp(k, "uid") || !strcmp(k, "resourceVersion") ||
-                !strcmp(k, "managedFields") || !strcmp(k, "selfLink") ||
-                !strcmp(k, "creationTimestamp") || !strcmp(k, "generation"))
+                !strcmp(k, "uid") || !strcmp(k, "resourceVersion") || !strcmp(k, "managedFields") ||
+                !strcmp(k, "selfLink") || !strcmp(k, "creationTimestamp") ||
+                !strcmp(k, "generation"))
                 json_object_del(v, k);
             else
                 mask(im, x);
@@ -897,9 +900,8 @@ static int write_step(importer *im, const scn__audit_event *e)
     if (strcmp(e->verb, "deletecollection") != 0)
         json_object_set_new(im->touched, key, json_true());
     if (!strcmp(e->verb, "create") && ctrl && name) {
-        const char *gen =
-            jstr(json_object_get(json_object_get(e->ev, "requestObject"), "metadata"),
-                 "generateName");
+        const char *gen = jstr(json_object_get(json_object_get(e->ev, "requestObject"), "metadata"),
+                               "generateName");
         if (!gen)
             gen = jstr(json_object_get(json_object_get(e->ev, "responseObject"), "metadata"),
                        "generateName");
@@ -937,27 +939,30 @@ static int write_step(importer *im, const scn__audit_event *e)
         return 0;
     }
     if (m && !m->to_group) {
-        warn(im, "%s:%d: %s/%s %s has no trivial conversion to a version fakeapi serves; not "
-                 "replayed",
+        warn(im,
+             "%s:%d: %s/%s %s has no trivial conversion to a version fakeapi serves; not "
+             "replayed",
              e->file, e->line, e->group, e->version, e->resource);
         put_note(&im->steps, "GAP: no trivial conversion to a served version: ", what);
         im->st.gaps++;
         return 0;
     }
     if (json_object_get(im->unknown, key)) {
-        warn(im, "%s:%d: %s of %s %s, which existed before the log, but neither the snapshot "
-                 "nor a recorded answer shows it; not replayed",
+        warn(im,
+             "%s:%d: %s of %s %s, which existed before the log, but neither the snapshot "
+             "nor a recorded answer shows it; not replayed",
              e->file, e->line, e->verb, e->resource, name ? name : "");
         put_note(&im->steps, "GAP: its object's state before the log is unknown: ", what);
         im->st.gaps++;
         return 0;
     }
     if (e->name && jstr(im->gen_names, key)) {
-        warn(im, "%s:%d: %s of %s %s, a name the controllers under test generated (a replay "
-                 "generates another); not replayed",
+        warn(im,
+             "%s:%d: %s of %s %s, a name the controllers under test generated (a replay "
+             "generates another); not replayed",
              e->file, e->line, e->verb, e->resource, e->name);
-        put_note(&im->steps, "GAP: its object's name was generated by a controller under test: ",
-                 what);
+        put_note(&im->steps,
+                 "GAP: its object's name was generated by a controller under test: ", what);
         im->st.gaps++;
         return 0;
     }
@@ -1120,7 +1125,8 @@ static int walk(importer *im)
         const scn__audit_event *e = &im->log.ev[i];
         int rc;
         if (scn__audit_is_write(e->verb)) {
-            if (e->code >= 200 && e->code <= 299 && (!strcmp(e->verb, "create") || !strcmp(e->verb, "update")))
+            if (e->code >= 200 && e->code <= 299 &&
+                (!strcmp(e->verb, "create") || !strcmp(e->verb, "update")))
                 learn_crd(im, e);
             if ((rc = write_step(im, e)) != 0)
                 return rc;
@@ -1166,8 +1172,9 @@ static void emit(importer *im, outbuf *out)
         put(out, " --expect-state");
     if (o->name)
         put(out, " --name %s", o->name);
-    put(out, "\n# %zu events, %zu requests; %zu fixtures, %zu writes replayed, %zu expected, "
-             "%zu not replayed, %zu gaps.\n",
+    put(out,
+        "\n# %zu events, %zu requests; %zu fixtures, %zu writes replayed, %zu expected, "
+        "%zu not replayed, %zu gaps.\n",
         im->st.events, im->st.requests, im->st.fixtures, im->st.replayed, im->st.expected,
         im->st.dropped, im->st.gaps);
     put(out, "# Virtual time 0 is the first event's requestReceivedTimestamp.\n");

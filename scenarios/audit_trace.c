@@ -186,15 +186,14 @@ int scn_trace_to_audit(const char *trace_path, char **out, size_t *skipped, scn_
             free(ft);
         }
         json_decref(mine);
-        json_t *ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:s, s:{s:{}, s:I}, "
-                               "s:s, s:s, s:o}",
-                               "kind", "Event", "apiVersion", "audit.k8s.io/v1", "level",
-                               "Metadata", "auditID", id, "stage", "ResponseComplete",
-                               "requestURI", path, "verb", verb, "user", "userAgent", client,
-                               "responseStatus", "metadata", "code",
-                               json_integer_value(json_object_get(j, "code")),
-                               "requestReceivedTimestamp", ts, "stageTimestamp", ts,
-                               "annotations", ann);
+        json_t *ev =
+            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{}, s:s, s:{s:{}, s:I}, "
+                      "s:s, s:s, s:o}",
+                      "kind", "Event", "apiVersion", "audit.k8s.io/v1", "level", "Metadata",
+                      "auditID", id, "stage", "ResponseComplete", "requestURI", path, "verb", verb,
+                      "user", "userAgent", client, "responseStatus", "metadata", "code",
+                      json_integer_value(json_object_get(j, "code")), "requestReceivedTimestamp",
+                      ts, "stageTimestamp", ts, "annotations", ann);
         json_t *ref = object_ref(path);
         if (ref)
             json_object_set_new(ev, "objectRef", ref);
@@ -292,10 +291,10 @@ int scn_audit_to_trace(const char *audit_path, char **out, scn_error *err)
                       "resourceVersion");
         const char *method = jstr(ann, ANN_METHOD);
         snprintf(path, sizeof path, "%.*s", (int)strcspn(e->uri, "?"), e->uri);
-        json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:I, s:s}", "client", e->user_agent,
-                              "verb", e->verb, "method", method ? method : method_of(e->verb),
-                              "path", path, "code", e->code, "rv", rv ? rv : "", "t",
-                              (json_int_t)t, "kind", "request");
+        json_t *j =
+            json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:I, s:s}", "client", e->user_agent, "verb",
+                      e->verb, "method", method ? method : method_of(e->verb), "path", path, "code",
+                      e->code, "rv", rv ? rv : "", "t", (json_int_t)t, "kind", "request");
         char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         json_decref(j);
         if (!s || append(&text, &len, &cap, s) < 0)

@@ -67,17 +67,21 @@ static void on_warning(void *ud, const char *msg)
 
 static int import_usage(void)
 {
-    fprintf(stderr, "usage: scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
-                    "         [--actor-user U]... [--actor-agent A]... [--expect-writes] [--expect-state]\n"
-                    "         [--name NAME] -o SCENARIO.yaml\n");
+    fprintf(stderr,
+            "usage: scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
+            "         [--actor-user U]... [--actor-agent A]... [--expect-writes] [--expect-state]\n"
+            "         [--name NAME] -o SCENARIO.yaml\n");
     return 2;
 }
 
 int scn__cmd_import(int argc, char **argv)
 {
     const char *files[MAX_ARGS], *ctrls[MAX_ARGS], *users[MAX_ARGS], *agents[MAX_ARGS];
-    scn_import_options o = {.files = files, .controllers = ctrls, .actor_users = users,
-                            .actor_agents = agents, .warn = on_warning};
+    scn_import_options o = {.files = files,
+                            .controllers = ctrls,
+                            .actor_users = users,
+                            .actor_agents = agents,
+                            .warn = on_warning};
     const char *outp = NULL;
     scn_import_stats st;
     scn_error err = {0};

@@ -106,8 +106,8 @@ int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t 
             snprintf(msg, len, "request %s %s: expected status %d, got %d%s%s", st->method,
                      st->path, st->status, status, m ? ": " : "", m ? m : "");
         else
-            snprintf(msg, len, "request %s %s: %d%s%s", st->method, st->path, status,
-                     m ? " " : "", m ? m : "");
+            snprintf(msg, len, "request %s %s: %d%s%s", st->method, st->path, status, m ? " " : "",
+                     m ? m : "");
         rc = -1;
     }
     json_decref(out);
@@ -153,8 +153,8 @@ static int find_in_record(const char *record_path, const scn_step *st, json_t *u
                 found = 1;
                 json_object_set_new(used, key, json_true());
             } else if (!near[0]) {
-                snprintf(near, sizeof near, "; a %s of %.200s differs at %.200s", st->verb,
-                         path, at[0] ? at : "its body");
+                snprintf(near, sizeof near, "; a %s of %.200s differs at %.200s", st->verb, path,
+                         at[0] ? at : "its body");
             }
         }
         json_decref(ev);

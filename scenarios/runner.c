@@ -85,8 +85,8 @@ typedef struct run {
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
     json_t *writes_used;       /* trace lines expectWrite steps took (replay_run.h) */
-    char record_path[512];     /* the run's audit record (--record, expectWrite bodies); "" = none */
-    bool temp_record;          /* record_path is the run's own, removed at the end */
+    char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
+    bool temp_record;      /* record_path is the run's own, removed at the end */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,

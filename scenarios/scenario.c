@@ -71,10 +71,9 @@ int scn_error_format(const scn_error *e, char *buf, size_t len)
 
 /* ---- steps ---- */
 
-static const char *const step_kinds[] = {"apply",   "patch",     "delete", "scale",  "fault",
-                                         "compact", "advance",   "wait",   "expect", "crash",
-                                         "restart", "partition", "heal",   "request",
-                                         "expectWrite", NULL};
+static const char *const step_kinds[] = {
+    "apply",  "patch", "delete",  "scale",     "fault", "compact", "advance",     "wait",
+    "expect", "crash", "restart", "partition", "heal",  "request", "expectWrite", NULL};
 
 /* How many controllers run leader-elected (more than one replica). */
 static size_t n_elected(const scn__parser *p)

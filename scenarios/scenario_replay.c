@@ -15,8 +15,8 @@
 #define DEFAULT_EXPECT_WRITE_NS (60 * INT64_C(1000000000))
 
 static const char *const methods[] = {"POST", "PUT", "PATCH", "DELETE", NULL};
-static const char *const write_verbs[] = {"create", "update", "patch", "delete",
-                                          "deletecollection", NULL};
+static const char *const write_verbs[] = {"create", "update",           "patch",
+                                          "delete", "deletecollection", NULL};
 
 static int get_status(scn__parser *p, const json_t *body, const char *field, scn_step *st)
 {
@@ -29,8 +29,8 @@ static int get_status(scn__parser *p, const json_t *body, const char *field, scn
 
 int scn__step_request(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"method", "path", "contentType", "body",
-                                       "status", "currentResourceVersion", NULL};
+    static const char *const keys[] = {
+        "method", "path", "contentType", "body", "status", "currentResourceVersion", NULL};
     json_t *b, *cur;
     char f[FIELD_LEN];
     int rc;
@@ -57,8 +57,8 @@ int scn__step_request(scn__parser *p, json_t *body, const char *field, scn_step 
     scn__sub(f, sizeof f, "%s.body", field);
     if (b && !json_is_object(b) && !json_is_array(b))
         return scn__fail(p, b, f, "expected a mapping or a list, found %s", scn__type_name(b));
-    if (!b && (!strcmp(st->method, "POST") || !strcmp(st->method, "PUT") ||
-               !strcmp(st->method, "PATCH")))
+    if (!b &&
+        (!strcmp(st->method, "POST") || !strcmp(st->method, "PUT") || !strcmp(st->method, "PATCH")))
         return scn__fail(p, body, f, "required field is missing (a %s has a body)", st->method);
     if (b && !strcmp(st->method, "PATCH") && !st->content_type) {
         scn__sub(f, sizeof f, "%s.contentType", field);

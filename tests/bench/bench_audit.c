@@ -80,9 +80,8 @@ static void write_log(const char *path, long n)
         }
         bool ctrl = i % 10 == 9;
         for (int stage = 0; stage < 2; stage++)
-            fprintf(f, event_fmt, (unsigned long)i,
-                    stage ? "ResponseComplete" : "RequestReceived", uri, verb,
-                    ctrl ? "system:serviceaccount:default:mine" : "alice",
+            fprintf(f, event_fmt, (unsigned long)i, stage ? "ResponseComplete" : "RequestReceived",
+                    uri, verb, ctrl ? "system:serviceaccount:default:mine" : "alice",
                     ctrl ? "mine/v1" : "kubectl/v1.29.2 (linux/amd64) kubernetes/4b8e819", obj,
                     code, stage ? body : "", h, m, s, frac, h, m, s, frac);
     }
@@ -104,8 +103,11 @@ int main(int argc, char **argv)
 
     const char *files[] = {path};
     const char *ctrls[] = {"mine"};
-    scn_import_options o = {.files = files, .n_files = 1, .controllers = ctrls,
-                            .n_controllers = 1, .expect_writes = true};
+    scn_import_options o = {.files = files,
+                            .n_files = 1,
+                            .controllers = ctrls,
+                            .n_controllers = 1,
+                            .expect_writes = true};
     scn_import_stats st;
     scn_error err = {0};
     char *yaml = NULL;

@@ -47,7 +47,7 @@ typedef struct scn_import_options {
     /* The scenario ends expecting, for each kind the controllers under test
      * wrote (in each namespace), as many objects as the log left. */
     bool expect_state;
-    const char *name;   /* the scenario's name; NULL: "imported" */
+    const char *name; /* the scenario's name; NULL: "imported" */
     /* Each warning (a gap, a version that cannot be mapped), one line, no
      * newline; called on the importing thread. NULL: none. */
     void (*warn)(void *ud, const char *msg);

@@ -67,8 +67,8 @@ Test(record, every_request_is_an_event_with_its_bodies)
                     "{'metadata':{'name':'c'},'data':{'a':'1'}}"));
     json_decref(req_ct(200, "PATCH", "/api/v1/namespaces/default/configmaps/c",
                        "application/merge-patch+json", "{'data':{'b':'2'}}"));
-    json_decref(req_fail(404, "NotFound", "GET", "/api/v1/namespaces/default/configmaps/nope",
-                         NULL));
+    json_decref(
+        req_fail(404, "NotFound", "GET", "/api/v1/namespaces/default/configmaps/nope", NULL));
     json_t *all = events();
     cr_assert_eq(json_array_size(all), 3);
     json_t *c = find(all, "create", "configmaps");
@@ -77,7 +77,8 @@ Test(record, every_request_is_an_event_with_its_bodies)
     cr_expect_str_eq(jstr(c, "apiVersion"), "audit.k8s.io/v1");
     cr_expect_str_eq(jstr(c, "level"), "RequestResponse");
     cr_expect_str_eq(jstr(c, "stage"), "ResponseComplete");
-    cr_expect_str_eq(jstr(c, "requestURI"), "/api/v1/namespaces/default/configmaps?fieldManager=me");
+    cr_expect_str_eq(jstr(c, "requestURI"),
+                     "/api/v1/namespaces/default/configmaps?fieldManager=me");
     cr_expect_str_eq(jstr(c, "objectRef.namespace"), "default");
     cr_expect_str_eq(jstr(c, "objectRef.apiVersion"), "v1");
     cr_expect_eq(jint(c, "responseStatus.code"), 201);
@@ -90,8 +91,8 @@ Test(record, every_request_is_an_event_with_its_bodies)
     cr_expect_eq(strlen(jstr(c, "stageTimestamp")), strlen("2026-01-01T00:00:00.000000Z"));
     json_t *p = find(all, "patch", "configmaps");
     cr_assert_not_null(p);
-    const char *ct = json_string_value(json_object_get(json_object_get(p, "annotations"),
-                                                       "kube-harness.dev/content-type"));
+    const char *ct = json_string_value(
+        json_object_get(json_object_get(p, "annotations"), "kube-harness.dev/content-type"));
     cr_expect_str_eq(ct ? ct : "(none)", "application/merge-patch+json");
     cr_expect_str_neq(jstr(p, "auditID"), jstr(c, "auditID"));
     json_t *g = find(all, "get", "configmaps");
@@ -138,8 +139,8 @@ Test(record, in_process_requests_and_watches)
                                  NULL),
                  0);
     cr_assert_eq(status, 201);
-    json_t *w = req(200, "GET",
-                    "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1", NULL);
+    json_t *w =
+        req(200, "GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1", NULL);
     json_decref(w);
     json_t *all = events();
     json_t *c = find(all, "create", "configmaps");
@@ -215,7 +216,8 @@ Test(record, a_service_account_token_names_its_account)
     open_record(NULL);
     CURL *c = curl_easy_init();
     struct curl_slist *h = curl_slist_append(NULL, auth);
-    curl_easy_setopt(c, CURLOPT_URL, S("%s/api/v1/namespaces/default/configmaps", fakeapi_url(srv)));
+    curl_easy_setopt(c, CURLOPT_URL,
+                     S("%s/api/v1/namespaces/default/configmaps", fakeapi_url(srv)));
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "bot/1.0");
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);

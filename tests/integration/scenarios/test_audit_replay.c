@@ -87,12 +87,10 @@ static json_t *last_configmaps(void)
         const char *kind = json_string_value(json_object_get(resp, "kind"));
         json_int_t code =
             json_integer_value(json_object_get(json_object_get(ev, "responseStatus"), "code"));
-        if (kind && !strcmp(kind, "ConfigMap") && code < 300 &&
-            json_object_get(resp, "data"))
-            json_object_set(last,
-                            json_string_value(json_object_get(
-                                json_object_get(resp, "metadata"), "name")),
-                            json_object_get(resp, "data"));
+        if (kind && !strcmp(kind, "ConfigMap") && code < 300 && json_object_get(resp, "data"))
+            json_object_set(
+                last, json_string_value(json_object_get(json_object_get(resp, "metadata"), "name")),
+                json_object_get(resp, "data"));
         json_decref(ev);
     }
     free(line);
@@ -244,8 +242,10 @@ Test(audit_replay, an_expected_body_must_be_what_the_controller_wrote)
         "controllers: [singleton-fixed]\n"
         "fixtures: [%s/../../fixtures/singleton/crd.yaml, %s/../../fixtures/singleton/basic.yaml]\n"
         "steps:\n"
-        "  - expectWrite: {verb: create, path: /api/v1/namespaces/default/configmaps, status: 201,\n"
-        "                  timeout: 10s, body: {metadata: {labels: {singleton: demo}}, data: %s}}\n";
+        "  - expectWrite: {verb: create, path: /api/v1/namespaces/default/configmaps, status: "
+        "201,\n"
+        "                  timeout: 10s, body: {metadata: {labels: {singleton: demo}}, data: "
+        "%s}}\n";
     char text[2048];
     snprintf(text, sizeof text, tmpl, KH_SCENARIOS, KH_SCENARIOS, "{greeting: hello}");
     scn_run_result r = run_text(text, 1, NULL);
@@ -296,25 +296,25 @@ Test(audit_replay, the_imported_incident_catches_the_buggy_controller)
 Test(audit_replay, a_real_logs_node_status_patches_replay)
 {
     static const char *real = AUDIT "/real-gce-scale-1.14.jsonl";
-    char *yaml = import((scn_import_options){.files = &real,
-                                             .n_files = 1,
-                                             .snapshot = AUDIT "/real-gce-scale-1.14-snapshot.yaml"});
+    char *yaml = import((scn_import_options){
+        .files = &real, .n_files = 1, .snapshot = AUDIT "/real-gce-scale-1.14-snapshot.yaml"});
     size_t len = strlen(yaml) + 2048;
     char *text = malloc(len);
-    snprintf(text, len,
-             "%s"
-             "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
-             "3-nt8d, path: .status.conditions, matches: '\"reason\":\"KernelHasNoDeadlock\"'}}\n"
-             /* $setElementOrder: MemoryPressure, DiskPressure, PIDPressure, Ready (the
-              * two in the middle new, with only a heartbeat) */
-             "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
-             "00mv, path: '.status.conditions[3]', equals: {type: Ready, status: \"True\", reason: "
-             "KubeletReady, lastHeartbeatTime: \"2019-01-02T15:01:16Z\", lastTransitionTime: "
-             "\"2019-01-02T08:10:00Z\"}}}\n"
-             "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
-             "00mv, path: '.status.conditions[1]', equals: {type: DiskPressure, lastHeartbeatTime: "
-             "\"2019-01-02T15:01:16Z\"}}}\n",
-             yaml);
+    snprintf(
+        text, len,
+        "%s"
+        "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
+        "3-nt8d, path: .status.conditions, matches: '\"reason\":\"KernelHasNoDeadlock\"'}}\n"
+        /* $setElementOrder: MemoryPressure, DiskPressure, PIDPressure, Ready (the
+         * two in the middle new, with only a heartbeat) */
+        "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
+        "00mv, path: '.status.conditions[3]', equals: {type: Ready, status: \"True\", reason: "
+        "KubeletReady, lastHeartbeatTime: \"2019-01-02T15:01:16Z\", lastTransitionTime: "
+        "\"2019-01-02T08:10:00Z\"}}}\n"
+        "  - expect: {field: {apiVersion: v1, kind: Node, name: gce-scale-cluster-minion-group-"
+        "00mv, path: '.status.conditions[1]', equals: {type: DiskPressure, lastHeartbeatTime: "
+        "\"2019-01-02T15:01:16Z\"}}}\n",
+        yaml);
     scn_run_result r = run_text(text, 1, NULL);
     cr_expect(r.passed, "%s", r.message);
     free(text);

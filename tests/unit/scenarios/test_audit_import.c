@@ -82,8 +82,8 @@ static scn_scenario *import(const char *const *files, size_t n, scn_import_optio
     int rc = scn_audit_import(&o, &yaml, st, &err);
     cr_assert_eq(rc, 0, "import: %s:%d: %s: %s", err.file, err.line, err.field, err.message);
     rc = scn_scenario_parse(tmp_path("imported.yaml"), yaml, strlen(yaml), &sc, &err);
-    cr_assert_eq(rc, 0, "the imported scenario does not parse: %d: %s: %s\n%s", err.line,
-                 err.field, err.message, yaml);
+    cr_assert_eq(rc, 0, "the imported scenario does not parse: %d: %s: %s\n%s", err.line, err.field,
+                 err.message, yaml);
     if (yaml_out)
         *yaml_out = yaml;
     else
@@ -152,9 +152,8 @@ Test(audit_import, kubectl_session_becomes_replay_steps_and_expectations)
     cr_expect_str_eq(json_string_value(json_object_get(json_object_get(cm, "data"), "mode")),
                      "safe", "the state before the log's patch");
     cr_expect_not_null(find_fixture(sc, "Namespace", "legacy"));
-    cr_expect_str_eq(
-        json_string_value(json_object_get(json_array_get(sc->fixtures, 0), "kind")),
-        "Namespace", "namespaces come first");
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(sc->fixtures, 0), "kind")),
+                     "Namespace", "namespaces come first");
 
     /* the people's writes are replayed, in order, with their recorded outcome */
     cr_expect_eq(count_steps(sc, SCN_STEP_REQUEST), 6);
@@ -189,7 +188,8 @@ Test(audit_import, kubectl_session_becomes_replay_steps_and_expectations)
     const json_t *em = json_object_get(ew->manifest, "metadata");
     cr_expect_null(json_object_get(em, "generateName"));
     cr_expect_null(json_object_get(em, "name"));
-    cr_expect_null(json_object_get(json_array_get(json_object_get(em, "ownerReferences"), 0), "uid"));
+    cr_expect_null(
+        json_object_get(json_array_get(json_object_get(em, "ownerReferences"), 0), "uid"));
     cr_expect_str_eq(json_string_value(json_object_get(
                          json_array_get(json_object_get(em, "ownerReferences"), 0), "name")),
                      "web-7d4b9c8f5d");
@@ -206,8 +206,8 @@ Test(audit_import, kubectl_session_becomes_replay_steps_and_expectations)
               warnings);
     cr_expect(strstr(warnings, "kubectl-session.jsonl:12: extensions/v1beta1 ingresses"), "%s",
               warnings);
-    cr_expect(strstr(warnings, "kubectl-session.jsonl:6: patch of pods web-7d4b9c8f5d-x2kqp"),
-              "%s", warnings);
+    cr_expect(strstr(warnings, "kubectl-session.jsonl:6: patch of pods web-7d4b9c8f5d-x2kqp"), "%s",
+              warnings);
     scn_scenario_free(sc);
 }
 
@@ -215,8 +215,7 @@ Test(audit_import, without_controllers_every_write_is_replayed)
 {
     scn_import_stats st;
     char *yaml = NULL;
-    scn_scenario *sc =
-        import(&session, 1, (scn_import_options){.snapshot = snapshot}, &st, &yaml);
+    scn_scenario *sc = import(&session, 1, (scn_import_options){.snapshot = snapshot}, &st, &yaml);
 
     cr_expect_eq(sc->n_controllers, 0);
     cr_expect_eq(count_steps(sc, SCN_STEP_EXPECT_WRITE), 0);
@@ -239,12 +238,11 @@ Test(audit_import, actor_options_name_the_controllers_writes)
     const char *const ctrls[] = {"deployment"};
     const char *const agents[] = {"kube-controller-manager/v1.29.2"};
     scn_import_stats st;
-    scn_scenario *sc = import(&session, 1,
-                              (scn_import_options){.controllers = ctrls,
-                                                   .n_controllers = 1,
-                                                   .actor_agents = agents,
-                                                   .n_actor_agents = 1},
-                              &st, NULL);
+    scn_scenario *sc = import(
+        &session, 1,
+        (scn_import_options){
+            .controllers = ctrls, .n_controllers = 1, .actor_agents = agents, .n_actor_agents = 1},
+        &st, NULL);
     /* both kube-controller-manager writes are the controller's: dropped */
     cr_expect_eq(st.dropped, 3);
     cr_expect_eq(count_steps(sc, SCN_STEP_EXPECT_WRITE), 0);
@@ -390,9 +388,9 @@ static int parse_error(const char *text, scn_error *err)
 Test(audit_import, replay_steps_are_checked)
 {
     scn_error err;
-    cr_expect_eq(parse_error("name: t\nsteps:\n  - request: {method: GET, path: /api/v1/pods}\n",
-                             &err),
-                 SCN_ERR_INPUT);
+    cr_expect_eq(
+        parse_error("name: t\nsteps:\n  - request: {method: GET, path: /api/v1/pods}\n", &err),
+        SCN_ERR_INPUT);
     cr_expect_str_eq(err.field, "steps[0].request.method");
     cr_expect_eq(parse_error("name: t\nsteps:\n  - request: {method: PATCH, path: "
                              "/api/v1/namespaces/d/pods/p, body: {a: 1}}\n",
@@ -409,9 +407,9 @@ Test(audit_import, replay_steps_are_checked)
                              &err),
                  SCN_ERR_INPUT);
     cr_expect_str_eq(err.field, "steps[0].request.currentResourceVersion");
-    cr_expect_eq(parse_error("name: t\nsteps:\n  - expectWrite: {verb: get, path: /api/v1/x}\n",
-                             &err),
-                 SCN_ERR_INPUT);
+    cr_expect_eq(
+        parse_error("name: t\nsteps:\n  - expectWrite: {verb: get, path: /api/v1/x}\n", &err),
+        SCN_ERR_INPUT);
     cr_expect_str_eq(err.field, "steps[0].expectWrite.verb");
     cr_expect_eq(parse_error("name: t\nsteps:\n  - expectWrite: {verb: create, path: "
                              "/api/v1/x?dryRun=All}\n",
@@ -477,9 +475,9 @@ Test(audit_import, a_trace_goes_to_an_audit_log_and_back)
     cr_expect_str_eq(json_string_value(json_object_get(first, "verb")), "create");
     cr_expect_str_eq(json_string_value(json_object_get(first, "userAgent")),
                      "scenario/singleton-buggy-0/singleton");
-    cr_expect_str_eq(json_string_value(json_object_get(
-                         json_object_get(first, "objectRef"), "resource")),
-                     "configmaps");
+    cr_expect_str_eq(
+        json_string_value(json_object_get(json_object_get(first, "objectRef"), "resource")),
+        "configmaps");
     cr_expect_str_eq(json_string_value(json_object_get(first, "stageTimestamp")),
                      "2026-01-01T00:00:00.123456789Z");
     json_decref(first);
@@ -563,12 +561,11 @@ Test(audit_import, expect_state_counts_what_the_log_leaves)
 {
     const char *const ctrls[] = {"replicaset-controller"};
     scn_import_stats st;
-    scn_scenario *sc = import(&session, 1,
-                              (scn_import_options){.snapshot = snapshot,
-                                                   .controllers = ctrls,
-                                                   .n_controllers = 1,
-                                                   .expect_state = true},
-                              &st, NULL);
+    scn_scenario *sc = import(
+        &session, 1,
+        (scn_import_options){
+            .snapshot = snapshot, .controllers = ctrls, .n_controllers = 1, .expect_state = true},
+        &st, NULL);
     /* the replicaset controller made one Pod in default; nothing deleted it */
     const scn_step *last = &sc->steps[sc->n_steps - 1];
     cr_assert_eq(last->kind, SCN_STEP_EXPECT);
@@ -632,7 +629,8 @@ Test(audit_import, a_real_kube_apiserver_log)
     cr_expect_eq(st.gaps, 3, "the Lease updates have no body");
     const scn_step *p = nth_step(sc, SCN_STEP_REQUEST, 1);
     cr_assert_not_null(p);
-    cr_expect_str_eq(p->path, "/api/v1/nodes/gce-scale-cluster-minion-group-00mv/status?timeout=10s");
+    cr_expect_str_eq(p->path,
+                     "/api/v1/nodes/gce-scale-cluster-minion-group-00mv/status?timeout=10s");
     cr_expect_str_eq(p->content_type, "application/strategic-merge-patch+json");
     /* the first event is a watch received 6m22s before the writes */
     cr_expect_eq(nth_step(sc, SCN_STEP_ADVANCE, 0)->duration_ns, INT64_C(381987503000));
