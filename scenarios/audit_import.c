@@ -868,8 +868,42 @@ static void ensure_namespace(importer *im, const char *ns)
     json_decref(obj);
 }
 
-static int write_step(importer *im, const scn__audit_event *e)
+/* The object key of event e (a create's name from its answer). */
+static void event_key(const scn__audit_event *e, char *buf, size_t len)
 {
+    make_key(buf, len, e->group, e->resource, e->ns,
+             !strcmp(e->verb, "create") ? created_name(e) : e->name);
+}
+
+/* What a read after event i, before any other write of key, showed of the
+ * object (a new reference), or NULL: the state a bodiless write left. */
+static json_t *state_after(importer *im, size_t i, const char *key)
+{
+    for (size_t j = i + 1; j < im->log.n; j++) {
+        const scn__audit_event *f = &im->log.ev[j];
+        char k[1024];
+        if (!f->resource || f->subresource)
+            continue;
+        const json_t *resp = json_object_get(f->ev, "responseObject");
+        if (scn__audit_is_write(f->verb)) {
+            event_key(f, k, sizeof k);
+            if (!strcmp(k, key) && f->code >= 200 && f->code <= 299)
+                return NULL;
+            continue;
+        }
+        if (!strcmp(f->verb, "get") && f->code == 200 && jstr(resp, "kind") &&
+            strcmp(jstr(resp, "kind"), "Status") != 0) {
+            event_key(f, k, sizeof k);
+            if (!strcmp(k, key))
+                return json_deep_copy(resp);
+        }
+    }
+    return NULL;
+}
+
+static int write_step(importer *im, size_t index)
+{
+    const scn__audit_event *e = &im->log.ev[index];
     char what[1024], key[1024];
     const char *ctrl = controller_of(im, e);
     const json_t *req = json_object_get(e->ev, "requestObject");
@@ -967,17 +1001,37 @@ static int write_step(importer *im, const scn__audit_event *e)
         return 0;
     }
     bool needs_body = strcmp(e->verb, "delete") != 0 && strcmp(e->verb, "deletecollection") != 0;
+    const char *verb = e->verb, *from = NULL;
+    json_t *state = NULL;
     if (needs_body && !req) {
-        warn(im, "%s:%d: %s at level %s has no request body; not replayed", e->file, e->line,
-             e->verb, e->level);
-        put_note(&im->steps, "GAP: no request body at this level: ", what);
-        im->st.gaps++;
-        return 0;
+        /* a bodiless write: the object it made, if something shows it */
+        const json_t *snap = json_object_get(im->snapshot, key);
+        if (!strcmp(e->verb, "create") && snap) {
+            state = stripped(snap);
+            from = "the snapshot's copy of the object";
+        } else if ((state = state_after(im, index, key))) {
+            json_t *st = stripped(state);
+            json_decref(state);
+            state = st;
+            from = "the object as a later read showed it";
+            if (strcmp(e->verb, "create") != 0)
+                verb = "update";
+        }
+        if (!state) {
+            warn(im, "%s:%d: %s at level %s has no request body; not replayed", e->file,
+                 e->line, e->verb, e->level);
+            put_note(&im->steps, "GAP: no request body at this level: ", what);
+            im->st.gaps++;
+            return 0;
+        }
+        if (!strcmp(verb, "update") && json_is_object(json_object_get(state, "metadata")))
+            json_object_set_new(json_object_get(state, "metadata"), "resourceVersion",
+                                json_string("0"));
     }
-    body = req ? json_deep_copy(req) : NULL;
+    body = req ? json_deep_copy(req) : state;
     bool had_rv = body && jstr(json_object_get(body, "metadata"), "resourceVersion");
     if (body)
-        drop_preconditions(body, e->verb);
+        drop_preconditions(body, verb);
     if (body && !strcmp(e->verb, "create") && name) {
         /* a generated name is replayed as the name it got */
         json_t *meta = json_object_get(body, "metadata");
@@ -986,25 +1040,30 @@ static int write_step(importer *im, const scn__audit_event *e)
     }
     if (m) {
         uri = map_uri(e->uri, m);
-        if (body && (!strcmp(e->verb, "create") || !strcmp(e->verb, "update")))
+        if (body && (!strcmp(verb, "create") || !strcmp(verb, "update")))
             convert_object(body, m);
     } else {
         uri = strdup(e->uri);
     }
+    if (uri && strcmp(verb, e->verb) != 0) /* a patch replayed as an update: no patch query */
+        uri[strcspn(uri, "?")] = '\0';
     if (!uri) {
         json_decref(body);
         return SCN_ERR_NOMEM;
     }
-    step = json_pack("{s:{s:s, s:s}}", "request", "method", method_of(e->verb), "path", uri);
+    step = json_pack("{s:{s:s, s:s}}", "request", "method", method_of(verb), "path", uri);
     json_t *r = json_object_get(step, "request");
-    if (!strcmp(e->verb, "patch"))
+    if (!strcmp(verb, "patch"))
         json_object_set_new(r, "contentType", json_string(patch_type(e, body)));
     if (body)
         json_object_set_new(r, "body", body);
     json_object_set_new(r, "status", json_integer(e->code));
-    if (had_rv && !strcmp(e->verb, "update") && json_is_object(body))
+    if (had_rv && !strcmp(verb, "update") && json_is_object(body))
         json_object_set_new(r, "currentResourceVersion", json_true());
     put_comment(&im->steps, "  ", what);
+    if (from)
+        put(&im->steps, "  # level %s, no body: replayed as %s %s of %s\n", e->level,
+            !strcmp(verb, "update") ? "an" : "a", verb, from);
     if (m)
         put(&im->steps, "  # %s/%s mapped to %s/%s\n", m->group, m->version, m->to_group,
             m->to_version);
@@ -1128,7 +1187,7 @@ static int walk(importer *im)
             if (e->code >= 200 && e->code <= 299 &&
                 (!strcmp(e->verb, "create") || !strcmp(e->verb, "update")))
                 learn_crd(im, e);
-            if ((rc = write_step(im, e)) != 0)
+            if ((rc = write_step(im, i)) != 0)
                 return rc;
             track_state(im, e);
         } else if ((!strcmp(e->verb, "get") || !strcmp(e->verb, "list")) && e->code >= 200 &&
