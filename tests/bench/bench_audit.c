@@ -5,6 +5,8 @@
  *            by default: RequestReceived and ResponseComplete stages of
  *            ConfigMap creates, patches and deletes by people, a controller's
  *            status writes, reads at Metadata level) into a scenario;
+ *   record:  in-process creates and reads of a ConfigMap with the audit
+ *            record off and on (fakeapi_record_open), per request;
  *   replay:  an imported hour of cluster activity
  *            (tests/fixtures/audit/hour-of-activity.jsonl) run to the end,
  *            with and without the Singleton controller under test.
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "buggy.h"
+#include "fakeapi/fakeapi.h"
 #include "scn/audit.h"
 #include "scn/run.h"
 
@@ -124,6 +127,41 @@ int main(int argc, char **argv)
            st.events, st.requests, st.replayed, st.expected, strlen(yaml), t1 - t0,
            (double)st.events / (t1 - t0));
     free(yaml);
+
+    /* the cost of recording: off, then on */
+    for (int on = 0; on < 2; on++) {
+        fakeapi_server *srv;
+        fakeapi_options fo = {.no_http = true, .seed = 1};
+        if (fakeapi_start(&fo, &srv) < 0)
+            return 1;
+        char rec[] = "/tmp/bench-record-XXXXXX";
+        int rfd = mkstemp(rec);
+        if (rfd >= 0)
+            close(rfd);
+        if (on && fakeapi_record_open(srv, rec, NULL, NULL) < 0)
+            return 1;
+        const int reqs = 20000;
+        double r0 = now_s();
+        for (int i = 0; i < reqs; i++) {
+            char body[160], uri[160];
+            int status = 0;
+            if (i % 2 == 0) {
+                snprintf(body, sizeof body,
+                         "{\"metadata\":{\"name\":\"c%d\"},\"data\":{\"k\":\"v\"}}", i);
+                fakeapi_request(srv, "POST", "/api/v1/namespaces/default/configmaps",
+                                "application/json", body, &status, NULL);
+            } else {
+                snprintf(uri, sizeof uri, "/api/v1/namespaces/default/configmaps/c%d", i - 1);
+                fakeapi_request(srv, "GET", uri, NULL, NULL, &status, NULL);
+            }
+        }
+        double r1 = now_s();
+        fakeapi_stop(srv);
+        unlink(rec);
+        printf("{\"bench\":\"record\",\"recording\":%s,\"requests\":%d,\"seconds\":%.3f,"
+               "\"us_per_request\":%.1f}\n",
+               on ? "true" : "false", reqs, r1 - r0, (r1 - r0) * 1e6 / reqs);
+    }
 
     scn_register_controller("singleton-fixed", fixed_setup, NULL);
     const char *hour[] = {AUDIT_FIXTURES "/hour-of-activity.jsonl"};
