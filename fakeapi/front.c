@@ -64,6 +64,7 @@ typedef struct conn_req {
     fakeapi__fault_plan *plan; /* set once the faults are chosen (a delayed request) */
     bool sleeper_ready;
     fakeapi__sleeper sleeper; /* a delay fault in progress */
+    int64_t received_ns;      /* when it first came to serve() (recording only; 0 = unset) */
 } conn_req;
 
 /* The connection's entry in the tracker (conns.h), NULL if untracked. */
@@ -360,7 +361,10 @@ static void record(fakeapi_server *srv, struct MHD_Connection *conn, const conn_
 static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *method,
                              conn_req *cr)
 {
-    int64_t received = fakeapi__recording(srv) ? fakeapi__srv_now(srv) : 0;
+    /* a delayed request comes back here: it was received the first time */
+    if (!cr->received_ns && fakeapi__recording(srv))
+        cr->received_ns = fakeapi__srv_now(srv);
+    int64_t received = cr->received_ns;
     fakeapi__resp resp = {0};
     const char *url = cr->path;
     fakeapi__req req = {

@@ -232,3 +232,27 @@ Test(record, a_service_account_token_names_its_account)
     cr_expect_str_eq(jstr(l, "userAgent"), "bot/1.0");
     json_decref(all);
 }
+
+/* A request a delay fault holds is recorded as received when it came. */
+Test(record, a_delayed_request_is_received_when_it_came)
+{
+    cr_assert_eq(fakeapi_fault_add(srv,
+                                   &(fakeapi_fault){.verb = "list", .resource = "configmaps",
+                                                    .action = FAKEAPI_FAULT_DELAY,
+                                                    .delay_ms = 300},
+                                   NULL, NULL),
+                 0);
+    open_record(NULL);
+    json_decref(req(200, "GET", "/api/v1/namespaces/default/configmaps", NULL));
+    json_t *all = events();
+    json_t *l = find(all, "list", "configmaps");
+    cr_assert_not_null(l);
+    /* "2026-12-03T13:00:00.123456Z": compare as seconds of the day */
+    const char *a = jstr(l, "requestReceivedTimestamp"), *b = jstr(l, "stageTimestamp");
+    double ta = atof(a + 11) * 3600 + atof(a + 14) * 60 + atof(a + 17);
+    double tb = atof(b + 11) * 3600 + atof(b + 14) * 60 + atof(b + 17);
+    if (tb < ta)
+        tb += 86400; /* past midnight */
+    cr_expect_geq(tb - ta, 0.3, "received %s, answered %s", a, b);
+    json_decref(all);
+}
