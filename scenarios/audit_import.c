@@ -745,12 +745,12 @@ static void put_advance(importer *im, int64_t at_ns)
         put(&im->steps, "  - advance: %" PRId64 "us\n", (d + 500) / 1000);
 }
 
-static void describe(const scn__audit_event *e, char *buf, size_t len)
+static void describe(const scn__audit_event *e, const char *name, char *buf, size_t len)
 {
     snprintf(buf, len, "%s:%d %s %s%s%s %s%s%s by %s (%s) -> %d", e->file, e->line, e->verb,
              e->resource ? e->resource : "?", e->subresource ? "/" : "",
              e->subresource ? e->subresource : "", e->ns ? e->ns : "", e->ns ? "/" : "",
-             e->name ? e->name : "", e->username ? e->username : "?",
+             name ? name : "", e->username ? e->username : "?",
              e->user_agent ? e->user_agent : "no user agent", e->code);
 }
 
@@ -913,7 +913,7 @@ static int write_step(importer *im, size_t index)
     const char *name = !strcmp(e->verb, "create") ? created_name(e) : e->name;
     bool ok = e->code >= 200 && e->code <= 299;
 
-    describe(e, what, sizeof what);
+    describe(e, name, what, sizeof what);
     make_key(key, sizeof key, e->group, e->resource, e->ns, name);
     /* an object first written here existed before the log if this is no create */
     /* (a 201 to an apply or an update created the object too) */
