@@ -209,6 +209,18 @@ void fakeapi__record(fakeapi_server *srv, const fakeapi__record_info *info, cons
     json_object_set_new(ev, "responseStatus", status);
     bool secret = ri->resource && !strcmp(ri->resource, "secrets") && (!ri->group || !*ri->group);
     json_t *qbody = watch ? NULL : body_json(req->body, req->body_len, req->content_type);
+    /* as kube-apiserver does: the object's name, uid and resourceVersion from
+     * the request's object when the path does not carry them */
+    json_t *ref = json_object_get(ev, "objectRef");
+    const json_t *qmeta = json_object_get(qbody, "metadata");
+    if (ref && json_is_object(qmeta) && (!ri->sub || !*ri->sub)) {
+        static const char *const from_body[] = {"name", "uid", "resourceVersion", NULL};
+        for (size_t i = 0; from_body[i]; i++) {
+            const char *v = jstr(qmeta, from_body[i]);
+            if (v && *v && !json_object_get(ref, from_body[i]))
+                json_object_set_new(ref, from_body[i], json_string(v));
+        }
+    }
     if (qbody) {
         if (secret && !secrets)
             redact(qbody);

@@ -80,6 +80,7 @@ Test(record, every_request_is_an_event_with_its_bodies)
     cr_expect_str_eq(jstr(c, "requestURI"),
                      "/api/v1/namespaces/default/configmaps?fieldManager=me");
     cr_expect_str_eq(jstr(c, "objectRef.namespace"), "default");
+    cr_expect_str_eq(jstr(c, "objectRef.name"), "c", "from the object, as kube-apiserver logs it");
     cr_expect_str_eq(jstr(c, "objectRef.apiVersion"), "v1");
     cr_expect_eq(jint(c, "responseStatus.code"), 201);
     cr_expect_str_eq(jstr(c, "requestObject.data.a"), "1");
