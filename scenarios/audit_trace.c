@@ -90,9 +90,13 @@ static json_t *object_ref(const char *path)
     return ref;
 }
 
+#define MAX_OUT ((size_t)1 << 30)
+
 static int append(char **out, size_t *len, size_t *cap, const char *s)
 {
     size_t n = strlen(s);
+    if (*len + n + 2 > MAX_OUT)
+        return -1;
     if (*len + n + 2 > *cap) {
         size_t c = *cap ? *cap * 2 : 65536;
         while (c < *len + n + 2)
