@@ -1208,6 +1208,105 @@ static int fixture_rank(const json_t *obj)
     return 2;
 }
 
+/* "Kind/namespace/name" of a fixture, or of the owner a reference names
+ * (in the dependent's namespace, or cluster-scoped). */
+static void owner_id(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+{
+    snprintf(buf, len, "%s/%s/%s", kind ? kind : "", ns ? ns : "", name ? name : "");
+}
+
+/* The fixture an ownerReference names, or NULL. */
+static json_t *owner_of(json_t *ids, const json_t *ref, const char *ns)
+{
+    char id[800];
+    json_t *k;
+    owner_id(id, sizeof id, jstr(ref, "kind"), ns, jstr(ref, "name"));
+    if ((k = json_object_get(ids, id)))
+        return k;
+    owner_id(id, sizeof id, jstr(ref, "kind"), NULL, jstr(ref, "name"));
+    return json_object_get(ids, id);
+}
+
+/* The fixtures in the order they are applied: Namespaces, CRDs, then owners
+ * before their dependents (a replay binds a reference to its owner by name
+ * when the dependent is applied, so the owner must be there). A reference
+ * to an owner that is no fixture is left out with a warning: its uid is
+ * another cluster's, and the replay's garbage collector would delete the
+ * dependent at once. A new array of keys. */
+static json_t *fixture_order(importer *im)
+{
+    json_t *ids = json_object(), *placed = json_object(), *out = json_array(), *key;
+    size_t i;
+
+    json_array_foreach(im->order, i, key)
+    {
+        json_t *obj = json_object_get(im->fixtures, json_string_value(key));
+        const json_t *meta = json_object_get(obj, "metadata");
+        char id[800];
+        owner_id(id, sizeof id, jstr(obj, "kind"), jstr(meta, "namespace"), jstr(meta, "name"));
+        json_object_set(ids, id, key);
+    }
+    json_array_foreach(im->order, i, key)
+    {
+        json_t *obj = json_object_get(im->fixtures, json_string_value(key));
+        json_t *meta = json_object_get(obj, "metadata");
+        json_t *refs = json_object_get(meta, "ownerReferences");
+        for (size_t r = json_array_size(refs); r-- > 0;) {
+            json_t *ref = json_array_get(refs, r);
+            if (owner_of(ids, ref, jstr(meta, "namespace")))
+                continue;
+            warn(im,
+                 "fixture %s: its owner %s %s is no fixture; the ownerReference is left out "
+                 "(the replay's garbage collector would delete it)",
+                 json_string_value(key), jstr(ref, "kind") ? jstr(ref, "kind") : "?",
+                 jstr(ref, "name") ? jstr(ref, "name") : "?");
+            json_array_remove(refs, r);
+        }
+        if (refs && json_array_size(refs) == 0)
+            json_object_del(meta, "ownerReferences");
+    }
+    for (int rank = 0; rank < 3; rank++) {
+        bool progress = true;
+        while (progress) {
+            progress = false;
+            json_array_foreach(im->order, i, key)
+            {
+                const char *k = json_string_value(key);
+                json_t *obj = json_object_get(im->fixtures, k);
+                json_t *meta = json_object_get(obj, "metadata"), *ref;
+                size_t r;
+                bool ready = true;
+                if (fixture_rank(obj) != rank || json_object_get(placed, k))
+                    continue;
+                json_array_foreach(json_object_get(meta, "ownerReferences"), r, ref)
+                {
+                    json_t *owner = owner_of(ids, ref, jstr(meta, "namespace"));
+                    if (owner && !json_object_get(placed, json_string_value(owner)))
+                        ready = false;
+                }
+                if (!ready)
+                    continue;
+                json_object_set_new(placed, k, json_true());
+                json_array_append(out, key);
+                progress = true;
+            }
+        }
+        /* a cycle of owners: the rest in the order found */
+        json_array_foreach(im->order, i, key)
+        {
+            const char *k = json_string_value(key);
+            if (fixture_rank(json_object_get(im->fixtures, k)) == rank &&
+                !json_object_get(placed, k)) {
+                json_object_set_new(placed, k, json_true());
+                json_array_append(out, key);
+            }
+        }
+    }
+    json_decref(ids);
+    json_decref(placed);
+    return out;
+}
+
 static void emit(importer *im, outbuf *out)
 {
     const scn_import_options *o = im->o;
@@ -1256,15 +1355,11 @@ static void emit(importer *im, outbuf *out)
     if (span > 23 * 3600 * INT64_C(1000000000))
         put(out, "maxVirtualTime: %" PRId64 "s\n", span / 1000000000 + 3600);
     if (json_array_size(im->order)) {
+        json_t *order = fixture_order(im);
         put(out, "fixtures:\n");
-        for (int rank = 0; rank < 3; rank++) {
-            json_array_foreach(im->order, i, key)
-            {
-                json_t *obj = json_object_get(im->fixtures, json_string_value(key));
-                if (fixture_rank(obj) == rank)
-                    put_yaml(out, "  - ", "    ", obj);
-            }
-        }
+        json_array_foreach(order, i, key)
+            put_yaml(out, "  - ", "    ", json_object_get(im->fixtures, json_string_value(key)));
+        json_decref(order);
     }
     put(out, "steps:\n");
     if (im->steps.len)

@@ -320,3 +320,71 @@ Test(audit_replay, a_real_logs_node_status_patches_replay)
     free(text);
     free(yaml);
 }
+
+/* A snapshot lists dependents before their owners (as `kubectl get -A -o
+ * yaml pods,replicasets` does) and names owners it does not hold: owners are
+ * applied first and bound by name, dangling references left out, so no
+ * fixture is collected as garbage. */
+Test(audit_replay, snapshot_owners_come_first_and_bind_by_name)
+{
+    char dir[] = "/tmp/scn-owners-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char snap[128], log[128];
+    snprintf(snap, sizeof snap, "%s/snap.yaml", dir);
+    snprintf(log, sizeof log, "%s/audit.jsonl", dir);
+    FILE *f = fopen(snap, "w");
+    cr_assert_not_null(f);
+    fputs("apiVersion: v1\nkind: List\nitems:\n"
+          "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: web-1-abcde\n"
+          "    namespace: default\n    uid: 11111111-1111-4111-8111-111111111111\n"
+          "    ownerReferences:\n    - {apiVersion: apps/v1, kind: ReplicaSet, name: web-1,\n"
+          "       uid: 22222222-2222-4222-8222-222222222222, controller: true}\n"
+          "  spec: {containers: [{name: c, image: nginx}]}\n"
+          "- apiVersion: apps/v1\n  kind: ReplicaSet\n  metadata:\n    name: web-1\n"
+          "    namespace: default\n    uid: 22222222-2222-4222-8222-222222222222\n"
+          "    ownerReferences:\n    - {apiVersion: apps/v1, kind: Deployment, name: web,\n"
+          "       uid: 33333333-3333-4333-8333-333333333333, controller: true}\n"
+          "  spec:\n    selector: {matchLabels: {app: web}}\n"
+          "    template:\n      metadata: {labels: {app: web}}\n"
+          "      spec: {containers: [{name: c, image: nginx}]}\n",
+          f);
+    fclose(f);
+    f = fopen(log, "w");
+    cr_assert_not_null(f);
+    fputs("{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+          "\"auditID\":\"1\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/namespaces/"
+          "default/pods/web-1-abcde\",\"verb\":\"delete\",\"user\":{\"username\":\"bob\"},"
+          "\"objectRef\":{\"resource\":\"pods\",\"namespace\":\"default\",\"name\":\"web-1-abcde\","
+          "\"apiVersion\":\"v1\"},\"responseStatus\":{\"code\":200},"
+          "\"requestReceivedTimestamp\":\"2024-05-14T09:00:05Z\"}\n",
+          f);
+    fclose(f);
+    const char *files[] = {log};
+    char *yaml = import((scn_import_options){.files = files, .n_files = 1, .snapshot = snap});
+    /* the ReplicaSet first; the Deployment reference, dangling, gone */
+    cr_expect_lt(strstr(yaml, "kind: ReplicaSet"), strstr(yaml, "kind: Pod"), "%s", yaml);
+    cr_expect_null(strstr(yaml, "kind: Deployment"), "%s", yaml);
+    /* before bob's delete the Pod is there, owned by the run's ReplicaSet */
+    char *steps = strstr(yaml, "steps:\n");
+    cr_assert_not_null(steps);
+    size_t len = strlen(yaml) + 1024;
+    char *text = malloc(len);
+    snprintf(text, len,
+             "%.*ssteps:\n"
+             "  - expect: {exists: {apiVersion: v1, kind: Pod, namespace: default, name: "
+             "web-1-abcde}}\n"
+             "  - expect: {field: {apiVersion: v1, kind: Pod, namespace: default, name: "
+             "web-1-abcde, path: '.metadata.ownerReferences[0].uid', equalsField: {apiVersion: "
+             "apps/v1, kind: ReplicaSet, namespace: default, name: web-1, path: .metadata.uid}}}\n"
+             "%s"
+             "  - expect: {absent: {apiVersion: v1, kind: Pod, namespace: default, name: "
+             "web-1-abcde}}\n",
+             (int)(steps - yaml), yaml, steps + strlen("steps:\n"));
+    scn_run_result r = run_text(text, 1, NULL);
+    cr_expect(r.passed, "%s\n%s", r.message, text);
+    free(text);
+    free(yaml);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
