@@ -1018,8 +1018,8 @@ static int write_step(importer *im, size_t index)
                 verb = "update";
         }
         if (!state) {
-            warn(im, "%s:%d: %s at level %s has no request body; not replayed", e->file,
-                 e->line, e->verb, e->level);
+            warn(im, "%s:%d: %s at level %s has no request body; not replayed", e->file, e->line,
+                 e->verb, e->level);
             put_note(&im->steps, "GAP: no request body at this level: ", what);
             im->st.gaps++;
             return 0;

@@ -238,7 +238,8 @@ Test(record, a_service_account_token_names_its_account)
 Test(record, a_delayed_request_is_received_when_it_came)
 {
     cr_assert_eq(fakeapi_fault_add(srv,
-                                   &(fakeapi_fault){.verb = "list", .resource = "configmaps",
+                                   &(fakeapi_fault){.verb = "list",
+                                                    .resource = "configmaps",
                                                     .action = FAKEAPI_FAULT_DELAY,
                                                     .delay_ms = 300},
                                    NULL, NULL),

@@ -665,9 +665,11 @@ Test(audit_import, a_real_kube_apiserver_log)
 Test(audit_import, metadata_level_writes_from_a_later_read)
 {
     static const char ev[] =
-        "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"%s\",\"auditID\":\"%d\","
+        "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/"
+        "v1\",\"level\":\"%s\",\"auditID\":\"%d\","
         "\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/namespaces/default/configmaps%s\","
-        "\"verb\":\"%s\",\"user\":{\"username\":\"bob\"},\"objectRef\":{\"resource\":\"configmaps\","
+        "\"verb\":\"%s\",\"user\":{\"username\":\"bob\"},\"objectRef\":{\"resource\":"
+        "\"configmaps\","
         "\"namespace\":\"default\",\"name\":\"x\",\"apiVersion\":\"v1\"},\"responseStatus\":{"
         "\"code\":%d}%s,\"requestReceivedTimestamp\":\"2024-05-14T09:00:0%dZ\"}\n";
     static const char cm[] = ",\"responseObject\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\","
@@ -678,15 +680,13 @@ Test(audit_import, metadata_level_writes_from_a_later_read)
     snprintf(r2, sizeof r2, cm, "two");
     int n = 0;
     n += snprintf(text + n, sizeof text - (size_t)n, ev, "Metadata", 1, "", "create", 201, "", 1);
-    n += snprintf(text + n, sizeof text - (size_t)n, ev, "RequestResponse", 2, "/x", "get", 200,
-                  r1, 2);
-    n += snprintf(text + n, sizeof text - (size_t)n, ev, "Metadata", 3, "/x", "patch", 200, "",
-                  3);
-    n += snprintf(text + n, sizeof text - (size_t)n, ev, "RequestResponse", 4, "/x", "get", 200,
-                  r2, 4);
+    n += snprintf(text + n, sizeof text - (size_t)n, ev, "RequestResponse", 2, "/x", "get", 200, r1,
+                  2);
+    n += snprintf(text + n, sizeof text - (size_t)n, ev, "Metadata", 3, "/x", "patch", 200, "", 3);
+    n += snprintf(text + n, sizeof text - (size_t)n, ev, "RequestResponse", 4, "/x", "get", 200, r2,
+                  4);
     /* no read after this one: a gap */
-    n += snprintf(text + n, sizeof text - (size_t)n, ev, "Metadata", 5, "/x", "patch", 200, "",
-                  5);
+    n += snprintf(text + n, sizeof text - (size_t)n, ev, "Metadata", 5, "/x", "patch", 200, "", 5);
     const char *path = write_file("meta.jsonl", text);
     scn_import_stats st;
     char *yaml = NULL;
@@ -696,14 +696,14 @@ Test(audit_import, metadata_level_writes_from_a_later_read)
     const scn_step *c = nth_step(sc, SCN_STEP_REQUEST, 0), *u = nth_step(sc, SCN_STEP_REQUEST, 1);
     cr_assert(c && u);
     cr_expect_str_eq(c->method, "POST");
-    cr_expect_str_eq(
-        json_string_value(json_object_get(json_object_get(c->manifest, "data"), "k")), "one");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(c->manifest, "data"), "k")),
+                     "one");
     cr_expect_null(json_object_get(json_object_get(c->manifest, "metadata"), "uid"));
     cr_expect_str_eq(u->method, "PUT", "a bodiless patch replayed as an update");
     cr_expect_str_eq(u->path, "/api/v1/namespaces/default/configmaps/x");
     cr_expect(u->current_rv);
-    cr_expect_str_eq(
-        json_string_value(json_object_get(json_object_get(u->manifest, "data"), "k")), "two");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(u->manifest, "data"), "k")),
+                     "two");
     cr_expect(strstr(yaml, "# level Metadata, no body: replayed as an update of the object as a "
                            "later read showed it"),
               "%s", yaml);
