@@ -388,3 +388,87 @@ Test(audit_replay, snapshot_owners_come_first_and_bind_by_name)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* The request step, by hand: its status is checked; an update takes the
+ * stored resourceVersion when asked; an owner is bound by name. */
+Test(audit_replay, request_steps_send_what_they_say)
+{
+    static const char ok[] =
+        "name: requests\n"
+        "steps:\n"
+        "  - request: {method: POST, path: /api/v1/namespaces/default/configmaps, status: 201,\n"
+        "              body: {apiVersion: v1, kind: ConfigMap, metadata: {name: owner}}}\n"
+        "  - request: {method: POST, path: "
+        "'/api/v1/namespaces/default/configmaps?fieldManager=x',\n"
+        "              body: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, "
+        "ownerReferences:\n"
+        "                [{apiVersion: v1, kind: ConfigMap, name: owner, uid: from-elsewhere}]},\n"
+        "                data: {a: '1'}}}\n"
+        "  - request: {method: PUT, path: /api/v1/namespaces/default/configmaps/c,\n"
+        "              currentResourceVersion: true, status: 200,\n"
+        "              body: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, "
+        "resourceVersion: '1',\n"
+        "                ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: "
+        "x}]},\n"
+        "                data: {a: '2'}}}\n"
+        "  - request: {method: PATCH, path: /api/v1/namespaces/default/configmaps/c,\n"
+        "              contentType: application/json-patch+json,\n"
+        "              body: [{op: add, path: /data/b, value: '3'}]}\n"
+        "  - expect: {field: {apiVersion: v1, kind: ConfigMap, namespace: default, name: c,\n"
+        "                     path: .data, equals: {a: '2', b: '3'}}}\n"
+        "  - expect: {field: {apiVersion: v1, kind: ConfigMap, namespace: default, name: c,\n"
+        "                     path: '.metadata.ownerReferences[0].uid',\n"
+        "                     equalsField: {apiVersion: v1, kind: ConfigMap, namespace: default,\n"
+        "                                   name: owner, path: .metadata.uid}}}\n"
+        "  - request: {method: DELETE, path: /api/v1/namespaces/default/configmaps/c}\n"
+        "  - expect: {absent: {apiVersion: v1, kind: ConfigMap, namespace: default, name: c}}\n";
+    scn_run_result r = run_text(ok, 1, NULL);
+    cr_expect(r.passed, "%s", r.message);
+
+    static const char conflict[] =
+        "name: conflict\n"
+        "steps:\n"
+        "  - request: {method: POST, path: /api/v1/namespaces/default/configmaps, status: 201,\n"
+        "              body: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}}\n"
+        "  - request: {method: POST, path: /api/v1/namespaces/default/configmaps, status: 201,\n"
+        "              body: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}}\n";
+    r = run_text(conflict, 1, NULL);
+    cr_expect_not(r.passed);
+    cr_expect_eq(r.failed_step, 1);
+    cr_expect(strstr(r.message, "expected status 201, got 409"), "%s", r.message);
+}
+
+/* Rotated logs: the same requests split over two files import the same. */
+Test(audit_replay, several_files_are_one_log)
+{
+    static const char *session = AUDIT "/kubectl-session.jsonl";
+    char a[] = "/tmp/scn-split-a-XXXXXX", b[] = "/tmp/scn-split-b-XXXXXX";
+    int fa = mkstemp(a), fb = mkstemp(b);
+    cr_assert(fa >= 0 && fb >= 0);
+    FILE *in = fopen(session, "r"), *oa = fdopen(fa, "w"), *ob = fdopen(fb, "w");
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+    while (getline(&line, &cap, in) > 0)
+        fputs(line, n++ % 2 ? oa : ob); /* interleaved, as two servers' logs */
+    free(line);
+    fclose(in);
+    fclose(oa);
+    fclose(ob);
+    const char *files[] = {a, b};
+    char *one = import((scn_import_options){.files = &session, .n_files = 1});
+    char *two = import((scn_import_options){.files = files, .n_files = 2});
+    /* the same steps (the comments name other files and lines) */
+    const char *s1 = strstr(one, "steps:"), *s2 = strstr(two, "steps:");
+    size_t k1 = 0, k2 = 0;
+    for (const char *p = s1; (p = strstr(p, "\n  - ")); p++)
+        k1++;
+    for (const char *p = s2; (p = strstr(p, "\n  - ")); p++)
+        k2++;
+    cr_expect_eq(k1, k2);
+    cr_expect_gt(k1, 5);
+    free(one);
+    free(two);
+    unlink(a);
+    unlink(b);
+}
