@@ -177,6 +177,10 @@ static int check_event(json_t *ev, const char *file, int line, scn_error *err, s
     if (user && !json_is_object(user))
         return fail(err, file, line, "user", "expected an object");
     e->username = str(user, "username");
+    /* an impersonated request acts as the user it impersonates */
+    json_t *imp = json_object_get(ev, "impersonatedUser");
+    if (json_is_object(imp) && str(imp, "username"))
+        e->username = str(imp, "username");
     e->user_agent = str(ev, "userAgent");
     ref = json_object_get(ev, "objectRef");
     if (ref && !json_is_object(ref))

@@ -25,7 +25,8 @@ typedef struct scn__audit_event {
     json_t *ev;       /* the Event (own reference) */
     const char *file; /* borrowed from the caller's file names */
     int line;         /* 1-based, 0 if unknown */
-    const char *audit_id, *stage, *level, *verb, *uri, *username, *user_agent;
+    const char *audit_id, *stage, *level, *verb, *uri, *user_agent;
+    const char *username; /* impersonatedUser's when the request impersonated */
     /* objectRef (NULL members when absent) */
     const char *group, *version, *resource, *subresource, *ns, *name;
     int code;            /* responseStatus.code, 0 if none */

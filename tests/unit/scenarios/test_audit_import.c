@@ -710,3 +710,24 @@ Test(audit_import, metadata_level_writes_from_a_later_read)
     free(yaml);
     scn_scenario_free(sc);
 }
+
+Test(audit_import, an_impersonated_request_is_its_impersonated_users)
+{
+    const char *imp =
+        "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"RequestResponse\","
+        "\"auditID\":\"2\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/namespaces/"
+        "default/configmaps\",\"verb\":\"create\",\"user\":{\"username\":\"admin\"},"
+        "\"impersonatedUser\":{\"username\":\"system:serviceaccount:default:mine\"},"
+        "\"objectRef\":{\"resource\":\"configmaps\",\"namespace\":\"default\",\"name\":\"b\","
+        "\"apiVersion\":\"v1\"},\"responseStatus\":{\"code\":201},\"requestObject\":{\"kind\":"
+        "\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"b\"}},"
+        "\"requestReceivedTimestamp\":\"2024-05-14T09:00:01Z\"}\n";
+    const char *path = write_file("imp.jsonl", imp);
+    const char *const ctrls[] = {"mine"};
+    scn_import_stats st;
+    scn_scenario *sc = import(
+        &path, 1, (scn_import_options){.controllers = ctrls, .n_controllers = 1}, &st, NULL);
+    cr_expect_eq(st.replayed, 0);
+    cr_expect_eq(st.dropped, 1, "the controller's, through impersonation");
+    scn_scenario_free(sc);
+}
