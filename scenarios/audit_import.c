@@ -1398,6 +1398,16 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
         rc = scn__audit_read(&im.log, o->files[i], err);
     if (rc != 0)
         goto out;
+    if (im.log.n == 0) {
+        if (err) {
+            memset(err, 0, sizeof *err);
+            err->code = SCN_ERR_INPUT;
+            snprintf(err->file, sizeof err->file, "%s", o->files[0]);
+            snprintf(err->message, sizeof err->message, "holds no audit events");
+        }
+        rc = SCN_ERR_INPUT;
+        goto out;
+    }
     scn__audit_sort(&im.log);
     im.st.events = im.log.raw;
     im.st.requests = im.log.n;

@@ -345,6 +345,18 @@ Test(audit_import, bad_input_names_file_line_and_field)
                2, "responseStatus", "a completed write without its outcome");
 }
 
+Test(audit_import, an_empty_log_is_bad_input)
+{
+    const char *path = write_file("empty.jsonl", "\n\n");
+    scn_error err = {0};
+    char *yaml = NULL;
+    scn_import_options o = {.files = &path, .n_files = 1};
+    cr_assert_eq(scn_audit_import(&o, &yaml, NULL, &err), SCN_ERR_INPUT);
+    cr_expect_str_eq(err.file, path);
+    cr_expect_str_eq(err.message, "holds no audit events");
+    cr_expect_null(yaml);
+}
+
 Test(audit_import, bad_input_in_an_event_list_names_the_item)
 {
     const char *path = write_file(
