@@ -114,96 +114,100 @@ int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t 
     return rc;
 }
 
-/* A write in the audit log the run records (bodies): the request line's
- * verb, path and status, then its body. */
-static int find_in_record(const char *record_path, const scn_step *st, json_t *used, char *msg,
-                          size_t len)
+/*
+ * The writes the trace (or the record) holds, read once: used keeps, per
+ * file, how far it has been read ("<p>off") and the writes found so far
+ * ("<p>writes": [verb, path, status, body or null, taken]), so that each
+ * expectWrite reads only what was written since the last one.
+ */
+static json_t *writes_of(json_t *used, const char *file, bool record)
 {
-    FILE *f = fopen(record_path, "r");
-    char *line = NULL, near[512] = "";
-    size_t cap = 0;
-    long n = 0;
-    int found = 0;
-
-    if (!f) {
-        snprintf(msg, len, "cannot read the run's audit record");
-        return -1;
+    const char *p = record ? "r" : "t";
+    char k_off[8], k_writes[16];
+    snprintf(k_off, sizeof k_off, "%soff", p);
+    snprintf(k_writes, sizeof k_writes, "%swrites", p);
+    json_t *writes = json_object_get(used, k_writes);
+    if (!writes) {
+        writes = json_array();
+        if (!writes || json_object_set_new(used, k_writes, writes) != 0)
+            return NULL;
     }
-    while (!found && getline(&line, &cap, f) > 0) {
-        char key[32], path[2048], at[256];
-        json_t *ev;
-        const char *uri, *ua;
-        n++;
-        snprintf(key, sizeof key, "r%ld", n);
-        if (json_object_get(used, key))
-            continue;
-        ev = json_loads(line, 0, NULL);
-        uri = json_string_value(json_object_get(ev, "requestURI"));
-        ua = json_string_value(json_object_get(ev, "userAgent"));
-        if (!uri || (ua && !strcmp(ua, "fakeapi-inprocess"))) { /* the steps' own */
-            json_decref(ev);
-            continue;
-        }
-        snprintf(path, sizeof path, "%.*s", (int)strcspn(uri, "?"), uri);
-        if (scn__write_matches(st, json_string_value(json_object_get(ev, "verb")), path,
-                               (int)json_integer_value(json_object_get(
-                                   json_object_get(ev, "responseStatus"), "code")))) {
-            if (scn__body_holds(st->manifest, json_object_get(ev, "requestObject"), at,
-                                sizeof at)) {
-                found = 1;
-                json_object_set_new(used, key, json_true());
-            } else if (!near[0]) {
-                snprintf(near, sizeof near, "; a %s of %.200s differs at %.200s", st->verb, path,
-                         at[0] ? at : "its body");
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return NULL;
+    long off = (long)json_integer_value(json_object_get(used, k_off));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    if (fseek(f, off, SEEK_SET) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    while ((n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
+        off += (long)n;
+        json_t *j = json_loads(line, 0, NULL);
+        const char *verb = json_string_value(json_object_get(j, "verb")), *path = NULL;
+        int code = 0;
+        json_t *body = NULL;
+        char pbuf[2048];
+        if (record) {
+            const char *uri = json_string_value(json_object_get(j, "requestURI"));
+            const char *ua = json_string_value(json_object_get(j, "userAgent"));
+            if (uri && !(ua && !strcmp(ua, "fakeapi-inprocess"))) { /* not the steps' own */
+                snprintf(pbuf, sizeof pbuf, "%.*s", (int)strcspn(uri, "?"), uri);
+                path = pbuf;
             }
+            code = (int)json_integer_value(
+                json_object_get(json_object_get(j, "responseStatus"), "code"));
+            body = json_object_get(j, "requestObject");
+        } else if (json_is_string(json_object_get(j, "kind")) &&
+                   !strcmp(json_string_value(json_object_get(j, "kind")), "request")) {
+            path = json_string_value(json_object_get(j, "path"));
+            code = (int)json_integer_value(json_object_get(j, "code"));
         }
-        json_decref(ev);
+        if (verb && path)
+            json_array_append_new(writes, json_pack("[s, s, i, O?, b]", verb, path, code, body, 0));
+        json_decref(j);
     }
     free(line);
     fclose(f);
-    if (!found)
-        snprintf(msg, len, "no %s of %s answered %s by a controller with the body expected%s",
-                 st->verb, st->path, st->status ? "with that status" : "2xx", near);
-    return found;
+    json_object_set_new(used, k_off, json_integer(off));
+    return writes;
 }
 
 int scn__find_write(const char *trace_path, const char *record_path, const scn_step *st,
                     json_t *used, char *msg, size_t len)
 {
-    if (st->manifest && record_path)
-        return find_in_record(record_path, st, used, msg, len);
-    FILE *f = fopen(trace_path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    long n = 0;
-    int found = 0;
+    bool record = st->manifest && record_path;
+    json_t *writes = writes_of(used, record ? record_path : trace_path, record), *w;
+    char near[512] = "";
+    size_t i;
 
-    if (!f) {
-        snprintf(msg, len, "cannot read the run's trace");
+    if (!writes) {
+        snprintf(msg, len, "cannot read the run's %s", record ? "audit record" : "trace");
         return -1;
     }
-    while (!found && getline(&line, &cap, f) > 0) {
-        char key[32];
-        json_t *j;
-        n++;
-        snprintf(key, sizeof key, "%ld", n);
-        if (json_object_get(used, key) || !strstr(line, "\"kind\":\"request\""))
+    json_array_foreach(writes, i, w)
+    {
+        char at[256];
+        if (json_is_true(json_array_get(w, 4)) ||
+            !scn__write_matches(st, json_string_value(json_array_get(w, 0)),
+                                json_string_value(json_array_get(w, 1)),
+                                (int)json_integer_value(json_array_get(w, 2))))
             continue;
-        j = json_loads(line, 0, NULL);
-        if (j && scn__write_matches(st, json_string_value(json_object_get(j, "verb")),
-                                    json_string_value(json_object_get(j, "path")),
-                                    (int)json_integer_value(json_object_get(j, "code")))) {
-            found = 1;
-            json_object_set_new(used, key, json_true());
+        if (record && !scn__body_holds(st->manifest, json_array_get(w, 3), at, sizeof at)) {
+            if (!near[0])
+                snprintf(near, sizeof near, "; a %s of %.200s differs at %.200s", st->verb,
+                         json_string_value(json_array_get(w, 1)), at[0] ? at : "its body");
+            continue;
         }
-        json_decref(j);
+        json_array_set_new(w, 4, json_true());
+        return 1;
     }
-    free(line);
-    fclose(f);
-    if (!found)
-        snprintf(msg, len, "no %s of %s answered %s by a controller", st->verb, st->path,
-                 st->status ? "with that status" : "2xx");
-    return found;
+    snprintf(msg, len, "no %s of %s answered %s by a controller%s%s", st->verb, st->path,
+             st->status ? "with that status" : "2xx", record ? " with the body expected" : "",
+             near);
+    return 0;
 }
 
 bool scn__needs_record(const scn_scenario *sc)

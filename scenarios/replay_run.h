@@ -25,10 +25,12 @@ json_t *scn__bind_owners(fakeapi_server *srv, const json_t *obj, const char *ns)
 int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t len);
 
 /* Look for a request matching an EXPECT_WRITE step that no earlier step
- * took (used: an object of the lines taken): in the trace file, or, when
- * the step has a body, in the run's audit record (fakeapi_record_open),
- * which holds the bodies. 1 and its line added to used, 0 (with what is
- * missing in msg), or -1 if the file cannot be read. */
+ * took: in the trace file, or, when the step has a body, in the run's audit
+ * record (fakeapi_record_open), which holds the bodies. used (an object the
+ * caller owns, empty at first, one per run) keeps what was read of both
+ * files and which writes were taken, so each call reads only what is new.
+ * 1 (the write now taken), 0 (what is missing in msg), or -1 if the file
+ * cannot be read. */
 int scn__find_write(const char *trace_path, const char *record_path, const scn_step *st,
                     json_t *used, char *msg, size_t len);
 
