@@ -868,6 +868,36 @@ static void ensure_namespace(importer *im, const char *ns)
     json_decref(obj);
 }
 
+/* Does the importer's server (built-in kinds, and the CRDs the snapshot
+ * and the log define so far) serve group/version/resource? Unknown
+ * versions (no objectRef.apiVersion) are given the benefit of the doubt. */
+static bool served(importer *im, const char *group, const char *version, const char *resource)
+{
+    char path[400];
+    int status = 0;
+    json_t *rl = NULL, *r;
+    size_t i;
+    bool yes = false;
+
+    if (!version || !*version || !resource)
+        return true;
+    if (group && *group)
+        snprintf(path, sizeof path, "/apis/%s/%s", group, version);
+    else
+        snprintf(path, sizeof path, "/api/%s", version);
+    if (fakeapi_request(im->srv, "GET", path, NULL, NULL, &status, &rl) != 0 || status != 200) {
+        json_decref(rl);
+        return false;
+    }
+    json_array_foreach(json_object_get(rl, "resources"), i, r)
+    {
+        const char *name = jstr(r, "name");
+        yes = yes || (name && !strcmp(name, resource));
+    }
+    json_decref(rl);
+    return yes;
+}
+
 /* The object key of event e (a create's name from its answer). */
 static void event_key(const scn__audit_event *e, char *buf, size_t len)
 {
@@ -978,6 +1008,17 @@ static int write_step(importer *im, size_t index)
              "replayed",
              e->file, e->line, e->group, e->version, e->resource);
         put_note(&im->steps, "GAP: no trivial conversion to a served version: ", what);
+        im->st.gaps++;
+        return 0;
+    }
+    if (!served(im, m ? m->to_group : e->group, m ? m->to_version : e->version, e->resource)) {
+        warn(im,
+             "%s:%d: fakeapi does not serve %s%s%s %s (a custom resource? put its CRD in the "
+             "snapshot); not replayed",
+             e->file, e->line, m ? m->to_group : e->group ? e->group : "",
+             (m ? m->to_group : e->group) && *(m ? m->to_group : e->group) ? "/" : "",
+             m ? m->to_version : e->version ? e->version : "", e->resource);
+        put_note(&im->steps, "GAP: a resource fakeapi does not serve: ", what);
         im->st.gaps++;
         return 0;
     }

@@ -743,3 +743,22 @@ Test(audit_import, an_impersonated_request_is_its_impersonated_users)
     cr_expect_eq(st.dropped, 1, "the controller's, through impersonation");
     scn_scenario_free(sc);
 }
+
+/* A resource fakeapi does not serve (a custom resource without its CRD)
+ * is a gap by line; with the CRD in the snapshot it is replayed. */
+Test(audit_import, a_resource_fakeapi_does_not_serve_is_a_gap)
+{
+    const char *hour = AUDIT_FIXTURES "/hour-of-activity.jsonl";
+    scn_import_stats st;
+    scn_scenario *sc = import(&hour, 1, (scn_import_options){0}, &st, NULL);
+    cr_expect_eq(st.gaps, 2, "%s", warnings);
+    cr_expect(strstr(warnings, "fakeapi does not serve example.com/v1 singletons"), "%s",
+              warnings);
+    scn_scenario_free(sc);
+    warnings[0] = '\0';
+    const char *crd = AUDIT_FIXTURES "/../../../fixtures/singleton/crd.yaml";
+    sc = import(&hour, 1, (scn_import_options){.snapshot = crd}, &st, NULL);
+    cr_expect_eq(st.gaps, 0, "%s", warnings);
+    cr_expect_not_null(find_fixture(sc, "CustomResourceDefinition", "singletons.example.com"));
+    scn_scenario_free(sc);
+}
