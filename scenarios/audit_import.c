@@ -149,6 +149,7 @@ typedef struct importer {
     json_t *kinds;     /* "group/resource" -> [apiVersion, kind] */
     json_t *ctrl_sets; /* "group/resource/ns" the controllers under test wrote -> true */
     json_t *poisoned;  /* "group/resource/ns" a deletecollection made unknowable -> true */
+    json_t *served;    /* discovery path -> {resource: true}, until a CRD is learned */
     outbuf steps;
     int64_t t0, last_ns;
     scn_error *err;
@@ -885,16 +886,20 @@ static bool served(importer *im, const char *group, const char *version, const c
         snprintf(path, sizeof path, "/apis/%s/%s", group, version);
     else
         snprintf(path, sizeof path, "/api/%s", version);
-    if (fakeapi_request(im->srv, "GET", path, NULL, NULL, &status, &rl) != 0 || status != 200) {
+    json_t *names = json_object_get(im->served, path);
+    if (!names) {
+        names = json_object();
+        if (fakeapi_request(im->srv, "GET", path, NULL, NULL, &status, &rl) == 0 && status == 200) {
+            json_array_foreach(json_object_get(rl, "resources"), i, r)
+            {
+                if (jstr(r, "name"))
+                    json_object_set_new(names, jstr(r, "name"), json_true());
+            }
+        }
         json_decref(rl);
-        return false;
+        json_object_set_new(im->served, path, names);
     }
-    json_array_foreach(json_object_get(rl, "resources"), i, r)
-    {
-        const char *name = jstr(r, "name");
-        yes = yes || (name && !strcmp(name, resource));
-    }
-    json_decref(rl);
+    yes = json_object_get(names, resource) != NULL;
     return yes;
 }
 
@@ -1015,9 +1020,15 @@ static int write_step(importer *im, size_t index)
         warn(im,
              "%s:%d: fakeapi does not serve %s%s%s %s (a custom resource? put its CRD in the "
              "snapshot); not replayed",
-             e->file, e->line, m ? m->to_group : e->group ? e->group : "",
+             e->file, e->line,
+             m          ? m->to_group
+             : e->group ? e->group
+                        : "",
              (m ? m->to_group : e->group) && *(m ? m->to_group : e->group) ? "/" : "",
-             m ? m->to_version : e->version ? e->version : "", e->resource);
+             m            ? m->to_version
+             : e->version ? e->version
+                          : "",
+             e->resource);
         put_note(&im->steps, "GAP: a resource fakeapi does not serve: ", what);
         im->st.gaps++;
         return 0;
@@ -1132,6 +1143,7 @@ static void learn_crd(importer *im, const scn__audit_event *e)
         fakeapi_apply(im->srv, text, strlen(text), &ferr);
     free(text);
     json_decref(c);
+    json_object_clear(im->served); /* its kinds are served now */
 }
 
 /* The kind of an object's resource, as any object of it shows. */
@@ -1430,8 +1442,10 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     im.kinds = json_object();
     im.ctrl_sets = json_object();
     im.poisoned = json_object();
-    if (!im.alive || !im.kinds || !im.ctrl_sets || !im.poisoned || !im.unknown || !im.gen_values ||
-        !im.snapshot || !im.fixtures || !im.order || !im.touched || !im.gen_names) {
+    im.served = json_object();
+    if (!im.served || !im.alive || !im.kinds || !im.ctrl_sets || !im.poisoned || !im.unknown ||
+        !im.gen_values || !im.snapshot || !im.fixtures || !im.order || !im.touched ||
+        !im.gen_names) {
         rc = SCN_ERR_NOMEM;
         goto out;
     }
@@ -1519,5 +1533,6 @@ out:
     json_decref(im.kinds);
     json_decref(im.ctrl_sets);
     json_decref(im.poisoned);
+    json_decref(im.served);
     return rc;
 }

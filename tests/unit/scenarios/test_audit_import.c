@@ -737,8 +737,8 @@ Test(audit_import, an_impersonated_request_is_its_impersonated_users)
     const char *path = write_file("imp.jsonl", imp);
     const char *const ctrls[] = {"mine"};
     scn_import_stats st;
-    scn_scenario *sc = import(
-        &path, 1, (scn_import_options){.controllers = ctrls, .n_controllers = 1}, &st, NULL);
+    scn_scenario *sc =
+        import(&path, 1, (scn_import_options){.controllers = ctrls, .n_controllers = 1}, &st, NULL);
     cr_expect_eq(st.replayed, 0);
     cr_expect_eq(st.dropped, 1, "the controller's, through impersonation");
     scn_scenario_free(sc);
@@ -752,8 +752,7 @@ Test(audit_import, a_resource_fakeapi_does_not_serve_is_a_gap)
     scn_import_stats st;
     scn_scenario *sc = import(&hour, 1, (scn_import_options){0}, &st, NULL);
     cr_expect_eq(st.gaps, 2, "%s", warnings);
-    cr_expect(strstr(warnings, "fakeapi does not serve example.com/v1 singletons"), "%s",
-              warnings);
+    cr_expect(strstr(warnings, "fakeapi does not serve example.com/v1 singletons"), "%s", warnings);
     scn_scenario_free(sc);
     warnings[0] = '\0';
     const char *crd = AUDIT_FIXTURES "/../../../fixtures/singleton/crd.yaml";
