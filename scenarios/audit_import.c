@@ -1134,7 +1134,9 @@ static void learn_crd(importer *im, const scn__audit_event *e)
     const json_t *obj = json_object_get(e->ev, "responseObject");
     if (!jstr(obj, "kind"))
         obj = json_object_get(e->ev, "requestObject");
-    if (!obj || !e->resource || strcmp(e->resource, "customresourcedefinitions") != 0)
+    /* a whole CRD only (a patch's body is not one) */
+    if (!obj || !e->resource || strcmp(e->resource, "customresourcedefinitions") != 0 ||
+        !jstr(obj, "kind") || strcmp(jstr(obj, "kind"), "CustomResourceDefinition") != 0)
         return;
     json_t *c = stripped(obj);
     char *text = json_dumps(c, JSON_COMPACT);
@@ -1237,8 +1239,9 @@ static int walk(importer *im)
         const scn__audit_event *e = &im->log.ev[i];
         int rc;
         if (scn__audit_is_write(e->verb)) {
-            if (e->code >= 200 && e->code <= 299 &&
-                (!strcmp(e->verb, "create") || !strcmp(e->verb, "update")))
+            /* a CRD made or changed (an apply is a patch): its kinds are served */
+            if (e->code >= 200 && e->code <= 299 && strcmp(e->verb, "delete") != 0 &&
+                strcmp(e->verb, "deletecollection") != 0)
                 learn_crd(im, e);
             if ((rc = write_step(im, i)) != 0)
                 return rc;
