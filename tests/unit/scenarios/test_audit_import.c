@@ -761,3 +761,21 @@ Test(audit_import, a_resource_fakeapi_does_not_serve_is_a_gap)
     cr_expect_not_null(find_fixture(sc, "CustomResourceDefinition", "singletons.example.com"));
     scn_scenario_free(sc);
 }
+
+Test(audit_import, a_bad_trace_names_its_line)
+{
+    const char *path = write_file(
+        "bad.trace", "{\"client\":\"a\",\"code\":200,\"kind\":\"request\",\"method\":\"GET\","
+                     "\"path\":\"/api\",\"rv\":\"\",\"t\":1,\"verb\":\"get\"}\n"
+                     "not json\n");
+    char *out = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_trace_to_audit(path, &out, NULL, &err), SCN_ERR_INPUT);
+    cr_expect_eq(err.line, 2);
+    cr_expect_str_eq(err.message, "not JSON");
+    cr_expect_null(out);
+    path = write_file("bad2.trace", "{\"kind\":\"request\",\"t\":1}\n");
+    cr_assert_eq(scn_trace_to_audit(path, &out, NULL, &err), SCN_ERR_INPUT);
+    cr_expect_eq(err.line, 1);
+    cr_expect(strstr(err.message, "client, verb, method, path and code"), "%s", err.message);
+}
