@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_record_replay.sh - a kubectl session against `fakeapi serve --record`
-# (create, apply, patch, label, scale, delete; a Secret), imported by
+# (create, apply, patch, label, scale, delete; a Secret) and the official
+# Python client's (create, replace, patch, delete), imported by
 # `scenario import audit` into a scenario that `scenario run` replays to
 # the same final state: every object the session left is there with the
 # same data, spec, labels and annotations (uid, resourceVersion, timestamps
@@ -54,6 +55,28 @@ kind: ConfigMap
 metadata: {name: ssa, namespace: default}
 data: {owner: ops}
 YAML
+# Another language's client: the official Python one (create, replace,
+# patch, delete), when it is installed.
+if /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then
+    check "the official Python client's writes" timeout 60 /usr/bin/python3 - "$KUBECONFIG_FILE" <<'PY'
+import sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+v1 = client.CoreV1Api()
+cm = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-made", labels={"by": "python"}),
+                        data={"step": "1"})
+v1.create_namespaced_config_map("default", cm)
+got = v1.read_namespaced_config_map("py-made", "default")
+got.data["step"] = "2"
+v1.replace_namespaced_config_map("py-made", "default", got)
+v1.patch_namespaced_config_map("py-made", "default", {"data": {"extra": "yes"}})
+v1.create_namespaced_config_map("default", client.V1ConfigMap(
+    metadata=client.V1ObjectMeta(name="py-doomed")))
+v1.delete_namespaced_config_map("py-doomed", "default")
+PY
+else
+    skip "the official Python client's writes" "python3-kubernetes is not installed"
+fi
 timeout 5 kubectl get configmaps --watch --request-timeout=1s >/dev/null 2>&1
 kubectl get configmaps,deployments,secrets -n default -o json >"$E2E_TMP/final.json" ||
     bail "cannot read the final state"
@@ -76,7 +99,8 @@ PY
 check "kubectl's protobuf create bodies are recorded as objects" python3 - "$REC" <<'PY'
 import json, sys
 creates = [json.loads(l) for l in open(sys.argv[1]) if '"verb":"create"' in l]
-cm = [e for e in creates if e["objectRef"]["resource"] == "configmaps"]
+cm = [e for e in creates if e["objectRef"]["resource"] == "configmaps"
+      and e["userAgent"].startswith("kubectl")]
 assert cm and all(e["requestObject"]["kind"] == "ConfigMap" for e in cm), cm
 assert cm[0]["annotations"]["kube-harness.dev/content-type"]
 PY
