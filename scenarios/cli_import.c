@@ -129,6 +129,14 @@ int scn__cmd_import(int argc, char **argv)
     }
     if (!o.n_files || !outp)
         return import_usage();
+    /* the scenario is named after its file unless --name says otherwise */
+    char name[256];
+    if (!o.name) {
+        const char *base = strrchr(outp, '/') ? strrchr(outp, '/') + 1 : outp;
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
+        if (name[0])
+            o.name = name;
+    }
     int rc = scn_audit_import(&o, &yaml, &st, &err);
     if (rc != 0) {
         if (err.message[0])
