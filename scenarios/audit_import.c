@@ -346,7 +346,20 @@ static void add_fixture(importer *im, const char *key, const json_t *obj)
         sscanf(av, "%127[^/]/%63s", group, version);
     else if (av)
         snprintf(version, sizeof version, "%s", av);
-    const gv_map *m = find_map(group, version, NULL);
+    /* the resource of the kind, as the table names them: Deployment ->
+     * deployments, NetworkPolicy -> networkpolicies */
+    char res[160] = "";
+    const char *kind = jstr(c, "kind");
+    size_t n = kind ? strlen(kind) : 0;
+    for (size_t i = 0; i < n && i + 4 < sizeof res; i++)
+        res[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z' ? kind[i] + 32 : kind[i]);
+    if (n && n + 4 < sizeof res) {
+        if (res[n - 1] == 'y')
+            strcpy(res + n - 1, "ies");
+        else
+            strcat(res, res[n - 1] == 's' ? "es" : "s");
+    }
+    const gv_map *m = find_map(group, version, res);
     if (m && m->to_group)
         convert_object(c, m);
     else if (m) {

@@ -779,3 +779,27 @@ Test(audit_import, a_bad_trace_names_its_line)
     cr_expect_eq(err.line, 1);
     cr_expect(strstr(err.message, "client, verb, method, path and code"), "%s", err.message);
 }
+
+/* A snapshot of an old cluster: a deprecated Deployment is mapped, an
+ * Ingress without a trivial conversion left out with a warning. */
+Test(audit_import, deprecated_fixtures_are_mapped_or_left_out)
+{
+    const char *snap =
+        write_file("old.yaml", "apiVersion: v1\nkind: List\nitems:\n"
+                               "- apiVersion: extensions/v1beta1\n  kind: Deployment\n"
+                               "  metadata: {name: old, namespace: default}\n"
+                               "  spec: {template: {metadata: {labels: {app: old}},\n"
+                               "         spec: {containers: [{name: c, image: nginx}]}}}\n"
+                               "- apiVersion: extensions/v1beta1\n  kind: Ingress\n"
+                               "  metadata: {name: old, namespace: default}\n"
+                               "  spec: {backend: {serviceName: old, servicePort: 80}}\n");
+    scn_import_stats st;
+    scn_scenario *sc = import(&session, 1, (scn_import_options){.snapshot = snap}, &st, NULL);
+    const json_t *d = find_fixture(sc, "Deployment", "old");
+    cr_assert_not_null(d);
+    cr_expect_str_eq(json_string_value(json_object_get(d, "apiVersion")), "apps/v1");
+    cr_expect_not_null(json_object_get(json_object_get(d, "spec"), "selector"));
+    cr_expect_null(find_fixture(sc, "Ingress", "old"));
+    cr_expect(strstr(warnings, "fixture extensions/ingresses/default/old"), "%s", warnings);
+    scn_scenario_free(sc);
+}
