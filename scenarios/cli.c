@@ -6,6 +6,7 @@
  *   scenario replay FILE --seed N --trace OUT
  *   scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]
  *   scenario list
+ *   scenario import audit ... | trace-to-audit ... | audit-to-trace ...  (cli_import.c)
  *   common: [--plugin LIB.so]... [--shard-count N] [-v]
  *
  * Exit codes: 0 all passed, 1 a scenario failed, 2 bad input. Every failure
@@ -54,17 +55,18 @@ typedef struct cli {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE]\n"
-            "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
-            "       scenario replay FILE --seed N --trace OUT\n"
-            "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
-            "       scenario list\n"
-            "       scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
-            "                [--actor-user U] [--actor-agent A] [--expect-writes] -o OUT.yaml\n"
-            "       scenario trace-to-audit TRACE -o AUDIT | audit-to-trace AUDIT -o TRACE\n"
-            "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
-            "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
+    fprintf(
+        f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE]\n"
+           "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
+           "       scenario replay FILE --seed N --trace OUT\n"
+           "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
+           "       scenario list\n"
+           "       scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
+           "                [--actor-user U] [--actor-agent A] [--expect-writes] [--expect-state]\n"
+           "                [--name NAME] -o OUT.yaml\n"
+           "       scenario trace-to-audit TRACE -o AUDIT | audit-to-trace AUDIT -o TRACE\n"
+           "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
+           "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)

@@ -84,7 +84,7 @@ typedef struct run {
     size_t n_ready, ready_cap;
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
-    json_t *writes_used;       /* trace lines expectWrite steps took (replay_run.h) */
+    json_t *writes_used;       /* what expectWrite steps read and took (replay_run.h) */
     char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
     bool temp_record;      /* record_path is the run's own, removed at the end */
 } run;
@@ -496,7 +496,8 @@ static int apply_objects(run *r, int step, const json_t *objs)
                 return -1;
             continue;
         }
-        /* fixtures imported from another cluster name owners by uid */
+        /* a fixture's ownerReferences take the uids of the owners that exist
+         * by name (a fixture may come from another cluster's snapshot) */
         json_t *bound = step < 0 ? scn__bind_owners(r->srv, o, "default") : json_incref(o);
         char *text = bound ? json_dumps(bound, JSON_COMPACT) : NULL;
         json_decref(bound);
