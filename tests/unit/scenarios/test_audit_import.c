@@ -803,3 +803,41 @@ Test(audit_import, deprecated_fixtures_are_mapped_or_left_out)
     cr_expect(strstr(warnings, "fixture extensions/ingresses/default/old"), "%s", warnings);
     scn_scenario_free(sc);
 }
+
+/* A controller's write to an object it named with generateName is expected
+ * under any name with that prefix. */
+Test(audit_import, a_generated_name_is_expected_by_its_prefix)
+{
+    static const char ev[] =
+        "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"RequestResponse\","
+        "\"auditID\":\"%d\",\"stage\":\"ResponseComplete\",\"requestURI\":\"/api/v1/namespaces/"
+        "default/configmaps%s\",\"verb\":\"%s\",\"user\":{\"username\":\"system:serviceaccount:"
+        "default:mine\"},\"objectRef\":{\"resource\":\"configmaps\",\"namespace\":\"default\"%s,"
+        "\"apiVersion\":\"v1\"},\"responseStatus\":{\"code\":%d},\"requestObject\":{\"kind\":"
+        "\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{%s\"namespace\":\"default\"},"
+        "\"data\":{\"n\":\"%d\"}}%s,\"requestReceivedTimestamp\":\"2024-05-14T09:00:0%dZ\"}\n";
+    char text[4096];
+    int n = snprintf(text, sizeof text, ev, 1, "", "create", "", 201, "\"generateName\":\"x-\",", 1,
+                     ",\"responseObject\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\","
+                     "\"metadata\":{\"name\":\"x-abcde\",\"generateName\":\"x-\"}}",
+                     1);
+    snprintf(text + n, sizeof text - (size_t)n, ev, 2, "/x-abcde", "update",
+             ",\"name\":\"x-abcde\"", 200, "\"name\":\"x-abcde\",", 2, "", 2);
+    const char *path = write_file("gen.jsonl", text);
+    const char *const ctrls[] = {"mine"};
+    scn_import_stats st;
+    scn_scenario *sc = import(
+        &path, 1,
+        (scn_import_options){.controllers = ctrls, .n_controllers = 1, .expect_writes = true}, &st,
+        NULL);
+    const scn_step *c = nth_step(sc, SCN_STEP_EXPECT_WRITE, 0),
+                   *u = nth_step(sc, SCN_STEP_EXPECT_WRITE, 1);
+    cr_assert(c && u);
+    cr_expect_str_eq(c->path, "/api/v1/namespaces/default/configmaps");
+    cr_expect_str_eq(u->path, "/api/v1/namespaces/default/configmaps/x-*");
+    /* the generated name is masked out of the body too */
+    cr_expect_null(json_object_get(json_object_get(u->manifest, "metadata"), "name"));
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(u->manifest, "data"), "n")),
+                     "2");
+    scn_scenario_free(sc);
+}
