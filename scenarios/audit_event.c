@@ -216,7 +216,20 @@ static int add_event(scn__audit_log *log, json_t *ev, const char *file, int line
 
     if (rc != 0)
         return rc;
+    if (log->raw == 0 || e.received_ns < log->first_ns)
+        log->first_ns = e.received_ns;
     log->raw++;
+    /* lean: a read that shows no object (a watch, a Metadata-level list) is
+     * counted, not kept */
+    if (log->lean && !scn__audit_is_write(e.verb) && !json_object_get(e.ev, "responseObject")) {
+        if (!log->skipped && !(log->skipped = json_object())) {
+            json_decref(e.ev);
+            return SCN_ERR_NOMEM;
+        }
+        json_object_set_new(log->skipped, e.audit_id, json_true());
+        json_decref(e.ev);
+        return 0;
+    }
     at = json_object_get(log->ids, e.audit_id);
     if (at) {
         scn__audit_event *old = &log->ev[json_integer_value(at)];
@@ -449,6 +462,18 @@ void scn__audit_sort(scn__audit_log *log)
         json_object_set_new(log->ids, log->ev[i].audit_id, json_integer((json_int_t)i));
 }
 
+size_t scn__audit_requests(const scn__audit_log *log)
+{
+    const char *id;
+    json_t *v;
+    size_t n = log->n;
+    json_object_foreach(log->skipped, id, v)
+    {
+        n += json_object_get(log->ids, id) == NULL;
+    }
+    return n;
+}
+
 void scn__audit_log_free(scn__audit_log *log)
 {
     if (!log)
@@ -457,5 +482,6 @@ void scn__audit_log_free(scn__audit_log *log)
         json_decref(log->ev[i].ev);
     free(log->ev);
     json_decref(log->ids);
+    json_decref(log->skipped);
     memset(log, 0, sizeof *log);
 }

@@ -39,6 +39,12 @@ typedef struct scn__audit_log {
     size_t n, cap;
     size_t raw;  /* events read, before collapsing stages */
     json_t *ids; /* auditID -> index in ev */
+    /* Set before reading to keep only writes and reads that show objects
+     * (what an import needs: a busy cluster's log is mostly watches and
+     * lists); the others are only counted, in skipped (auditID -> true). */
+    bool lean;
+    json_t *skipped;
+    int64_t first_ns; /* the earliest requestReceivedTimestamp of all (kept or not) */
 } scn__audit_log;
 
 /* Read one audit log file and add its events to log. 0, or SCN_ERR_INPUT
@@ -52,6 +58,9 @@ int scn__audit_read_buf(scn__audit_log *log, const char *path, const char *buf, 
 
 /* Sort the events by the time their requests were received. */
 void scn__audit_sort(scn__audit_log *log);
+
+/* Requests read: the events kept and the lean ones, one per auditID. */
+size_t scn__audit_requests(const scn__audit_log *log);
 
 void scn__audit_log_free(scn__audit_log *log);
 

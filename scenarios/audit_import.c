@@ -1465,11 +1465,12 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
         rc = SCN_ERR_NOMEM;
         goto out;
     }
+    im.log.lean = true;
     for (size_t i = 0; i < o->n_files && rc == 0; i++)
         rc = scn__audit_read(&im.log, o->files[i], err);
     if (rc != 0)
         goto out;
-    if (im.log.n == 0) {
+    if (im.log.n == 0 && scn__audit_requests(&im.log) == 0) {
         if (err) {
             memset(err, 0, sizeof *err);
             err->code = SCN_ERR_INPUT;
@@ -1481,14 +1482,14 @@ int scn_audit_import(const scn_import_options *o, char **yaml, scn_import_stats 
     }
     scn__audit_sort(&im.log);
     im.st.events = im.log.raw;
-    im.st.requests = im.log.n;
+    im.st.requests = scn__audit_requests(&im.log);
     if (fakeapi_start(&fo, &im.srv) < 0) {
         rc = SCN_ERR_SETUP;
         goto out;
     }
     if (o->snapshot && (rc = load_snapshot(&im)) != 0)
         goto out;
-    im.t0 = im.log.n ? im.log.ev[0].received_ns : 0;
+    im.t0 = im.log.first_ns; /* the first event, kept or not */
     im.last_ns = im.t0;
     /* The snapshot's objects exist from the start, unless the log creates them. */
     const char *k;
