@@ -217,3 +217,40 @@ bool scn__needs_record(const scn_scenario *sc)
             return true;
     return false;
 }
+
+int scn__fixture_status(fakeapi_server *srv, const json_t *obj, char *msg, size_t len)
+{
+    const json_t *status = json_object_get(obj, "status");
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    char path[1100];
+    fakeapi_error err = {0};
+
+    if (!json_is_object(status) || json_object_size(status) == 0 ||
+        !json_string_value(json_object_get(meta, "name")))
+        return 0;
+    if (fakeapi_path(srv, json_string_value(json_object_get(obj, "apiVersion")),
+                     json_string_value(json_object_get(obj, "kind")), ns ? ns : "default",
+                     json_string_value(json_object_get(meta, "name")), path, sizeof path - 8,
+                     &err) < 0)
+        return 0; /* the apply has said what is wrong with it */
+    strcat(path, "/status");
+    json_t *patch = json_pack("{s:O}", "status", status);
+    char *body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+    json_decref(patch);
+    int code = 0;
+    json_t *out = NULL;
+    int rc = body ? fakeapi_request(srv, "PATCH", path, "application/merge-patch+json", body, &code,
+                                    &out)
+                  : FAKEAPI_ERR_NOMEM;
+    free(body);
+    if (rc < 0) {
+        snprintf(msg, len, "status of %s: %s", path, fakeapi_strerror(rc));
+    } else if (code >= 300 && code != 404 && code != 405) { /* no status subresource: kept */
+        const char *m = json_string_value(json_object_get(out, "message"));
+        snprintf(msg, len, "status of %s: %d %s", path, code, m ? m : "");
+        rc = -1;
+    }
+    json_decref(out);
+    return rc < 0 ? -1 : 0;
+}

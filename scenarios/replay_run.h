@@ -34,6 +34,12 @@ int scn__run_request(fakeapi_server *srv, const scn_step *st, char *msg, size_t 
 int scn__find_write(const char *trace_path, const char *record_path, const scn_step *st,
                     json_t *used, char *msg, size_t len);
 
+/* A fixture's status (obj borrowed), written through its status
+ * subresource once the fixture is applied: a create drops it, and an
+ * object recorded on a cluster came with one. 0 (also when the kind has no
+ * status subresource, or obj no status), or -1 with why in msg. */
+int scn__fixture_status(fakeapi_server *srv, const json_t *obj, char *msg, size_t len);
+
 /* Does the scenario need the run recorded (an expectWrite with a body)? */
 bool scn__needs_record(const scn_scenario *sc);
 

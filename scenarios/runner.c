@@ -506,6 +506,9 @@ static int apply_objects(run *r, int step, const json_t *objs)
         free(text);
         if (rc < 0)
             return fail(r, step, "apply: %s", err.message);
+        char msg[768];
+        if (step < 0 && scn__fixture_status(r->srv, o, msg, sizeof msg) < 0)
+            return fail(r, step, "fixture: %s", msg);
     }
     return 0;
 }

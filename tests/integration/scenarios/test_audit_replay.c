@@ -472,3 +472,24 @@ Test(audit_replay, several_files_are_one_log)
     unlink(a);
     unlink(b);
 }
+
+/* A fixture's status (a snapshot's objects have one) survives the create,
+ * which drops it, through the status subresource; kinds without one keep
+ * it as it is. */
+Test(audit_replay, a_fixtures_status_is_kept)
+{
+    static const char text[] =
+        "name: status\n"
+        "fixtures:\n"
+        "  - {apiVersion: apps/v1, kind: Deployment, metadata: {name: d, namespace: default},\n"
+        "     spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}},\n"
+        "            spec: {containers: [{name: c, image: i}]}}},\n"
+        "     status: {replicas: 3, readyReplicas: 2}}\n"
+        "  - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default},\n"
+        "     data: {a: '1'}}\n"
+        "steps:\n"
+        "  - expect: {field: {apiVersion: apps/v1, kind: Deployment, namespace: default, name: d,\n"
+        "                     path: .status.readyReplicas, equals: 2}}\n";
+    scn_run_result r = run_text(text, 1, NULL);
+    cr_expect(r.passed, "%s", r.message);
+}
