@@ -16,17 +16,19 @@
  *
  * Kinds and resources are resolved by an in-process fake API server (no
  * HTTP) that knows the built-in kinds and every CRD the snapshot or the
- * log defines. One thread, the caller's.
+ * log defines. The snapshot is read by audit_snapshot.c, deprecated
+ * versions are mapped by audit_versions.c. One thread, the caller's.
  */
 #include "scn/audit.h"
 #include "audit_event.h"
+#include "audit_snapshot.h"
+#include "audit_versions.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
 #include "kh/yaml.h"
@@ -174,97 +176,6 @@ static const char *jstr(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-/* ---- versions fakeapi does not serve ---- */
-
-typedef struct gv_map {
-    const char *group, *version, *resource; /* resource NULL: every one */
-    const char *to_group, *to_version;      /* NULL: no trivial conversion */
-} gv_map;
-
-static const gv_map deprecated[] = {
-    {"extensions", "v1beta1", "deployments", "apps", "v1"},
-    {"extensions", "v1beta1", "daemonsets", "apps", "v1"},
-    {"extensions", "v1beta1", "replicasets", "apps", "v1"},
-    {"extensions", "v1beta1", "networkpolicies", "networking.k8s.io", "v1"},
-    {"extensions", "v1beta1", NULL, NULL, NULL}, /* ingresses, podsecuritypolicies */
-    {"apps", "v1beta1", NULL, "apps", "v1"},
-    {"apps", "v1beta2", NULL, "apps", "v1"},
-    {"batch", "v1beta1", "cronjobs", "batch", "v1"},
-    {"policy", "v1beta1", "poddisruptionbudgets", "policy", "v1"},
-    {"policy", "v1beta1", NULL, NULL, NULL},
-    {"rbac.authorization.k8s.io", "v1beta1", NULL, "rbac.authorization.k8s.io", "v1"},
-    {"rbac.authorization.k8s.io", "v1alpha1", NULL, "rbac.authorization.k8s.io", "v1"},
-    {"coordination.k8s.io", "v1beta1", NULL, "coordination.k8s.io", "v1"},
-    {"scheduling.k8s.io", "v1beta1", NULL, "scheduling.k8s.io", "v1"},
-    {"storage.k8s.io", "v1beta1", NULL, "storage.k8s.io", "v1"},
-    {"events.k8s.io", "v1beta1", NULL, "events.k8s.io", "v1"},
-    {"node.k8s.io", "v1beta1", NULL, "node.k8s.io", "v1"},
-    {"networking.k8s.io", "v1beta1", "ingressclasses", "networking.k8s.io", "v1"},
-    {"networking.k8s.io", "v1beta1", NULL, NULL, NULL},
-    {"autoscaling", "v2beta2", NULL, "autoscaling", "v2"},
-    {"autoscaling", "v2beta1", NULL, NULL, NULL},
-    {"apiextensions.k8s.io", "v1beta1", NULL, NULL, NULL},
-    {"admissionregistration.k8s.io", "v1beta1", NULL, "admissionregistration.k8s.io", "v1"},
-    {"discovery.k8s.io", "v1beta1", NULL, NULL, NULL},
-    {"certificates.k8s.io", "v1beta1", NULL, NULL, NULL},
-};
-
-/* The mapping for group/version/resource; NULL when it is served as is. */
-static const gv_map *find_map(const char *group, const char *version, const char *resource)
-{
-    if (!version)
-        return NULL;
-    for (size_t i = 0; i < sizeof deprecated / sizeof deprecated[0]; i++) {
-        const gv_map *m = &deprecated[i];
-        if (!strcmp(m->group, group ? group : "") && !strcmp(m->version, version) &&
-            (!m->resource || (resource && !strcmp(m->resource, resource))))
-            return m;
-    }
-    return NULL;
-}
-
-/* An object of a deprecated version in its GA form (in place). */
-static void convert_object(json_t *obj, const gv_map *m)
-{
-    char av[128];
-    json_t *spec = json_object_get(obj, "spec");
-    const char *kind = jstr(obj, "kind");
-
-    if (!json_is_object(obj))
-        return;
-    snprintf(av, sizeof av, "%s/%s", m->to_group, m->to_version);
-    if (json_object_get(obj, "apiVersion"))
-        json_object_set_new(obj, "apiVersion", json_string(av));
-    /* extensions/v1beta1 and apps/v1beta1 defaulted the selector from the
-     * template's labels; apps/v1 requires it. */
-    if (kind && json_is_object(spec) && !json_object_get(spec, "selector") &&
-        (!strcmp(kind, "Deployment") || !strcmp(kind, "DaemonSet") || !strcmp(kind, "ReplicaSet") ||
-         !strcmp(kind, "StatefulSet"))) {
-        json_t *labels = json_object_get(
-            json_object_get(json_object_get(spec, "template"), "metadata"), "labels");
-        if (json_is_object(labels))
-            json_object_set_new(spec, "selector", json_pack("{s:O}", "matchLabels", labels));
-    }
-    if (json_is_object(spec))
-        json_object_del(spec, "rollbackTo");
-}
-
-/* uri with /apis/GROUP/VERSION/ replaced by the GA one (new string). */
-static char *map_uri(const char *uri, const gv_map *m)
-{
-    char from[160];
-    char *out = NULL;
-    size_t n;
-
-    snprintf(from, sizeof from, "/apis/%s/%s/", m->group, m->version);
-    n = strlen(from);
-    if (strncmp(uri, from, n) != 0)
-        return strdup(uri);
-    if (asprintf(&out, "/apis/%s/%s/%s", m->to_group, m->to_version, uri + n) < 0)
-        return NULL;
-    return out;
-}
-
 /* ---- keys: group/resource/namespace/name ---- */
 
 static void make_key(char *buf, size_t len, const char *group, const char *resource, const char *ns,
@@ -359,9 +270,9 @@ static void add_fixture(importer *im, const char *key, const json_t *obj)
         else
             strcat(res, res[n - 1] == 's' ? "es" : "s");
     }
-    const gv_map *m = find_map(group, version, res);
+    const scn__gv_map *m = scn__gv_find(group, version, res);
     if (m && m->to_group)
-        convert_object(c, m);
+        scn__gv_convert(c, m);
     else if (m) {
         warn(im, "fixture %s: %s has no trivial conversion to a served version; left out", key, av);
         im->st.gaps++;
@@ -404,184 +315,23 @@ static void reveal(importer *im, const scn__audit_event *e, const json_t *obj)
     add_fixture(im, key, obj);
 }
 
-/* Is path a SQLite database (a fakeapi store, `fakeapi serve --db`)? */
-static bool is_store(const char *path)
-{
-    char head[16] = {0};
-    FILE *f = fopen(path, "rb");
-    bool yes =
-        f && fread(head, 1, sizeof head, f) == sizeof head && !memcmp(head, "SQLite format 3", 16);
-    if (f)
-        fclose(f);
-    return yes;
-}
-
-/* GET path from srv: the answer (new), or NULL unless 200. */
-static json_t *get(fakeapi_server *srv, const char *path)
-{
-    int status = 0;
-    json_t *out = NULL;
-    if (fakeapi_request(srv, "GET", path, NULL, NULL, &status, &out) != 0 || status != 200) {
-        json_decref(out);
-        return NULL;
-    }
-    return out;
-}
-
-/* Every object of every listable resource of one group version (its
- * discovery document at base) into docs, with kind and apiVersion. */
-static void list_group_version(fakeapi_server *srv, const char *base, json_t *docs)
-{
-    json_t *rl = get(srv, base), *r;
-    size_t i;
-    json_array_foreach(json_object_get(rl, "resources"), i, r)
-    {
-        const char *name = jstr(r, "name");
-        json_t *verbs = json_object_get(r, "verbs"), *v, *item;
-        size_t j;
-        bool listable = false;
-        json_array_foreach(verbs, j, v) listable =
-            listable || !strcmp(json_string_value(v), "list");
-        if (!name || strchr(name, '/') || !listable)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", base, name);
-        json_t *list = get(srv, path);
-        json_array_foreach(json_object_get(list, "items"), j, item)
-        {
-            const char *iname = jstr(json_object_get(item, "metadata"), "name");
-            /* the namespaces every fakeapi starts with */
-            if (!strcmp(name, "namespaces") && iname &&
-                (!strcmp(iname, "default") || !strcmp(iname, "kube-system") ||
-                 !strcmp(iname, "kube-public")))
-                continue;
-            if (!json_object_get(item, "kind"))
-                json_object_set_new(item, "kind", json_string(jstr(r, "kind")));
-            if (!json_object_get(item, "apiVersion"))
-                json_object_set_new(item, "apiVersion", json_string(jstr(rl, "groupVersion")));
-            json_array_append(docs, item);
-        }
-        json_decref(list);
-    }
-    json_decref(rl);
-}
-
-/* The objects of a fakeapi store, read from a copy (the store is never
- * changed): a new array, or NULL with *err filled. */
-static json_t *load_store(importer *im)
-{
-    char tmp[] = "/tmp/scn-snapshot-XXXXXX";
-    int fd = mkstemp(tmp);
-    FILE *in = fopen(im->o->snapshot, "rb"), *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    char buf[65536];
-    size_t n;
-    bool ok = in && out;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
-        ok = fwrite(buf, 1, n, out) == n;
-    if (in)
-        fclose(in);
-    if (out)
-        ok = fclose(out) == 0 && ok;
-    else if (fd >= 0)
-        close(fd);
-    fakeapi_options fo = {.no_http = true, .seed = 1, .db_path = tmp};
-    fakeapi_server *srv = NULL;
-    json_t *docs = NULL;
-    if (ok && fakeapi_start(&fo, &srv) == 0) {
-        docs = json_array();
-        list_group_version(srv, "/api/v1", docs);
-        json_t *groups = get(srv, "/apis"), *g;
-        size_t i;
-        json_array_foreach(json_object_get(groups, "groups"), i, g)
-        {
-            const char *gv = jstr(json_object_get(g, "preferredVersion"), "groupVersion");
-            char base[300];
-            if (!gv)
-                continue;
-            snprintf(base, sizeof base, "/apis/%s", gv);
-            list_group_version(srv, base, docs);
-        }
-        json_decref(groups);
-        fakeapi_stop(srv);
-    }
-    unlink(tmp);
-    char side[sizeof tmp + 8];
-    snprintf(side, sizeof side, "%s-wal", tmp);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", tmp);
-    unlink(side);
-    if (!docs && im->err) {
-        memset(im->err, 0, sizeof *im->err);
-        im->err->code = SCN_ERR_IO;
-        snprintf(im->err->file, sizeof im->err->file, "%s", im->o->snapshot);
-        snprintf(im->err->message, sizeof im->err->message,
-                 "cannot read this fakeapi store (a copy of it would not start)");
-    }
-    return docs;
-}
-
 static int load_snapshot(importer *im)
 {
-    kh_yaml_error yerr = {0};
-    json_t *docs = NULL, *doc, *flat = json_array();
+    json_t *flat = NULL, *doc;
     size_t i;
-    int rc = 0;
+    int rc = scn__snapshot_read(im->o->snapshot, &flat, im->err);
 
-    if (is_store(im->o->snapshot)) {
-        json_t *objs = load_store(im);
-        if (!objs) {
-            json_decref(flat);
-            return SCN_ERR_IO;
-        }
-        docs = json_pack("[{s:s, s:s, s:o}]", "apiVersion", "v1", "kind", "List", "items", objs);
-    } else if (kh_yaml_load_file(im->o->snapshot, &docs, &yerr) != 0) {
-        json_decref(flat);
-        if (im->err) {
-            memset(im->err, 0, sizeof *im->err);
-            im->err->code = yerr.line ? SCN_ERR_INPUT : SCN_ERR_IO;
-            snprintf(im->err->file, sizeof im->err->file, "%s", im->o->snapshot);
-            im->err->line = yerr.line;
-            snprintf(im->err->message, sizeof im->err->message, "%s", yerr.message);
-        }
-        return yerr.line ? SCN_ERR_INPUT : SCN_ERR_IO;
-    }
-    json_array_foreach(docs, i, doc)
-    {
-        json_t *items = json_object_get(doc, "items"), *item;
-        size_t j;
-        if (json_is_null(doc))
-            continue;
-        if (json_is_array(items)) {
-            json_array_foreach(items, j, item) json_array_append(flat, item);
-        } else {
-            json_array_append(flat, doc);
-        }
-    }
+    if (rc != 0)
+        return rc;
     /* CRDs first, so that their kinds resolve */
-    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+    for (int pass = 0; pass < 2; pass++) {
         json_array_foreach(flat, i, doc)
         {
             const char *kind = jstr(doc, "kind");
-            bool crd = kind && !strcmp(kind, "CustomResourceDefinition");
-            if (!json_is_object(doc) || !kind || !jstr(doc, "apiVersion") ||
-                !jstr(json_object_get(doc, "metadata"), "name")) {
-                if (pass == 0) {
-                    rc = SCN_ERR_INPUT;
-                    if (im->err) {
-                        memset(im->err, 0, sizeof *im->err);
-                        im->err->code = rc;
-                        snprintf(im->err->file, sizeof im->err->file, "%s", im->o->snapshot);
-                        snprintf(im->err->field, sizeof im->err->field, "items[%zu]", i);
-                        snprintf(im->err->message, sizeof im->err->message,
-                                 "not an object with apiVersion, kind and metadata.name");
-                    }
-                    break;
-                }
-                continue;
-            }
+            bool crd = !strcmp(kind, "CustomResourceDefinition");
+            char key[1024];
             if (crd != (pass == 0))
                 continue;
-            char key[1024];
             if (crd) {
                 json_t *c = stripped(doc);
                 char *text = json_dumps(c, JSON_COMPACT);
@@ -597,8 +347,7 @@ static int load_snapshot(importer *im)
         }
     }
     json_decref(flat);
-    json_decref(docs);
-    return rc;
+    return 0;
 }
 
 /* ---- actors ---- */
@@ -956,7 +705,7 @@ static int write_step(importer *im, size_t index)
     const char *ctrl = controller_of(im, e);
     const json_t *req = json_object_get(e->ev, "requestObject");
     json_t *body = NULL, *step;
-    const gv_map *m = find_map(e->group, e->version, e->resource);
+    const scn__gv_map *m = scn__gv_find(e->group, e->version, e->resource);
     char *uri = NULL;
     const char *name = !strcmp(e->verb, "create") ? created_name(e) : e->name;
     bool ok = e->code >= 200 && e->code <= 299;
@@ -1104,9 +853,9 @@ static int write_step(importer *im, size_t index)
             json_object_set_new(meta, "name", json_string(name));
     }
     if (m) {
-        uri = map_uri(e->uri, m);
+        uri = scn__gv_map_uri(e->uri, m);
         if (body && (!strcmp(verb, "create") || !strcmp(verb, "update")))
-            convert_object(body, m);
+            scn__gv_convert(body, m);
     } else {
         uri = strdup(e->uri);
     }
