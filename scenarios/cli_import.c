@@ -65,13 +65,18 @@ static void on_warning(void *ud, const char *msg)
     fprintf(stderr, "scenario: warning: %s\n", msg);
 }
 
-static int import_usage(void)
+static int import_usage_to(FILE *f, int code)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
             "         [--actor-user U]... [--actor-agent A]... [--expect-writes] [--expect-state]\n"
             "         [--name NAME] -o SCENARIO.yaml\n");
-    return 2;
+    return code;
+}
+
+static int import_usage(void)
+{
+    return import_usage_to(stderr, 2);
 }
 
 int scn__cmd_import(int argc, char **argv)
@@ -87,10 +92,14 @@ int scn__cmd_import(int argc, char **argv)
     scn_error err = {0};
     char *yaml = NULL;
 
+    if (argc >= 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))
+        return import_usage_to(stdout, 0);
     if (argc < 3 || strcmp(argv[2], "audit") != 0)
         return import_usage();
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return import_usage_to(stdout, 0);
         if (!strcmp(a, "--expect-writes")) {
             o.expect_writes = true;
             continue;
