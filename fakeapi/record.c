@@ -10,6 +10,10 @@
  * annotation kube-harness.dev/content-type, which the importer reads.
  * auditIDs count up from the server's start, so a scenario run that records
  * draws nothing from the seeded generator and stays what it was.
+ *
+ * Any thread (the front end's loop threads, in-process callers); record_mu
+ * guards the file and its options, and is never held while a body is
+ * parsed or a line is built.
  */
 #include "record.h"
 

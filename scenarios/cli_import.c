@@ -10,7 +10,7 @@
  *
  * Output goes to a temporary file beside the target, renamed into place,
  * so a failed import leaves nothing behind. Bad input: exit 2 with file,
- * line and field.
+ * line and field. The program's main thread.
  */
 #include "cli_import.h"
 
