@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "kh/yaml.h"
+#include "record.h"
+#include "router.h"
 #include "server_int.h"
 #include "watch.h"
 
@@ -277,7 +279,17 @@ int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
                         .body = body ? body : "",
                         .body_len = body ? strlen(body) : 0};
     fakeapi__resp resp = {0};
+    int64_t received = fakeapi__recording(srv) ? fakeapi__srv_now(srv) : 0;
     fakeapi__handle(srv, &req, &resp);
+    if (fakeapi__recording(srv)) {
+        fakeapi__route rt;
+        fakeapi__reqinfo ri;
+        fakeapi__route_parse(p, &rt);
+        fakeapi__classify(&req, &rt, &ri);
+        fakeapi__record_info info = {.target = path, .received_ns = received};
+        if (rt.kind != FAKEAPI__RT_CONTROL && rt.kind != FAKEAPI__RT_METRICS)
+            fakeapi__record(srv, &info, &req, &rt, &ri, &resp);
+    }
     if (resp.watch) {
         fakeapi__watch_free(resp.watch); /* watches need a connection */
         resp.status = 400;
@@ -288,6 +300,24 @@ int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
         *out = resp.body ? json_loadb(resp.body, resp.body_len, 0, NULL) : NULL;
     fakeapi__resp_deinit(&resp);
     json_decref(q);
+    return 0;
+}
+
+int fakeapi_record_open(fakeapi_server *srv, const char *path, const fakeapi_record_options *opts,
+                        fakeapi_error *err)
+{
+    char msg[512];
+    if (!srv)
+        return FAKEAPI_ERR_INVALID;
+    if (fakeapi__record_open(srv, path, opts && opts->secrets, opts ? opts->user : NULL, msg,
+                             sizeof msg) < 0) {
+        if (err) {
+            memset(err, 0, sizeof *err);
+            err->code = FAKEAPI_ERR_IO;
+            snprintf(err->message, sizeof err->message, "%s", msg);
+        }
+        return FAKEAPI_ERR_IO;
+    }
     return 0;
 }
 

@@ -40,6 +40,7 @@
 #include "conns.h"
 #include "fault.h"
 #include "metrics.h"
+#include "record.h"
 #include "tlscert.h"
 #include "trace.h"
 #include "waker.h"
@@ -70,6 +71,7 @@ typedef struct conn_req {
     bool sleeper_ready;
     fakeapi__sleeper sleeper; /* a delay fault in progress */
     struct offload *off;      /* a request running on its own thread */
+    int64_t received_ns;      /* when it first came to serve() (recording only; 0 = unset) */
 } conn_req;
 
 /* The connection's entry in the tracker (conns.h), NULL if untracked. */
@@ -417,9 +419,37 @@ static bool offload_start(fakeapi_server *srv, struct MHD_Connection *conn, conn
     return true;
 }
 
+static bool tls_client_verified(struct MHD_Connection *conn);
+
+/* The audit log's line for one answered request (record.h). */
+static void record(fakeapi_server *srv, struct MHD_Connection *conn, const conn_req *cr,
+                   int64_t received, const fakeapi__req *req, const fakeapi__route *rt,
+                   const fakeapi__reqinfo *ri, const fakeapi__resp *resp)
+{
+    char ip[INET6_ADDRSTRLEN] = "";
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, ip,
+                  sizeof ip);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, ip,
+                  sizeof ip);
+    fakeapi__record_info info = {.target = cr->target,
+                                 .source_ip = ip[0] ? ip : NULL,
+                                 .tls_client = srv->opts.tls && tls_client_verified(conn),
+                                 .received_ns = received};
+    fakeapi__record(srv, &info, req, rt, ri, resp);
+}
+
 static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *method,
                              conn_req *cr)
 {
+    /* a delayed request comes back here: it was received the first time */
+    if (!cr->received_ns && fakeapi__recording(srv))
+        cr->received_ns = fakeapi__srv_now(srv);
+    int64_t received = cr->received_ns;
     fakeapi__resp resp = {0};
     const char *url = cr->path;
     fakeapi__req req = {
@@ -481,6 +511,9 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
         resp_rv(&resp, rv, sizeof rv);
     fakeapi__metrics_request(srv->metrics, &ri, answer ? resp.status : 0);
     fakeapi__trace_request(srv, &ri, method, url, answer ? resp.status : 0, rv);
+    if (answer && fakeapi__recording(srv) && rt.kind != FAKEAPI__RT_CONTROL &&
+        rt.kind != FAKEAPI__RT_METRICS)
+        record(srv, conn, cr, received, &req, &rt, &ri, &resp);
     if (!answer || plan.terminal == FAKEAPI_FAULT_LOSE_RESPONSE) {
         if (resp.watch)
             fakeapi__watch_free(resp.watch);

@@ -25,6 +25,8 @@ typedef struct serve_args {
     const char *kubeconfig;
     const char *faults;
     const char *trace;
+    const char *record;
+    fakeapi_record_options record_opts;
     const char *loads[MAX_LOADS];
     int nloads;
 } serve_args;
@@ -35,6 +37,7 @@ static void usage(FILE *out)
                  "                     [--seed N] [--load MANIFEST]... [--faults FILE]\n"
                  "                     [--trace FILE] [--tls [--tls-require-client-cert]]\n"
                  "                     [--conn-timeout SECONDS]\n"
+                 "                     [--record FILE [--record-secrets] [--record-user U]]\n"
                  "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port;\n"
                  "  H is an IPv4 address or a name such as localhost; anyone who can reach\n"
                  "  it can change everything, so keep it on loopback)\n"
@@ -43,6 +46,11 @@ static void usage(FILE *out)
                  "  --load MANIFEST    apply a YAML/JSON manifest at start (repeatable)\n"
                  "  --faults FILE      fault rules (YAML or JSON, see docs/faults.md)\n"
                  "  --trace FILE       write every request, fault and watch event there\n"
+                 "  --record FILE      write every request there as an audit.k8s.io/v1 Event\n"
+                 "                     (RequestResponse level, one JSON line each) for\n"
+                 "                     `scenario import audit`; Secrets' values are redacted\n"
+                 "                     unless --record-secrets; requests without a token or\n"
+                 "                     certificate are user U (default system:anonymous)\n"
                  "  --tls              serve https with a CA and certificates made at start;\n"
                  "                     the kubeconfig trusts the CA and holds a client\n"
                  "                     certificate (CN fakeapi-admin, O system:masters)\n"
@@ -77,6 +85,10 @@ static int parse_args(int argc, char **argv, serve_args *a)
             a->opts.tls = true;
             continue;
         }
+        if (!strcmp(opt, "--record-secrets")) {
+            a->record_opts.secrets = true;
+            continue;
+        }
         if (!strcmp(opt, "--tls-require-client-cert")) {
             a->opts.tls_require_client_cert = true;
             continue;
@@ -98,6 +110,10 @@ static int parse_args(int argc, char **argv, serve_args *a)
             a->faults = val;
         else if (!strcmp(opt, "--trace"))
             a->trace = val;
+        else if (!strcmp(opt, "--record"))
+            a->record = val;
+        else if (!strcmp(opt, "--record-user"))
+            a->record_opts.user = val;
         else if (!strcmp(opt, "--seed") && parse_u64(val, UINT64_MAX, &n) == 0)
             a->opts.seed = n;
         else if (!strcmp(opt, "--conn-timeout") && parse_u64(val, INT32_MAX, &n) == 0)
@@ -108,6 +124,10 @@ static int parse_args(int argc, char **argv, serve_args *a)
             fprintf(stderr, "fakeapi: bad option or value: %s %s\n", opt, val);
             return -1;
         }
+    }
+    if ((a->record_opts.secrets || a->record_opts.user) && !a->record) {
+        fprintf(stderr, "fakeapi: --record-secrets and --record-user need --record\n");
+        return -1;
     }
     if (a->opts.tls_require_client_cert && !a->opts.tls) {
         fprintf(stderr, "fakeapi: --tls-require-client-cert needs --tls\n");
@@ -251,6 +271,7 @@ static int serve(int argc, char **argv)
     }
     fakeapi_error err = {0};
     if ((a.trace && fakeapi_trace_open(srv, a.trace, &err) < 0) ||
+        (a.record && fakeapi_record_open(srv, a.record, &a.record_opts, &err) < 0) ||
         (a.faults && load_faults(srv, a.faults, &err) < 0)) {
         fprintf(stderr, "fakeapi: %s\n", err.message);
         fakeapi_stop(srv);

@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "openapi.h"
 #include "server_int.h"
+#include "record.h"
 #include "trace.h"
 #include "timefmt.h"
 #include "tlscert.h"
@@ -71,6 +72,7 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     fakeapi__rng_seed(&srv->rng, seed);
     fakeapi__token_key_init(srv->sa_key, seed);
     pthread_mutex_init(&srv->trace_mu, NULL);
+    pthread_mutex_init(&srv->record_mu, NULL);
     srv->reg = fakeapi__registry_new();
     srv->hub = fakeapi__hub_new();
     srv->waker = fakeapi__waker_new(srv_now_cb, srv, fakeapi__front_suspend, fakeapi__front_resume);
@@ -133,6 +135,8 @@ void fakeapi_stop(fakeapi_server *srv)
     fakeapi__metrics_free(srv->metrics);
     fakeapi__trace_close(srv);
     pthread_mutex_destroy(&srv->trace_mu);
+    fakeapi__record_close(srv);
+    pthread_mutex_destroy(&srv->record_mu);
     fakeapi__tls_free(srv->tls);
     free(srv->tls);
     free(srv);

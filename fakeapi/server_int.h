@@ -86,6 +86,14 @@ struct fakeapi_server {
     fakeapi__metrics *metrics;
     pthread_mutex_t trace_mu; /* guards trace (trace.c) */
     FILE *trace;
+    /* record.c: the audit log (fakeapi_record_open). recording is read
+     * without the lock, so an unrecorded server does no work per request. */
+    pthread_mutex_t record_mu; /* guards record and the options below */
+    FILE *record;
+    atomic_bool recording;
+    bool record_secrets;
+    char record_user[256];
+    atomic_ulong record_seq;      /* auditIDs */
     struct fakeapi__waker *waker; /* resumes suspended connections (waker.h) */
     struct fakeapi__conns *conns; /* bounds connections waiting for a request (conns.h) */
 

@@ -1,12 +1,13 @@
 /*
  * cli.c - the `scenario` program's commands (scn_main):
  *
- *   scenario run FILE... [--seed N] [--trace FILE] [--junit FILE] [--shard K/N]
+ *   scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE] [--shard K/N]
  *   scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--shard K/N]
  *   scenario replay FILE --seed N --trace OUT
  *   scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]
  *   scenario diff, scenario shrink (cli_shrink.c)
  *   scenario list
+ *   scenario import audit ... | trace-to-audit ... | audit-to-trace ...  (cli_import.c)
  *   common: [--plugin LIB.so]... [--shard-count N] [-v]
  *
  * Exit codes: 0 all passed, 1 a scenario failed, 2 bad input. Every failure
@@ -25,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_import.h"
 #include "junit.h"
 #include "scn/run.h"
 #include "scn_int.h"
@@ -43,6 +45,7 @@ typedef struct cli {
     bool seeds_given;
     int jobs;
     const char *trace;
+    const char *record;
     const char *junit;
     const char *shard;
     int shard_count;
@@ -53,15 +56,20 @@ typedef struct cli {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--junit FILE]\n"
-               "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
-               "       scenario replay FILE --seed N --trace OUT\n"
-               "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
-               "       scenario diff FILE --seed N (--against LIB.so | --controllers A=B)\n"
-               "       scenario shrink FILE --seed N [-o OUT.yaml] [--budget 60s] [--same-failure]\n"
-               "       scenario list\n"
-               "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
-               "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
+    fprintf(
+        f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE]\n"
+           "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
+           "       scenario replay FILE --seed N --trace OUT\n"
+           "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
+           "       scenario diff FILE --seed N (--against LIB.so | --controllers A=B)\n"
+           "       scenario shrink FILE --seed N [-o OUT.yaml] [--budget 60s] [--same-failure]\n"
+           "       scenario list\n"
+           "       scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
+           "                [--actor-user U] [--actor-agent A] [--expect-writes] [--expect-state]\n"
+           "                [--name NAME] -o OUT.yaml\n"
+           "       scenario trace-to-audit TRACE -o AUDIT | audit-to-trace AUDIT -o TRACE\n"
+           "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
+           "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -122,6 +130,8 @@ static int parse_option(cli *c, const char *opt, const char *val)
         c->jobs = (int)n;
     else if (!strcmp(opt, "--trace") && val)
         c->trace = val;
+    else if (!strcmp(opt, "--record") && val)
+        c->record = val;
     else if (!strcmp(opt, "--junit") && val)
         c->junit = val;
     else if (!strcmp(opt, "--shard") && val)
@@ -227,6 +237,7 @@ static int cmd_run(cli *c, scn_junit *j, int k, int n)
         scn_run_options o = {.seed = c->seed_given ? c->seed : 1,
                              .seed_given = c->seed_given,
                              .trace_path = c->trace,
+                             .record_path = c->record,
                              .verbose = c->verbose};
         scn_run_result r;
         int rc = scn_run(sc, &o, &r);
@@ -422,6 +433,10 @@ static int cmd_replay(cli *c)
 
 int scn_main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "import"))
+        return scn__cmd_import(argc, argv);
+    if (argc >= 2 && (!strcmp(argv[1], "trace-to-audit") || !strcmp(argv[1], "audit-to-trace")))
+        return scn__cmd_convert(argc, argv);
     cli c = {0};
     if (argc >= 2 && !strcmp(argv[1], "diff"))
         return scn__cmd_diff(argc, argv);

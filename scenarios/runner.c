@@ -21,6 +21,7 @@
 
 #include "fakeapi/fakeapi.h"
 #include "leadership.h"
+#include "replay_run.h"
 #include "scheduler.h"
 #include "scn/run.h"
 #include "scn_int.h"
@@ -84,6 +85,9 @@ typedef struct run {
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
     const scn_run_options *opts;
+    json_t *writes_used;       /* what expectWrite steps read and took (replay_run.h) */
+    char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
+    bool temp_record;      /* record_path is the run's own, removed at the end */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -504,12 +508,19 @@ static int apply_objects(run *r, int step, const json_t *objs)
                 return -1;
             continue;
         }
-        char *text = json_dumps(o, JSON_COMPACT);
+        /* a fixture's ownerReferences take the uids of the owners that exist
+         * by name (a fixture may come from another cluster's snapshot) */
+        json_t *bound = step < 0 ? scn__bind_owners(r->srv, o, "default") : json_incref(o);
+        char *text = bound ? json_dumps(bound, JSON_COMPACT) : NULL;
+        json_decref(bound);
         fakeapi_error err = {0};
         int rc = text ? fakeapi_apply(r->srv, text, strlen(text), &err) : FAKEAPI_ERR_NOMEM;
         free(text);
         if (rc < 0)
             return fail(r, step, "apply: %s", err.message);
+        char msg[768];
+        if (step < 0 && scn__fixture_status(r->srv, o, msg, sizeof msg) < 0)
+            return fail(r, step, "fixture: %s", msg);
     }
     return 0;
 }
@@ -682,6 +693,36 @@ static int step_wait(run *r, int n, const scn_step *st)
                 msg);
 }
 
+/* Like a wait, for a write in the trace (replay_run.h). */
+static int step_expect_write(run *r, int n, const scn_step *st)
+{
+    int64_t deadline = scn__sched_now(r->sched) + st->duration_ns;
+    if (deadline > r->limit_ns)
+        deadline = r->limit_ns;
+    char msg[1024] = "";
+    if (!r->writes_used && !(r->writes_used = json_object()))
+        return fail(r, n, "expectWrite: out of memory");
+    for (;;) {
+        if (quiet(r, n) < 0 || check_invariants(r, n) < 0)
+            return -1;
+        int found = scn__find_write(r->trace_path, r->record_path[0] ? r->record_path : NULL, st,
+                                    r->writes_used, msg, sizeof msg);
+        if (found < 0)
+            return fail(r, n, "expectWrite (line %d): %s", st->line, msg);
+        if (found)
+            return 0;
+        if (scn__sched_now(r->sched) >= deadline)
+            break;
+        int64_t before = scn__sched_now(r->sched);
+        scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), deadline);
+        fakeapi_clock_advanced(r->srv);
+        if (scn__sched_now(r->sched) == before)
+            break;
+    }
+    return fail(r, n, "expectWrite (line %d) failed after %.1fs of virtual time: %s", st->line,
+                (double)st->duration_ns / 1e9, msg);
+}
+
 static int run_step(run *r, int n)
 {
     const scn_step *st = &r->sc->steps[n];
@@ -730,6 +771,14 @@ static int run_step(run *r, int n)
     case SCN_STEP_HEAL:
         rc = step_replica(r, n, st);
         break;
+    case SCN_STEP_REQUEST: {
+        char msg[1024];
+        if (scn__run_request(r->srv, st, msg, sizeof msg) < 0)
+            rc = fail(r, n, "%s", msg);
+        break;
+    }
+    case SCN_STEP_EXPECT_WRITE:
+        return step_expect_write(r, n, st);
     default:
         rc = fail(r, n, "internal: unknown step kind %d", (int)st->kind);
         break;
@@ -755,6 +804,23 @@ static int open_trace(run *r)
     }
     fakeapi_error err = {0};
     return fakeapi_trace_open(r->srv, r->trace_path, &err);
+}
+
+/* expectWrite bodies are checked against the run's own audit record (a
+ * temporary file; recording draws nothing from the seed). */
+static int open_record(run *r)
+{
+    if (!r->record_path[0]) {
+        snprintf(r->record_path, sizeof r->record_path, "/tmp/scn-record-XXXXXX");
+        int fd = mkstemp(r->record_path);
+        if (fd < 0) {
+            r->record_path[0] = '\0';
+            return -1;
+        }
+        close(fd);
+        r->temp_record = true;
+    }
+    return fakeapi_record_open(r->srv, r->record_path, NULL, NULL);
 }
 
 static void hash_trace(run *r)
@@ -793,6 +859,8 @@ static int setup(run *r)
     scn__sched_set_outside(r->sched, &out);
     if (open_trace(r) < 0)
         return fail(r, -1, "cannot open the trace");
+    if ((r->record_path[0] || scn__needs_record(r->sc)) && open_record(r) < 0)
+        return fail(r, -1, "cannot open the audit record");
     if (apply_objects(r, -1, r->sc->fixtures) < 0)
         return -1;
     size_t n = 0;
@@ -865,6 +933,8 @@ static void teardown(run *r)
      * it does is not part of the run. */
     if (r->srv)
         fakeapi_trace_open(r->srv, NULL, NULL);
+    if (r->srv && r->record_path[0])
+        fakeapi_record_open(r->srv, NULL, NULL, NULL);
     stop_all(r);
     free(r->reps);
     if (r->srv)
@@ -873,8 +943,11 @@ static void teardown(run *r)
         hash_trace(r);
     if (r->temp_trace)
         unlink(r->trace_path);
+    if (r->temp_record)
+        unlink(r->record_path);
     fakeapi_stop(r->srv);
     json_decref(r->faults);
+    json_decref(r->writes_used);
     free(r->ready);
 }
 
@@ -905,6 +978,8 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     int rc = 0;
     if (opts->trace_path)
         snprintf(r.trace_path, sizeof r.trace_path, "%s", opts->trace_path);
+    if (opts->record_path)
+        snprintf(r.record_path, sizeof r.record_path, "%s", opts->record_path);
     if (setup(&r) == 0) {
         result->passed = true;
         for (size_t i = 0; i < sc->n_steps && result->passed; i++)

@@ -72,9 +72,9 @@ int scn_error_format(const scn_error *e, char *buf, size_t len)
 
 /* ---- steps ---- */
 
-static const char *const step_kinds[] = {"apply",   "patch",     "delete", "scale",  "fault",
-                                         "compact", "advance",   "wait",   "expect", "crash",
-                                         "restart", "partition", "heal",   NULL};
+static const char *const step_kinds[] = {
+    "apply",  "patch", "delete",  "scale",     "fault", "compact", "advance",     "wait",
+    "expect", "crash", "restart", "partition", "heal",  "request", "expectWrite", NULL};
 
 /* How many controllers run leader-elected (more than one replica). */
 static size_t n_elected(const scn__parser *p)
@@ -410,6 +410,10 @@ static int parse_step_body(scn__parser *p, const char *kind, json_t *body, const
     case SCN_STEP_PARTITION:
     case SCN_STEP_HEAL:
         return step_replica_only(p, body, field, st);
+    case SCN_STEP_REQUEST:
+        return scn__step_request(p, body, field, st);
+    case SCN_STEP_EXPECT_WRITE:
+        return scn__step_expect_write(p, body, field, st);
     }
     return scn__fail(p, body, field, "internal: step kind %d", (int)st->kind);
 }

@@ -106,6 +106,16 @@ int scn__add_file(scn__parser *p, const json_t *node, const char *field, json_t 
 
 int scn__get_ref(scn__parser *p, const json_t *obj, const char *field, bool need_name, scn__ref *r);
 
+/* ---- replay steps (scenario_replay.c) ---- */
+int scn__step_request(scn__parser *p, json_t *body, const char *field, scn_step *st);
+int scn__step_expect_write(scn__parser *p, json_t *body, const char *field, scn_step *st);
+/* Does a traced request (verb, path without query, status) satisfy an
+ * EXPECT_WRITE step? */
+bool scn__write_matches(const scn_step *st, const char *verb, const char *path, int status);
+/* Does the body have hold every field of want (NULL: yes)? If not, the
+ * path of the first that differs ("spec.replicas") in at. */
+bool scn__body_holds(const json_t *want, const json_t *have, char *at, size_t len);
+
 /* ---- conditions ---- */
 void scn__cond_free(scn_cond *c);
 

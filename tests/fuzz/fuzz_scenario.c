@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!s || !s->fixtures || !json_is_array(s->fixtures) || (s->n_steps && !s->steps))
         abort();
     for (size_t i = 0; i < s->n_steps; i++)
-        if (s->steps[i].kind < SCN_STEP_APPLY || s->steps[i].kind > SCN_STEP_HEAL)
+        if (s->steps[i].kind < SCN_STEP_APPLY || s->steps[i].kind > SCN_STEP_EXPECT_WRITE)
             abort();
     scn_scenario_free(s);
     return 0;

@@ -307,6 +307,26 @@ int fakeapi_fault_hits(fakeapi_server *srv, uint64_t id, unsigned long *matched,
 int fakeapi_trace_open(fakeapi_server *srv, const char *path, fakeapi_error *err);
 
 /*
+ * Record every request as an audit.k8s.io/v1 Event, one JSON line each, to
+ * path (NULL stops), as kube-apiserver's log backend writes them at level
+ * RequestResponse: at ResponseComplete (watches at ResponseStarted, without
+ * bodies), with the server's clock; the request's Content-Type in the
+ * annotation "kube-harness.dev/content-type". `scenario import audit` reads
+ * the file back into a scenario. Requests the server answers in-process
+ * (fakeapi_request) are recorded too; the control endpoint is not.
+ * Recording costs nothing while it is off.
+ */
+typedef struct fakeapi_record_options {
+    bool secrets;     /* keep Secrets' data and stringData (default: redacted) */
+    const char *user; /* the username of requests without a service-account token or
+                       * client certificate; NULL = "system:anonymous" */
+} fakeapi_record_options;
+
+/* opts may be NULL. FAKEAPI_ERR_IO (message in err) if path cannot be written. */
+int fakeapi_record_open(fakeapi_server *srv, const char *path, const fakeapi_record_options *opts,
+                        fakeapi_error *err);
+
+/*
  * Apply a manifest, as `kubectl apply` would: YAML or JSON, one or many
  * documents, `kind: List` expanded. Each object is created, or, if it exists,
  * merged into the stored one (a merge patch; status is left alone). Namespaced

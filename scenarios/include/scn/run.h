@@ -38,11 +38,13 @@ int scn_register_controller(const char *name, scn_setup_fn fn, void *user);
 void scn_register_examples(void);
 
 typedef struct scn_run_options {
-    uint64_t seed;          /* used unless the scenario fixes one */
-    bool seed_given;        /* the seed was chosen on the command line: it wins */
-    const char *trace_path; /* write the trace there (NULL: only its hash) */
-    long max_steps;         /* scheduler steps before a run counts as a livelock; 0 = 200000 */
-    bool verbose;           /* progress on stderr */
+    uint64_t seed;           /* used unless the scenario fixes one */
+    bool seed_given;         /* the seed was chosen on the command line: it wins */
+    const char *trace_path;  /* write the trace there (NULL: only its hash) */
+    const char *record_path; /* record every request there as an audit log
+                              * (fakeapi_record_open); NULL: none */
+    long max_steps;          /* scheduler steps before a run counts as a livelock; 0 = 200000 */
+    bool verbose;            /* progress on stderr */
 
     /* Called at each quiescent point, before the invariants are checked
      * there, and once more when the run ends (passed or not): step is -1

@@ -116,6 +116,8 @@ typedef enum scn_step_kind {
     SCN_STEP_RESTART,
     SCN_STEP_PARTITION, /* cut a replica off the server */
     SCN_STEP_HEAL,
+    SCN_STEP_REQUEST,      /* one HTTP request as a client sent it (a replayed write) */
+    SCN_STEP_EXPECT_WRITE, /* the controllers made a write (verb, path) within a timeout */
 } scn_step_kind;
 
 typedef struct scn_step {
@@ -153,6 +155,24 @@ typedef struct scn_step {
      * merge-patches each object, like kubectl apply. */
     const char *field_manager;
     bool force;
+
+    /* REQUEST: method ("POST", "PUT", "PATCH", "DELETE"), path with its
+     * query, content type (NULL: application/json) and body (manifest,
+     * NULL: none); the answer must have status (0: any 2xx).
+     * EXPECT_WRITE: a request by a controller (any client but the
+     * scenario's own steps) with this verb ("create", "update", "patch",
+     * "delete", "deletecollection"), a path (no query) matching path as a
+     * glob (fnmatch: '*' stays within one segment) and status (0: any
+     * 2xx) has been answered, or is within duration_ns of virtual time
+     * (default 1 min); with a body (manifest, may be NULL), a request whose
+     * body holds it (every field given equal, lists item by item; fields
+     * left out are not compared). Each write satisfies one expectation. */
+    const char *method, *path, *content_type, *verb;
+    int status;
+    /* REQUEST (PUT): set the body's metadata.resourceVersion to the stored
+     * object's when the request is sent (an update recorded against another
+     * cluster's revision, replayed against this run's). */
+    bool current_rv;
 } scn_step;
 
 /* There are as many manager replicas as the most any controller asks for;
