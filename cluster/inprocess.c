@@ -91,9 +91,15 @@ int kc_cluster_start(const char *url, const kc_cluster_options *opts, kc_cluster
     }
     if (!cfg && (rc = kc_config_new(NULL, NULL, &cfg, errbuf, errlen)) < 0)
         goto out;
-    if ((rc = ctrl_config_from_url(url, &cc, &cerr)) < 0) {
+    rc = opts->kubeconfig ? ctrl_config_from_kubeconfig(opts->kubeconfig, NULL, &cc, &cerr)
+                          : ctrl_config_from_url(url, &cc, &cerr);
+    if (rc < 0) {
         if (errbuf && errlen)
-            snprintf(errbuf, errlen, "%s: %s", url ? url : "(no url)", cerr.message);
+            snprintf(errbuf, errlen, "%s: %s",
+                     opts->kubeconfig ? opts->kubeconfig
+                     : url            ? url
+                                      : "(no url)",
+                     cerr.message);
         goto out;
     }
     ctrl_manager_options mo = {
