@@ -61,6 +61,9 @@ typedef enum scn_cond_kind {
      * the runner over the run's trace (scenarios/leadership.h), not by
      * scn_cond_eval, which says it cannot. */
     SCN_COND_SINGLE_LEADER,
+
+    SCN_COND_ANY, /* at least one sub-condition (in all, n_all) */
+    SCN_COND_NOT, /* the sub-condition all[0] fails ("if A then B": any: [not: A, B]) */
 } scn_cond_kind;
 
 typedef enum scn_cmp {
@@ -92,7 +95,7 @@ struct scn_cond {
      * .spec.replicas": value_from is then a FIELD condition without a cmp whose object
      * and path name that field. */
     scn_cond *value_from; /* FIELD, COUNT: compare with another object's field (may be NULL) */
-    scn_cond **all;       /* ALL */
+    scn_cond **all;       /* ALL, ANY; NOT: its one sub-condition */
     size_t n_all;
     int line;
     const char *text; /* the condition as written, for messages */
