@@ -113,11 +113,30 @@ ctrl_recorder *ctrl_ctx_recorder(ctrl_ctx *ctx);
 const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx);
 
 /*
- * Structured logs: a message and key/value string pairs, ending the list is
- * done by the macros. Each line carries the controller, namespace/name and
+ * Structured logs: a message and key/value pairs, ending the list is done
+ * by the macros. Each line carries the controller, namespace/name and
  * reconcile id.
  *   ctrl_log_info(ctx, "created pod", "pod", name);
+ *
+ * A plain pair is two strings (a NULL value is written as ""). Values of
+ * other types go through the ctrl_kv_* macros, which expand to a tagged
+ * triple, and mix freely with plain pairs:
+ *   ctrl_log_info(ctx, "scaled", "pod", name, ctrl_kv_int("replicas", n),
+ *                 ctrl_kv_bool("ready", ok), ctrl_kv_json("spec", spec));
+ * Text lines write them unquoted (replicas=3 ready=true) and JSON values as
+ * compact JSON, quoted (spec="{\"a\":1}"); JSON lines write them as JSON
+ * values ("replicas":3,"ready":true,"spec":{"a":1}). ctrl_kv_json borrows
+ * its json_t (any type; NULL is null; a JSON string is written as that
+ * string); a value too long for the line is written as a cut string.
+ * Floats that JSON cannot hold are written as the strings "NaN", "+Inf",
+ * "-Inf".
  */
+extern const char ctrl__kv_tag[4];
+#define ctrl_kv_str(key, v) (const char *)(key), (const char *)(v)
+#define ctrl_kv_int(key, v) &ctrl__kv_tag[0], (const char *)(key), (long long)(v)
+#define ctrl_kv_bool(key, v) &ctrl__kv_tag[1], (const char *)(key), (int)!!(v)
+#define ctrl_kv_float(key, v) &ctrl__kv_tag[2], (const char *)(key), (double)(v)
+#define ctrl_kv_json(key, j) &ctrl__kv_tag[3], (const char *)(key), (const json_t *)(j)
 typedef enum ctrl_log_level {
     CTRL_LOG_DEBUG = 0,
     CTRL_LOG_INFO,
