@@ -86,10 +86,18 @@ struct ctrl__controller {
     uint64_t seed;
 };
 
+/* A view of the manager's logger with a reconcile's values. */
+struct ctrl_logger {
+    const ctrl__logger *log;
+    const char *fixed[8]; /* controller, namespace, name, reconcileID */
+    size_t nfixed;
+};
+
 struct ctrl_ctx {
     ctrl__controller *c;
     const char *ns, *name;
     char id[40];
+    ctrl_logger lg;
 };
 
 enum { R_SUCCESS, R_ERROR, R_REQUEUE, R_REQUEUE_AFTER };
@@ -420,6 +428,10 @@ static void reconcile_one(ctrl__controller *c, const char *key)
 
     ctrl_ctx ctx = {.c = c, .ns = ns, .name = name};
     make_id(c, ctx.id, sizeof(ctx.id));
+    ctx.lg = (ctrl_logger){
+        .log = c->log,
+        .fixed = {"controller", c->name, "namespace", ns, "name", name, "reconcileID", ctx.id},
+        .nfixed = 4};
     ctrl_request req = {.ns = ns, .name = name};
     ctrl__failure_clear();
     set_active(c, 1);
@@ -723,10 +735,34 @@ void ctrl__log_kv(ctrl_ctx *ctx, ctrl_log_level level, const char *msg, ...)
 {
     if (!ctrl__log_on(ctx, level))
         return;
-    const char *fixed[] = {"controller", ctx->c->name, "namespace",   ctx->ns,
-                           "name",       ctx->name,    "reconcileID", ctx->id};
     va_list ap;
     va_start(ap, msg);
-    ctrl__log_v(ctx->c->log, level, "controller", msg, fixed, 4, ap);
+    ctrl_logger_logv(&ctx->lg, level, msg, ap);
+    va_end(ap);
+}
+
+ctrl_logger *ctrl_ctx_logger(ctrl_ctx *ctx)
+{
+    return ctx ? &ctx->lg : NULL;
+}
+
+bool ctrl_logger_enabled(const ctrl_logger *lg, ctrl_log_level level)
+{
+    return lg && ctrl__log_enabled(lg->log, level);
+}
+
+void ctrl_logger_logv(const ctrl_logger *lg, ctrl_log_level level, const char *msg, va_list ap)
+{
+    if (ctrl_logger_enabled(lg, level))
+        ctrl__log_v(lg->log, level, "controller", msg, lg->fixed, lg->nfixed, ap);
+}
+
+void ctrl_logger_log(const ctrl_logger *lg, ctrl_log_level level, const char *msg, ...)
+{
+    if (!ctrl_logger_enabled(lg, level))
+        return;
+    va_list ap;
+    va_start(ap, msg);
+    ctrl_logger_logv(lg, level, msg, ap);
     va_end(ap);
 }

@@ -485,6 +485,7 @@ int ctrl_manager_new_for_config(const ctrl_config *cfg, const ctrl_manager_optio
     rc = ctrl_cache_new(mgr->client, &cao, &mgr->cache, err);
     if (rc < 0)
         goto fail;
+    ctrl__cache_set_logger(mgr->cache, mgr->log);
     if (mgr->opts.leader_election) {
         /* Its own client, as controller-runtime's: a User-Agent of its own
          * ("<ua>/leader-election"), no retries inside one try and a request
@@ -741,7 +742,9 @@ int ctrl_manager_start(ctrl_manager *mgr, ctrl_stop *stop)
     if (rc == CTRL_ERR_CANCELLED)
         rc = 0; /* stopped while syncing: a clean stop */
     if (rc < 0) {
-        MLOG(mgr, CTRL_LOG_ERROR, "cache did not sync", "error", ctrl_strerror(rc));
+        char kinds[1024];
+        ctrl__cache_unsynced(mgr->cache, kinds, sizeof kinds);
+        MLOG(mgr, CTRL_LOG_ERROR, "cache did not sync", "error", ctrl_strerror(rc), "kinds", kinds);
         goto shutdown;
     }
 

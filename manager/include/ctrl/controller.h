@@ -30,6 +30,7 @@
 #ifndef CTRL_CONTROLLER_H
 #define CTRL_CONTROLLER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -113,11 +114,30 @@ ctrl_recorder *ctrl_ctx_recorder(ctrl_ctx *ctx);
 const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx);
 
 /*
- * Structured logs: a message and key/value string pairs, ending the list is
- * done by the macros. Each line carries the controller, namespace/name and
+ * Structured logs: a message and key/value pairs, ending the list is done
+ * by the macros. Each line carries the controller, namespace/name and
  * reconcile id.
  *   ctrl_log_info(ctx, "created pod", "pod", name);
+ *
+ * A plain pair is two strings (a NULL value is written as ""). Values of
+ * other types go through the ctrl_kv_* macros, which expand to a tagged
+ * triple, and mix freely with plain pairs:
+ *   ctrl_log_info(ctx, "scaled", "pod", name, ctrl_kv_int("replicas", n),
+ *                 ctrl_kv_bool("ready", ok), ctrl_kv_json("spec", spec));
+ * Text lines write them unquoted (replicas=3 ready=true) and JSON values as
+ * compact JSON, quoted (spec="{\"a\":1}"); JSON lines write them as JSON
+ * values ("replicas":3,"ready":true,"spec":{"a":1}). ctrl_kv_json borrows
+ * its json_t (any type; NULL is null; a JSON string is written as that
+ * string); a value too long for the line is written as a cut string.
+ * Floats that JSON cannot hold are written as the strings "NaN", "+Inf",
+ * "-Inf".
  */
+extern const char ctrl__kv_tag[4];
+#define ctrl_kv_str(key, v) (const char *)(key), (const char *)(v)
+#define ctrl_kv_int(key, v) &ctrl__kv_tag[0], (const char *)(key), (long long)(v)
+#define ctrl_kv_bool(key, v) &ctrl__kv_tag[1], (const char *)(key), (int)!!(v)
+#define ctrl_kv_float(key, v) &ctrl__kv_tag[2], (const char *)(key), (double)(v)
+#define ctrl_kv_json(key, j) &ctrl__kv_tag[3], (const char *)(key), (const json_t *)(j)
 typedef enum ctrl_log_level {
     CTRL_LOG_DEBUG = 0,
     CTRL_LOG_INFO,
@@ -135,6 +155,41 @@ bool ctrl__log_on(ctrl_ctx *ctx, ctrl_log_level level);
 #define ctrl__log_kv_level(level, ctx, ...)                                                        \
     (ctrl__log_on((ctx), (level)) ? ctrl__log_kv((ctx), (level), __VA_ARGS__, (const char *)0)     \
                                   : (void)0)
+
+/*
+ * A logger handle, for code that logs with a reconcile's context but is
+ * not given the ctx (helper functions, libraries): its lines carry the
+ * same controller, namespace, name and reconcileID as the ctx macros, go
+ * to the manager's sink, at its level and format, and take the same
+ * key/value lists (plain string pairs and ctrl_kv_*).
+ *
+ *   static void note_scale(const ctrl_logger *lg, int n)
+ *   {
+ *       ctrl_logger_info(lg, "scaling", ctrl_kv_int("replicas", n));
+ *   }
+ *   ... note_scale(ctrl_ctx_logger(ctx), 3);
+ *
+ * The handle is borrowed from the ctx: valid for the reconcile call only,
+ * usable from the reconciling thread and any thread it waits for. NULL
+ * (no ctx) writes nothing.
+ */
+typedef struct ctrl_logger ctrl_logger;
+ctrl_logger *ctrl_ctx_logger(ctrl_ctx *ctx);
+/* True when a line at level would be written: the macros below test it
+ * before they evaluate their arguments. */
+bool ctrl_logger_enabled(const ctrl_logger *lg, ctrl_log_level level);
+/* One line: msg, then key/value pairs up to a NULL key (the macros add it). */
+void ctrl_logger_log(const ctrl_logger *lg, ctrl_log_level level, const char *msg, ...);
+/* The same with a va_list, for wrappers with variadic signatures of their own. */
+void ctrl_logger_logv(const ctrl_logger *lg, ctrl_log_level level, const char *msg, va_list ap);
+#define ctrl_logger_debug(...) ctrl__logger_level(CTRL_LOG_DEBUG, __VA_ARGS__)
+#define ctrl_logger_info(...) ctrl__logger_level(CTRL_LOG_INFO, __VA_ARGS__)
+#define ctrl_logger_warn(...) ctrl__logger_level(CTRL_LOG_WARN, __VA_ARGS__)
+#define ctrl_logger_error(...) ctrl__logger_level(CTRL_LOG_ERROR, __VA_ARGS__)
+#define ctrl__logger_level(level, lg, ...)                                                         \
+    (ctrl_logger_enabled((lg), (level))                                                            \
+         ? ctrl_logger_log((lg), (level), __VA_ARGS__, (const char *)0)                            \
+         : (void)0)
 
 typedef ctrl_result (*ctrl_reconcile_fn)(ctrl_ctx *ctx, const ctrl_request *req, void *user);
 

@@ -4,7 +4,8 @@
  * fakeapi on port 0 and the real informer cache: each result kind,
  * requeue-after and backoff on a fake clock, terminal errors, the owner
  * and map handlers, predicates, max_concurrent_reconciles, graceful stop
- * with reconciles in flight, logs, hooks and metrics.
+ * with reconciles in flight, logs (also through the ctrl_logger handle),
+ * hooks and metrics.
  */
 #include <criterion/criterion.h>
 
@@ -77,6 +78,7 @@ typedef struct rec {
     atomic_int in_flight[16];
     atomic_bool saw_cancel, finished;
     char log_line[2048];
+    char helper_line[2048];
 } rec;
 
 static rec R;
@@ -230,6 +232,8 @@ static void log_sink(const char *line, void *user)
     pthread_mutex_lock(&R.mu);
     if (strstr(line, "msg=reconciling") && !R.log_line[0])
         snprintf(R.log_line, sizeof R.log_line, "%s", line);
+    if (strstr(line, "msg=\"from a helper\"") && !R.helper_line[0])
+        snprintf(R.helper_line, sizeof R.helper_line, "%s", line);
     pthread_mutex_unlock(&R.mu);
 }
 
@@ -642,4 +646,53 @@ Test(controller, injected_events_without_an_informer)
     cr_assert_str_eq(R.keys[1], "ns/x");
     json_decref(g1);
     json_decref(g2);
+}
+
+/* ---- the logger handle ---- */
+
+/* A helper that is given only the logger. */
+static void helper_logs(const ctrl_logger *lg, int replicas)
+{
+    ctrl_logger_debug(lg, "dropped below the level");
+    ctrl_logger_info(lg, "from a helper", ctrl_kv_int("replicas", replicas),
+                     ctrl_kv_bool("ready", true), "note", "n");
+}
+
+static ctrl_result reconcile_with_helper(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    (void)req;
+    (void)user;
+    helper_logs(ctrl_ctx_logger(ctx), 3);
+    pthread_mutex_lock(&R.mu);
+    snprintf(R.keys[R.n++], sizeof R.keys[0], "%s", ctrl_ctx_reconcile_id(ctx));
+    pthread_mutex_unlock(&R.mu);
+    return ctrl_done();
+}
+
+Test(controller, logger_handle_carries_the_reconcile_context)
+{
+    rec_reset();
+    cr_assert_eq(
+        ctrl__logger_new(&(ctrl__log_options){.level = CTRL_LOG_INFO, .sink = log_sink}, &logger),
+        0);
+    ctrl__controller_config cfg = {
+        .name = "cms", .reconcile = reconcile_with_helper, .logger = logger, .seed = 7};
+    cr_assert_eq(ctrl__controller_new(&cfg, &ctl), 0);
+    int idx = -1;
+    cr_assert_eq(ctrl__controller_watch(ctl, NULL, ctrl_handler_for_object(), NULL, &idx), 0);
+    json_t *o = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", "ns1", "name", "obj");
+    ctrl__controller_event(ctl, idx, CTRL__EVENT_ADD, NULL, o);
+    json_decref(o);
+    cr_assert_eq(ctrl__controller_start(ctl), 0);
+    WAIT_FOR(calls() == 1, 5000);
+    ctrl__controller_stop(ctl);
+    char want[256];
+    snprintf(want, sizeof want,
+             "logger=controller msg=\"from a helper\" controller=cms namespace=ns1 name=obj "
+             "reconcileID=%s replicas=3 ready=true note=n",
+             R.keys[0]);
+    cr_assert(strstr(R.helper_line, want), "%s\nwant: %s", R.helper_line, want);
+    cr_assert_not(ctrl_logger_enabled(NULL, CTRL_LOG_ERROR), "no ctx, no lines");
+    cr_assert_null(ctrl_ctx_logger(NULL));
+    ctrl_logger_error(NULL, "nowhere"); /* a NULL handle writes nothing */
 }
