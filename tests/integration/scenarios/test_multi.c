@@ -259,3 +259,38 @@ Test(multi, crash_at_write_counts_every_manager_of_the_replica)
     scn_scenario_free(sc);
     unlink(trace);
 }
+
+/* singleLeader on the PodSet controller's Lease judges that controller's
+ * writes only: the CronTask controller of replica 0 writes its Jobs whoever
+ * leads the PodSets, in seeds where replica 1 leads too. */
+Test(multi, single_leader_judges_the_controller_of_its_lease)
+{
+    char trace[] = "/tmp/scn-multi-XXXXXX";
+    int fd = mkstemp(trace);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    scn_scenario *sc =
+        parse("name: multi-leader\n"
+              "controllers: [{name: replicaset, replicas: 2}, cronjob]\n" FIXTURES "steps:\n"
+              "  - wait: {for: " PODS(
+                  3) ", timeout: 1m}\n"
+                     "  - advance: 61m\n"
+                     "  - expect: " JOBS(
+                         1) "\n"
+                            "invariants:\n"
+                            "  - singleLeader: {namespace: kube-system, name: replicaset}\n");
+    int replica_1_led = 0;
+    for (uint64_t seed = 3; seed <= 6; seed++) {
+        scn_run_result r = run_seed(sc, seed, trace);
+        cr_assert(r.passed, "seed %llu: %s", (unsigned long long)seed, r.message);
+        char *t = slurp(trace);
+        replica_1_led +=
+            strstr(t, "{\"client\":\"scenario/replicaset-1/leader-election\",\"code\":201,\"kind\":"
+                      "\"request\",\"method\":\"POST\",\"path\":\"/apis/"
+                      "coordination.k8s.io/v1/namespaces/kube-system/leases\"") != NULL;
+        free(t);
+    }
+    cr_assert_gt(replica_1_led, 0, "in seeds 4 and 5 replica 1 creates the Lease first");
+    scn_scenario_free(sc);
+    unlink(trace);
+}
