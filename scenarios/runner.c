@@ -32,10 +32,15 @@
 #define DEFAULT_WAIT_NS (5 * CTRL_MINUTE)
 #define DEFAULT_MAX_VIRTUAL_NS (24 * CTRL_HOUR)
 
+/* One controller's manager in one manager replica. Manager replica k runs
+ * every controller whose replicas > k, each in a manager of its own (its
+ * own Lease kube-system/<controller> and User-Agent), all crashed,
+ * partitioned and restarted together, as one process would be. */
 typedef struct replica {
     struct run *r;
     const scn_controller_ref *ref;
-    int index;
+    int index; /* in run.reps (controller by controller): the seed's offset */
+    int k;     /* the manager replica it belongs to: what steps address */
     char ua[200];
     ctrl_manager *mgr;
     pthread_t thread;
@@ -64,13 +69,22 @@ typedef struct ready_watch {
     char thread[512];
 } ready_watch;
 
+/* A crash armed for a whole manager replica at its nth write (atWrite):
+ * with several managers in it, their writes count together. */
+typedef struct crash_plan {
+    long at_write;       /* n; 0 = none armed */
+    unsigned long count; /* its writes counted before the rules now armed */
+} crash_plan;
+
 typedef struct run {
     const scn_scenario *sc;
     scn__sched *sched;
     fakeapi_server *srv;
     replica *reps;
     size_t nreps;
-    json_t *faults; /* scenario name -> rule id */
+    int n_mgr;         /* manager replicas: the most replicas any controller has */
+    crash_plan *plans; /* per manager replica */
+    json_t *faults;    /* scenario name -> rule id */
     scn_run_result *res;
     long max_steps;
     uint64_t seed;
@@ -85,7 +99,7 @@ typedef struct run {
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
     const scn_run_options *opts;
-    json_t *writes_used;       /* what expectWrite steps read and took (replay_run.h) */
+    json_t *writes_used;   /* what expectWrite steps read and took (replay_run.h) */
     char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
     bool temp_record;      /* record_path is the run's own, removed at the end */
 } run;
@@ -349,15 +363,72 @@ static void crash_replica(run *r, replica *rep)
     rep->thread_started = false;
 }
 
+/* Crash manager replica k: every controller's manager in it. */
+static void crash_group(run *r, int k)
+{
+    r->plans[k].at_write = 0;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].k == k)
+            crash_replica(r, &r->reps[i]);
+}
+
+static int add_crash_rule(run *r, replica *rep, json_t *rule, fakeapi_error *err)
+{
+    char *text = rule ? json_dumps(rule, JSON_COMPACT) : NULL;
+    json_decref(rule);
+    if (rep->crash_rule)
+        fakeapi_fault_remove(r->srv, rep->crash_rule);
+    rep->crash_rule = 0;
+    int rc = text ? fakeapi_fault_add_rule_json(r->srv, text, &rep->crash_rule, err) : -1;
+    free(text);
+    rep->crash_when_fired = true;
+    return rc;
+}
+
+/* Drop every write of rep after the next `allowed` (the crash comes before
+ * the first one dropped), so nothing more it sends in the turn it crashes in
+ * reaches the server. */
+static int arm_write_crash(run *r, replica *rep, long allowed, fakeapi_error *err)
+{
+    json_t *rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "agent", rep->ua, "verb",
+                             "create,update,patch,delete", "when", "after", (json_int_t)allowed,
+                             "action", "drop", 1);
+    if (rule && allowed == 0)
+        json_object_set_new(rule, "when", json_object());
+    return add_crash_rule(r, rep, rule, err);
+}
+
 static void check_crash_points(run *r)
 {
-    for (size_t i = 0; i < r->nreps; i++) {
-        replica *rep = &r->reps[i];
-        unsigned long matched = 0, fired = 0;
-        if (!rep->crash_rule || fakeapi_fault_hits(r->srv, rep->crash_rule, &matched, &fired) < 0)
+    for (int k = 0; k < r->n_mgr; k++) {
+        bool hit = false;
+        int armed = 0;
+        unsigned long writes = 0;
+        for (size_t i = 0; i < r->nreps && !hit; i++) {
+            replica *rep = &r->reps[i];
+            unsigned long matched = 0, fired = 0;
+            if (rep->k != k || !rep->crash_rule ||
+                fakeapi_fault_hits(r->srv, rep->crash_rule, &matched, &fired) < 0)
+                continue;
+            armed++;
+            writes += matched;
+            hit = rep->crash_when_fired ? fired > 0 : matched > 0;
+        }
+        if (hit) {
+            crash_group(r, k);
             continue;
-        if (rep->crash_when_fired ? fired > 0 : matched > 0)
-            crash_replica(r, rep);
+        }
+        /* atWrite over several managers: what one of them wrote counts for
+         * all, so each one's rule is armed again with what is left (only one
+         * thread runs at a time, so no other could write meanwhile). */
+        crash_plan *pl = &r->plans[k];
+        if (!pl->at_write || armed < 2 || writes == 0)
+            continue;
+        pl->count += writes;
+        long left = pl->at_write - 1 - (long)pl->count;
+        for (size_t i = 0; i < r->nreps; i++)
+            if (r->reps[i].k == k && r->reps[i].crash_rule)
+                arm_write_crash(r, &r->reps[i], left > 0 ? left : 0, NULL);
     }
 }
 
@@ -580,73 +651,76 @@ static int step_fault(run *r, int n, const scn_step *st)
     return 0;
 }
 
-static replica *replica_at(run *r, int n, int index)
-{
-    if (index < 0 || (size_t)index >= r->nreps) {
-        fail(r, n, "no replica %d (the scenario runs %zu)", index, r->nreps);
-        return NULL;
-    }
-    return &r->reps[index];
-}
-
-static replica *addressed_replica(run *r, int n, const scn_step *st);
+static int addressed_replica(run *r, int n, const scn_step *st);
 
 static int step_crash(run *r, int n, const scn_step *st)
 {
-    replica *rep = addressed_replica(r, n, st);
-    if (!rep)
+    int k = addressed_replica(r, n, st);
+    if (k < 0)
         return -1;
     if (st->crash_at_write <= 0 && !st->crash_after) {
-        crash_replica(r, rep);
+        crash_group(r, k);
         return 0;
     }
-    /* Arm a rule: at the nth write the request is dropped (the crash comes
-     * before it), or after a matching request (it is applied, the answer
-     * never read). */
-    json_t *rule;
-    if (st->crash_at_write > 0) {
-        /* Every write from the nth on is dropped, so nothing more the
-         * replica sends in the turn it crashes in reaches the server. */
-        rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "agent", rep->ua, "verb",
-                         "create,update,patch,delete", "when", "after",
-                         (json_int_t)st->crash_at_write - 1, "action", "drop", 1);
-        if (st->crash_at_write == 1)
-            json_object_set_new(rule, "when", json_object());
-        rep->crash_when_fired = true;
-    } else {
-        rule = json_pack("{s:O, s:{s:b}}", "match", st->crash_after, "action", "loseResponse", 1);
-        json_object_set_new(json_object_get(rule, "match"), "agent", json_string(rep->ua));
-        json_object_set_new(rule, "when", json_pack("{s:i}", "first", 1));
-        rep->crash_when_fired = true;
+    /* Arm a rule for each of its managers: at the nth write the request is
+     * dropped (the crash comes before it), or after a matching request (it
+     * is applied, the answer never read). */
+    r->plans[k] = (crash_plan){.at_write = st->crash_at_write > 0 ? st->crash_at_write : 0};
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k)
+            continue;
+        fakeapi_error err = {0};
+        int rc;
+        if (st->crash_at_write > 0) {
+            rc = arm_write_crash(r, rep, st->crash_at_write - 1, &err);
+        } else {
+            json_t *rule =
+                json_pack("{s:O, s:{s:b}}", "match", st->crash_after, "action", "loseResponse", 1);
+            if (rule) {
+                json_object_set_new(json_object_get(rule, "match"), "agent", json_string(rep->ua));
+                json_object_set_new(rule, "when", json_pack("{s:i}", "first", 1));
+            }
+            rc = add_crash_rule(r, rep, rule, &err);
+        }
+        if (rc < 0)
+            return fail(r, n, "crash: %s", err.message);
     }
-    char *text = json_dumps(rule, JSON_COMPACT);
-    json_decref(rule);
-    fakeapi_error err = {0};
-    int rc = text ? fakeapi_fault_add_rule_json(r->srv, text, &rep->crash_rule, &err) : -1;
-    free(text);
-    return rc < 0 ? fail(r, n, "crash: %s", err.message) : 0;
+    return 0;
 }
 
 static int step_replica(run *r, int n, const scn_step *st)
 {
-    replica *rep = addressed_replica(r, n, st);
-    if (!rep)
+    int k = addressed_replica(r, n, st);
+    if (k < 0)
         return -1;
-    switch (st->kind) {
-    case SCN_STEP_RESTART:
-        if (rep->thread_started)
-            stop_replica(r, rep);
-        unblock_client(r, rep);
-        rep->crashed = false;
-        return start_replica(r, rep);
-    case SCN_STEP_PARTITION:
-        return block_client(r, rep) < 0 ? fail(r, n, "partition failed") : 0;
-    case SCN_STEP_HEAL:
-        unblock_client(r, rep);
-        return 0;
-    default:
-        return fail(r, n, "internal: not a replica step");
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k)
+            continue;
+        switch (st->kind) {
+        case SCN_STEP_RESTART:
+            if (rep->thread_started)
+                stop_replica(r, rep);
+            unblock_client(r, rep);
+            rep->crashed = false;
+            if (start_replica(r, rep) < 0)
+                return -1;
+            break;
+        case SCN_STEP_PARTITION:
+            if (block_client(r, rep) < 0)
+                return fail(r, n, "partition failed");
+            break;
+        case SCN_STEP_HEAL:
+            unblock_client(r, rep);
+            break;
+        default:
+            return fail(r, n, "internal: not a replica step");
+        }
     }
+    if (st->kind == SCN_STEP_RESTART)
+        r->plans[k].at_write = 0;
+    return 0;
 }
 
 static int step_advance(run *r, int n, int64_t d)
@@ -866,8 +940,13 @@ static int setup(run *r)
     size_t n = 0;
     for (size_t i = 0; i < r->sc->n_controllers; i++)
         n += (size_t)(r->sc->controllers[i].replicas > 0 ? r->sc->controllers[i].replicas : 1);
+    r->n_mgr = 1;
+    for (size_t i = 0; i < r->sc->n_controllers; i++)
+        if (r->sc->controllers[i].replicas > r->n_mgr)
+            r->n_mgr = r->sc->controllers[i].replicas;
     r->reps = calloc(n ? n : 1, sizeof *r->reps);
-    if (!r->reps)
+    r->plans = calloc((size_t)r->n_mgr, sizeof *r->plans);
+    if (!r->reps || !r->plans)
         return fail(r, -1, "out of memory");
     for (size_t i = 0; i < r->sc->n_controllers; i++) {
         const scn_controller_ref *ref = &r->sc->controllers[i];
@@ -878,7 +957,7 @@ static int setup(run *r)
         }
         for (int k = 0; k < (ref->replicas > 0 ? ref->replicas : 1); k++) {
             replica *rep = &r->reps[r->nreps];
-            *rep = (replica){.r = r, .ref = ref, .index = (int)r->nreps};
+            *rep = (replica){.r = r, .ref = ref, .index = (int)r->nreps, .k = k};
             snprintf(rep->base_ua, sizeof rep->base_ua, "scenario/%s-%d", ref->name, k);
             r->nreps++;
             if (start_replica(r, rep) < 0)
@@ -937,6 +1016,7 @@ static void teardown(run *r)
         fakeapi_record_open(r->srv, NULL, NULL, NULL);
     stop_all(r);
     free(r->reps);
+    free(r->plans);
     if (r->srv)
         fakeapi_trace_open(r->srv, NULL, NULL);
     if (r->trace_path[0])
@@ -1000,13 +1080,23 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
 
 /* ---- leadership: the singleLeader invariant, and steps addressed to the leader ---- */
 
-/* The replica a client belongs to, exactly (scn__client_is). */
+/* Whose writes a singleLeader invariant judges: the run, and when its Lease
+ * is the one a scenario controller's managers elect on (kube-system/<name>),
+ * that controller alone (another controller in the same manager replica
+ * elects on its own Lease, or none). */
+typedef struct leader_scope {
+    run *r;
+    const scn_controller_ref *only; /* NULL: every controller */
+} leader_scope;
+
+/* The manager replica a client belongs to, exactly (scn__client_is). */
 static int replica_of_client(void *ud, const char *client, char *identity, size_t len)
 {
-    run *r = ud;
-    for (size_t i = 0; i < r->nreps; i++)
-        if (scn__client_is(r->reps[i].base_ua, client, identity, len))
-            return (int)i;
+    const leader_scope *sc = ud;
+    for (size_t i = 0; i < sc->r->nreps; i++)
+        if ((!sc->only || sc->r->reps[i].ref == sc->only) &&
+            scn__client_is(sc->r->reps[i].base_ua, client, identity, len))
+            return sc->r->reps[i].k;
     return -1;
 }
 
@@ -1016,12 +1106,16 @@ static bool single_leader_holds(run *r, size_t i, char *msg, size_t len)
         snprintf(msg, len, "out of memory");
         return false;
     }
-    if (!r->leaders[i] &&
-        scn__leadership_new(r->sc->invariants[i], r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
+    const scn_cond *c = r->sc->invariants[i];
+    if (!r->leaders[i] && scn__leadership_new(c, r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
         snprintf(msg, len, "cannot read the trace %s", r->trace_path);
         return false;
     }
-    return scn__leadership_check(r->leaders[i], replica_of_client, r, msg, len);
+    leader_scope scope = {.r = r};
+    for (size_t k = 0; k < r->sc->n_controllers && c->ns && c->name; k++)
+        if (strcmp(c->ns, "kube-system") == 0 && strcmp(c->name, r->sc->controllers[k].name) == 0)
+            scope.only = &r->sc->controllers[k];
+    return scn__leadership_check(r->leaders[i], replica_of_client, &scope, msg, len);
 }
 
 static void free_leadership(run *r)
@@ -1034,60 +1128,67 @@ static void free_leadership(run *r)
     r->replica_names = NULL;
 }
 
-/* The running replica that holds the Lease of the one leader-elected
- * controller (the parser checked there is one): not crashed, and its
- * manager has not exited (as it does when it loses the Lease). */
-static replica *leader_replica(run *r, int n)
+/* The manager replica whose manager of the controller called name (NULL:
+ * the one leader-elected controller, which the parser checked there is)
+ * holds its Lease and runs: not crashed, and its manager has not exited (as
+ * it does when it loses the Lease). -1 and a failure otherwise. */
+static int leader_replica(run *r, int n, const char *name)
 {
     const scn_controller_ref *ref = NULL;
     for (size_t i = 0; i < r->sc->n_controllers && !ref; i++)
-        if (r->sc->controllers[i].replicas > 1)
+        if (name ? strcmp(r->sc->controllers[i].name, name) == 0
+                 : r->sc->controllers[i].replicas > 1)
             ref = &r->sc->controllers[i];
-    if (!ref) {
-        fail(r, n, "replica: leader: no controller is leader-elected");
-        return NULL;
-    }
+    if (!ref)
+        return fail(r, n, "replica: leader: no controller %s%s",
+                    name ? "named " : "is leader-elected", name ? name : "");
     json_t *lease = NULL;
     if (fakeapi_get(r->srv, "coordination.k8s.io/v1", "Lease", "kube-system", ref->name, &lease,
-                    NULL) < 0) {
-        fail(r, n, "replica: leader: no Lease kube-system/%s yet", ref->name);
-        return NULL;
-    }
+                    NULL) < 0)
+        return fail(r, n, "replica: leader: no Lease kube-system/%s yet", ref->name);
     const char *holder =
         json_string_value(json_object_get(json_object_get(lease, "spec"), "holderIdentity"));
-    replica *found = NULL;
-    for (size_t i = 0; i < r->nreps && holder && !found; i++)
+    int found = -1;
+    for (size_t i = 0; i < r->nreps && holder && found < 0; i++)
         if (r->reps[i].ref == ref && r->reps[i].thread_started && !r->reps[i].crashed &&
             !atomic_load(&r->reps[i].exited) && strcmp(r->reps[i].ua, holder) == 0)
-            found = &r->reps[i];
-    if (!found)
+            found = r->reps[i].k;
+    if (found < 0)
         fail(r, n, "replica: leader: Lease kube-system/%s is held by %s, no running replica",
              ref->name, holder && *holder ? holder : "nobody");
     json_decref(lease);
     return found;
 }
 
-/* The replica a crash, restart, partition or heal step addresses: an index,
- * the leader now, or a name an earlier step gave; named "as" if asked. */
-static replica *addressed_replica(run *r, int n, const scn_step *st)
+/* The manager replica a crash, restart, partition or heal step addresses:
+ * an index, the leader now, or a name an earlier step gave; named "as" if
+ * asked. -1 (and a failure) if there is none. */
+static int addressed_replica(run *r, int n, const scn_step *st)
 {
-    replica *rep;
+    int k;
     json_t *named = NULL;
-    if (!r->replica_names && !(r->replica_names = json_object())) {
-        fail(r, n, "out of memory");
-        return NULL;
-    }
+    if (!r->replica_names && !(r->replica_names = json_object()))
+        return fail(r, n, "out of memory");
     if (!st->replica_ref)
-        rep = replica_at(r, n, st->replica);
+        k = st->replica;
     else if (strcmp(st->replica_ref, "leader") == 0)
-        rep = leader_replica(r, n);
+        k = leader_replica(r, n, NULL);
     else if ((named = json_object_get(r->replica_names, st->replica_ref)))
-        rep = replica_at(r, n, (int)json_integer_value(named));
+        k = (int)json_integer_value(named);
     else
-        rep = NULL, fail(r, n, "no replica is named %s", st->replica_ref);
-    if (rep && st->replica_as)
-        json_object_set_new(r->replica_names, st->replica_as, json_integer(rep->index));
-    if (rep && r->verbose)
-        fprintf(stderr, "scenario: step %d addresses replica %d (%s)\n", n, rep->index, rep->ua);
-    return rep;
+        return fail(r, n, "no replica is named %s", st->replica_ref);
+    if (k < 0)
+        return -1;
+    if (k >= r->n_mgr)
+        return fail(r, n, "no replica %d (the scenario runs %d)", k, r->n_mgr);
+    if (st->replica_as)
+        json_object_set_new(r->replica_names, st->replica_as, json_integer(k));
+    if (r->verbose) {
+        fprintf(stderr, "scenario: step %d addresses replica %d:", n, k);
+        for (size_t i = 0; i < r->nreps; i++)
+            if (r->reps[i].k == k)
+                fprintf(stderr, " %s", r->reps[i].ua);
+        fprintf(stderr, "\n");
+    }
+    return k;
 }

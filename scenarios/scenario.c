@@ -114,7 +114,9 @@ static int parse_replica(scn__parser *p, const json_t *body, scn_step *st, const
             return rc;
         if (r >= p->n_replicas)
             return scn__fail(p, v, f,
-                             "replica %ld does not exist: the controllers run %d replica%s (0..%d)",
+                             "replica %ld does not exist: the controllers run %d manager "
+                             "replica%s (0..%d; replica i runs every controller whose replicas "
+                             "is above i, the most replicas of any controller sets the count)",
                              r, p->n_replicas, p->n_replicas == 1 ? "" : "s", p->n_replicas - 1);
         st->replica = (int)r;
     }
@@ -612,10 +614,9 @@ static int parse_diff(scn__parser *p, json_t *v)
 
 static int parse_top(scn__parser *p, json_t *doc)
 {
-    static const char *const keys[] = {"name",        "description", "seed",
-                                       "controllers", "fixtures",    "maxVirtualTime",
-                                       "steps",       "invariants",  "diff",
-                                       NULL};
+    static const char *const keys[] = {
+        "name",           "description", "seed",       "controllers", "fixtures",
+        "maxVirtualTime", "steps",       "invariants", "diff",        NULL};
     scn_scenario *s = p->s;
     json_t *v;
     int rc;

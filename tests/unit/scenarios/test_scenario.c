@@ -485,7 +485,8 @@ Test(scenario, other_errors)
               "invariants[0].all[0].exists.apiVersion", "required field is missing");
     /* replicas, faults, crashes */
     parse_err("name: x\ncontrollers: [rs]\nsteps:\n  - crash: {replica: 1}\n", 4,
-              "steps[0].crash.replica", "replica 1 does not exist: the controllers run 1 replica");
+              "steps[0].crash.replica",
+              "replica 1 does not exist: the controllers run 1 manager replica (0..0; ");
     parse_err("name: x\nsteps:\n  - fault: {remove: nope}\n", 3, "steps[0].fault.remove",
               "no fault named \"nope\" is in force here");
     parse_err("name: x\nsteps:\n  - fault: {name: a, rule: {}}\n  - fault: {name: a, rule: {}}\n",
@@ -516,6 +517,35 @@ Test(scenario, other_errors)
     parse_err("name: x\ncontrollers: [{name: a, replicas: 0}]\n", 2, "controllers[0].replicas",
               "0 is out of range [1, 16]");
     parse_err("name: x\nseed: -1\n", 2, "seed", "expected an integer >= 0");
+}
+
+/* Replica i is the manager replica running every controller whose replicas
+ * are above i: two controllers of one replica each are one replica, 0. */
+Test(scenario, replica_numbering_counts_manager_replicas)
+{
+    parse_err("name: x\ncontrollers: [memcached, deployment-sim]\nsteps:\n"
+              "  - crash: {replica: 1}\n",
+              4, "steps[0].crash.replica",
+              "replica 1 does not exist: the controllers run 1 manager replica (0..0; replica i "
+              "runs every controller whose replicas is above i");
+    parse_err("name: x\ncontrollers: [a, {name: b, replicas: 3}]\nsteps:\n"
+              "  - partition: {replica: 3}\n",
+              4, "steps[0].partition.replica",
+              "replica 3 does not exist: the controllers run 3 manager replicas (0..2;");
+    scn_scenario *s = parse_ok("name: x\n"
+                               "controllers: [a, {name: b, replicas: 3}, {name: c, replicas: 2}]\n"
+                               "steps:\n"
+                               "  - crash: {replica: 0}\n"
+                               "  - partition: {replica: 2}\n"
+                               "  - heal: {replica: 2}\n"
+                               "  - restart: {replica: 0}\n");
+    cr_assert_eq(s->n_steps, 4);
+    cr_assert_eq(s->steps[0].kind, SCN_STEP_CRASH);
+    cr_assert_eq(s->steps[0].replica, 0);
+    cr_assert_null(s->steps[0].replica_ref);
+    cr_assert_eq(s->steps[1].replica, 2, "replica 2 runs b only, and exists");
+    cr_assert_eq(s->steps[3].kind, SCN_STEP_RESTART);
+    scn_scenario_free(s);
 }
 
 static int no_get(void *ud, const char *api_version, const char *kind, const char *ns,
