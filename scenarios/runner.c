@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "kc/cluster.h"
 #include "leadership.h"
 #include "replay_run.h"
 #include "scheduler.h"
@@ -82,9 +83,11 @@ typedef struct run {
     fakeapi_server *srv;
     replica *reps;
     size_t nreps;
-    int n_mgr;         /* manager replicas: the most replicas any controller has */
-    crash_plan *plans; /* per manager replica */
-    json_t *faults;    /* scenario name -> rule id */
+    int n_mgr;                      /* manager replicas: the most replicas any controller has */
+    crash_plan *plans;              /* per manager replica */
+    kc_config *kc;                  /* the scenario's cluster (sc->cluster), or NULL */
+    scn_controller_ref cluster_ref; /* the cluster's replica's ref (k -1: no step names it) */
+    json_t *faults;                 /* scenario name -> rule id */
     scn_run_result *res;
     long max_steps;
     uint64_t seed;
@@ -286,11 +289,18 @@ static int start_replica(run *r, replica *rep)
         ctrl_error_deinit(&err);
         return -1;
     }
-    scn_setup_fn setup;
-    void *user;
-    scn__find_controller(rep->ref->name, &setup, &user);
-    if ((rc = setup(rep->mgr, rep->ref->config, user)) < 0)
-        return fail(r, -1, "controller %s: setup failed: %s", rep->ref->name, ctrl_strerror(rc));
+    if (rep->ref == &r->cluster_ref) {
+        char msg[512] = "";
+        if ((rc = kc_setup(rep->mgr, r->kc, msg, sizeof msg)) < 0)
+            return fail(r, -1, "cluster: setup failed: %s", msg[0] ? msg : kc_strerror(rc));
+    } else {
+        scn_setup_fn setup;
+        void *user;
+        scn__find_controller(rep->ref->name, &setup, &user);
+        if ((rc = setup(rep->mgr, rep->ref->config, user)) < 0)
+            return fail(r, -1, "controller %s: setup failed: %s", rep->ref->name,
+                        ctrl_strerror(rc));
+    }
     atomic_store(&rep->exited, false);
     char name[256];
     snprintf(name, sizeof name, "manager %s", rep->ua);
@@ -913,6 +923,27 @@ static void hash_trace(run *r)
     r->res->trace_lines = lines;
 }
 
+/*
+ * The cluster (docs/cluster.md): the built-in controllers, nodes and kubelet
+ * on a manager of their own. Its replica is the last of r->reps, after the
+ * controllers under test (so that they keep their indexes, and with them
+ * their seeds), and its k is -1: no crash, partition or restart step
+ * addresses it.
+ */
+static int start_cluster(run *r)
+{
+    char msg[512] = "";
+    int rc = kc_config_new(r->sc->cluster, r->sc->cluster_dir, &r->kc, msg, sizeof msg);
+    if (rc < 0)
+        return fail(r, -1, "cluster: %s", msg[0] ? msg : kc_strerror(rc));
+    r->cluster_ref = (scn_controller_ref){.name = "cluster", .replicas = 1};
+    replica *rep = &r->reps[r->nreps];
+    *rep = (replica){.r = r, .ref = &r->cluster_ref, .index = (int)r->nreps, .k = -1};
+    snprintf(rep->base_ua, sizeof rep->base_ua, "scenario/cluster");
+    r->nreps++;
+    return start_replica(r, rep);
+}
+
 static int setup(run *r)
 {
     fakeapi_options fo = {
@@ -944,7 +975,7 @@ static int setup(run *r)
     for (size_t i = 0; i < r->sc->n_controllers; i++)
         if (r->sc->controllers[i].replicas > r->n_mgr)
             r->n_mgr = r->sc->controllers[i].replicas;
-    r->reps = calloc(n ? n : 1, sizeof *r->reps);
+    r->reps = calloc(n + 1, sizeof *r->reps); /* + the cluster's */
     r->plans = calloc((size_t)r->n_mgr, sizeof *r->plans);
     if (!r->reps || !r->plans)
         return fail(r, -1, "out of memory");
@@ -964,6 +995,8 @@ static int setup(run *r)
                 return -1;
         }
     }
+    if (r->sc->cluster && start_cluster(r) < 0)
+        return -1;
     return quiet(r, -1) < 0 ? -1 : check_invariants(r, -1);
 }
 
@@ -1017,6 +1050,7 @@ static void teardown(run *r)
     stop_all(r);
     free(r->reps);
     free(r->plans);
+    kc_config_free(r->kc); /* after the managers whose controllers held it */
     if (r->srv)
         fakeapi_trace_open(r->srv, NULL, NULL);
     if (r->trace_path[0])

@@ -18,6 +18,7 @@
 #include "scenario_int.h"
 #include "scn_parse.h"
 
+#include "kc/cluster.h"
 #include "kh/yaml.h"
 
 #include <errno.h>
@@ -612,11 +613,38 @@ static int parse_diff(scn__parser *p, json_t *v)
     return 0;
 }
 
+/* cluster: true (the defaults), false, or a cluster document, checked now
+ * so that its mistakes are the scenario's, with a line. */
+static int parse_cluster(scn__parser *p, json_t *v)
+{
+    scn_scenario *s = p->s;
+    if (!v || json_is_false(v))
+        return 0;
+    if (!json_is_true(v) && !json_is_object(v))
+        return scn__fail(p, v, "cluster",
+                         "expected true or a cluster document ({nodes: 3, stages: FILE, ...}), "
+                         "found %s",
+                         scn__type_name(v));
+    s->cluster = json_is_true(v) ? json_object() : json_deep_copy(v);
+    s->cluster_dir = scn__keep(p, p->dir[0] ? p->dir : ".");
+    if (!s->cluster || !s->cluster_dir)
+        return scn__oom(p);
+    char msg[512] = "";
+    kc_config *cfg = NULL;
+    int rc = kc_config_new(s->cluster, s->cluster_dir, &cfg, msg, sizeof msg);
+    kc_config_free(cfg);
+    if (rc == KC_ERR_NOMEM)
+        return scn__oom(p);
+    if (rc < 0)
+        return scn__fail(p, v, "cluster", "%s", msg);
+    return 0;
+}
+
 static int parse_top(scn__parser *p, json_t *doc)
 {
-    static const char *const keys[] = {
-        "name",           "description", "seed",       "controllers", "fixtures",
-        "maxVirtualTime", "steps",       "invariants", "diff",        NULL};
+    static const char *const keys[] = {"name",     "description",    "seed",  "controllers",
+                                       "fixtures", "maxVirtualTime", "steps", "invariants",
+                                       "diff",     "cluster",        NULL};
     scn_scenario *s = p->s;
     json_t *v;
     int rc;
@@ -649,6 +677,8 @@ static int parse_top(scn__parser *p, json_t *doc)
         return scn__fail(p, v, "maxVirtualTime", "must be above 0");
     v = json_object_get(doc, "controllers");
     if (v && (rc = parse_controllers(p, v)) != 0)
+        return rc;
+    if ((rc = parse_cluster(p, json_object_get(doc, "cluster"))) != 0)
         return rc;
     if ((rc = parse_fixtures(p, json_object_get(doc, "fixtures"))) != 0 ||
         (rc = parse_steps(p, json_object_get(doc, "steps"))) != 0 ||
@@ -793,6 +823,7 @@ void scn_scenario_free(scn_scenario *s)
         json_decref(s->controllers[i].config);
     free(s->controllers);
     json_decref(s->fixtures);
+    json_decref(s->cluster);
     for (size_t i = 0; i < s->n_steps; i++) {
         json_decref(s->steps[i].manifest);
         json_decref(s->steps[i].rule);

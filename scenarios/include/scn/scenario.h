@@ -200,7 +200,13 @@ typedef struct scn_scenario {
     scn_cond **invariants;
     size_t n_invariants;
     int64_t max_virtual_ns; /* the whole run's limit in virtual time (default 24 h) */
-    void *priv_;            /* parser-owned storage */
+    /* cluster: the built-in controllers, nodes and kubelet (docs/cluster.md)
+     * run beside the controllers under test, on a manager of their own that
+     * no replica step addresses. NULL: none. The cluster document, checked
+     * when parsed; cluster_dir: where its relative file names start. */
+    json_t *cluster;
+    const char *cluster_dir;
+    void *priv_; /* parser-owned storage */
 } scn_scenario;
 
 /* Parse a scenario from text (file names messages and resolves relative
