@@ -252,9 +252,7 @@ static int parse_cond_body(scn__parser *p, const char *kind, json_t *body, const
         if (!c->all)
             return scn__oom(p);
         p->history_ok = false;
-        char f[FIELD_LEN];
-        scn__sub(f, sizeof f, "%s.not", field);
-        if ((rc = scn__parse_cond(p, body, f, &c->all[0])) == 0)
+        if ((rc = scn__parse_cond(p, body, field, &c->all[0])) == 0)
             c->n_all = 1;
         p->history_ok = saved;
         return rc;

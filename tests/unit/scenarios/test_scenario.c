@@ -477,8 +477,12 @@ Test(scenario, other_errors)
               4, "invariants[0].field.atLeast", "expected a number, found a string");
     parse_err("name: x\ninvariants:\n  - count: {apiVersion: v1, kind: Pod, equals: -1}\n", 3,
               "invariants[0].count.equals", "expected a count");
+    parse_err("name: x\ninvariants:\n  - some: []\n", 3, "invariants[0].some",
+              "unknown condition; expected one of: exists, absent, field, count, all, any, not");
     parse_err("name: x\ninvariants:\n  - any: []\n", 3, "invariants[0].any",
-              "unknown condition; expected one of: exists, absent, field, count, all");
+              "an empty list of conditions");
+    parse_err("name: x\ninvariants:\n  - not: {exists: {kind: Pod, name: p}}\n", 3,
+              "invariants[0].not.exists.apiVersion", "required field is missing");
     parse_err("name: x\ninvariants:\n  - all: []\n", 3, "invariants[0].all",
               "an empty list of conditions");
     parse_err("name: x\ninvariants:\n  - all:\n    - exists: {kind: Pod, name: p}\n", 4,
