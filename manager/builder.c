@@ -208,6 +208,7 @@ static ctrl_controller_options merge(const ctrl_controller_options *dflt,
     if (o->slow_reconcile_ns)
         r.slow_reconcile_ns = o->slow_reconcile_ns;
     r.no_leader_election = r.no_leader_election || o->no_leader_election;
+    r.no_priority_queue = r.no_priority_queue || o->no_priority_queue;
     return r;
 }
 

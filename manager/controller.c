@@ -97,6 +97,7 @@ struct ctrl_ctx {
     ctrl__controller *c;
     const char *ns, *name;
     char id[40];
+    int priority;
     ctrl_logger lg;
 };
 
@@ -299,51 +300,69 @@ void ctrl__controller_free(ctrl__controller *c)
 
 /* ---- events to the queue ---- */
 
+/* What a handler's requests are queued with: one event's priority. */
+typedef struct enqueue_to {
+    ctrl__controller *c;
+    int priority;
+} enqueue_to;
+
 static void enqueue(void *ud, const char *ns, const char *name)
 {
-    ctrl__controller *c = ud;
+    const enqueue_to *to = ud;
     char buf[512];
     int n = *ns ? snprintf(buf, sizeof(buf), "%s/%s", ns, name)
                 : snprintf(buf, sizeof(buf), "%s", name);
     if (n < 0 || (size_t)n >= sizeof(buf))
         return; /* longer than any valid namespace/name */
-    ctrl_workqueue_add(c->q, buf);
+    ctrl_workqueue_add_with_opts(to->c->q, buf,
+                                 &(ctrl_workqueue_add_opts){.priority = to->priority});
 }
 
-static void dispatch(watch *w, ctrl__event_type type, const json_t *old_obj, const json_t *obj)
+/* low: the event is the initial list's or a resync's, not a change
+ * (controller-runtime's handlers give those handler.LowPriority). */
+static void dispatch(watch *w, ctrl__event_type type, const json_t *old_obj, const json_t *obj,
+                     bool low)
 {
     ctrl__controller *c = w->c;
+    enqueue_to to = {c, low && !c->o.no_priority_queue ? CTRL_PRIORITY_LOW : 0};
     switch (type) {
     case CTRL__EVENT_ADD:
         if (ctrl__pred_create(w->p, obj))
-            ctrl__handler_create(w->h, obj, enqueue, c);
+            ctrl__handler_create(w->h, obj, enqueue, &to);
         return;
     case CTRL__EVENT_UPDATE:
         if (ctrl__pred_update(w->p, old_obj, obj))
-            ctrl__handler_update(w->h, old_obj, obj, enqueue, c);
+            ctrl__handler_update(w->h, old_obj, obj, enqueue, &to);
         return;
     case CTRL__EVENT_DELETE:
         if (ctrl__pred_delete(w->p, obj))
-            ctrl__handler_delete(w->h, obj, enqueue, c);
+            ctrl__handler_delete(w->h, obj, enqueue, &to);
         return;
     }
 }
 
-static void on_add(const json_t *obj, bool initial, void *user)
+static const char *rv_of(const json_t *obj)
 {
-    (void)initial;
-    dispatch(user, CTRL__EVENT_ADD, NULL, obj);
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
+static void on_add(const json_t *obj, bool initial, void *user)
+{
+    dispatch(user, CTRL__EVENT_ADD, NULL, obj, initial);
+}
+
+/* An update that changed nothing (same resourceVersion) is a resync. */
 static void on_update(const json_t *old_obj, const json_t *new_obj, void *user)
 {
-    dispatch(user, CTRL__EVENT_UPDATE, old_obj, new_obj);
+    const char *a = rv_of(old_obj), *b = rv_of(new_obj);
+    bool unchanged = old_obj == new_obj || (a && b && !strcmp(a, b));
+    dispatch(user, CTRL__EVENT_UPDATE, old_obj, new_obj, unchanged);
 }
 
 static void on_delete(const json_t *obj, bool final_state_unknown, void *user)
 {
     (void)final_state_unknown;
-    dispatch(user, CTRL__EVENT_DELETE, NULL, obj);
+    dispatch(user, CTRL__EVENT_DELETE, NULL, obj, false);
 }
 
 int ctrl__controller_watch(ctrl__controller *c, ctrl_informer *inf, ctrl_handler *h,
@@ -395,7 +414,7 @@ void ctrl__controller_event(ctrl__controller *c, int index, ctrl__event_type typ
     watch *w = (size_t)index < c->nwatches ? c->watches[index] : NULL;
     pthread_mutex_unlock(&c->mu);
     if (w)
-        dispatch(w, type, old_obj, obj);
+        dispatch(w, type, old_obj, obj, false);
 }
 
 /* ---- the reconcile loop ---- */
@@ -413,7 +432,7 @@ static void set_active(ctrl__controller *c, int delta)
         ctrl_metrics_set(c->metrics, "controller_runtime_active_workers", c->label, n);
 }
 
-static void reconcile_one(ctrl__controller *c, const char *key)
+static void reconcile_one(ctrl__controller *c, const char *key, int priority)
 {
     char nsbuf[256];
     const char *slash = strchr(key, '/'), *ns = "", *name = key;
@@ -426,7 +445,7 @@ static void reconcile_one(ctrl__controller *c, const char *key)
     if (c->has_hooks && c->hooks.before)
         c->hooks.before(c->hooks.ud, "reconcile", c->name, key);
 
-    ctrl_ctx ctx = {.c = c, .ns = ns, .name = name};
+    ctrl_ctx ctx = {.c = c, .ns = ns, .name = name, .priority = priority};
     make_id(c, ctx.id, sizeof(ctx.id));
     ctx.lg = (ctrl_logger){
         .log = c->log,
@@ -448,11 +467,14 @@ static void reconcile_one(ctrl__controller *c, const char *key)
         ctrl__log_kv(&ctx, CTRL_LOG_WARN, "slow reconcile", "duration", d, (const char *)0);
     }
 
+    /* A requeue keeps the key's priority unless the result names one. */
+    int prio = res.has_priority ? res.priority : priority;
     switch (res.kind) {
     case CTRL_RESULT_REQUEUE_AFTER:
         if (res.after_ns > 0) {
             ctrl_workqueue_forget(c->q, key);
-            ctrl_workqueue_add_after(c->q, key, res.after_ns);
+            ctrl_workqueue_add_with_opts(
+                c->q, key, &(ctrl_workqueue_add_opts){.after_ns = res.after_ns, .priority = prio});
             count_result(c, R_REQUEUE_AFTER);
             break;
         }
@@ -463,7 +485,8 @@ static void reconcile_one(ctrl__controller *c, const char *key)
         count_result(c, R_SUCCESS);
         break;
     case CTRL_RESULT_REQUEUE:
-        ctrl_workqueue_add_rate_limited(c->q, key);
+        ctrl_workqueue_add_with_opts(
+            c->q, key, &(ctrl_workqueue_add_opts){.rate_limited = true, .priority = prio});
         count_result(c, R_REQUEUE);
         break;
     case CTRL_RESULT_ERROR:
@@ -473,7 +496,8 @@ static void reconcile_one(ctrl__controller *c, const char *key)
         if (terminal)
             ctrl_workqueue_forget(c->q, key);
         else
-            ctrl_workqueue_add_rate_limited(c->q, key);
+            ctrl_workqueue_add_with_opts(
+                c->q, key, &(ctrl_workqueue_add_opts){.rate_limited = true, .priority = prio});
         if (c->metrics) {
             ctrl_metrics_add(c->metrics, "controller_runtime_reconcile_errors_total", c->label, 1);
             if (terminal)
@@ -510,8 +534,9 @@ static void *worker_main(void *arg)
 {
     ctrl__controller *c = arg;
     char *key;
-    while (ctrl_workqueue_get(c->q, &key) == 0) {
-        reconcile_one(c, key);
+    int priority = 0;
+    while (ctrl_workqueue_get_with_priority(c->q, &key, &priority) == 0) {
+        reconcile_one(c, key, priority);
         free(key);
     }
     return NULL;
@@ -724,6 +749,11 @@ void ctrl__controller_set_user_free(ctrl__controller *c, void (*user_free)(void 
 const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx)
 {
     return ctx ? ctx->id : "";
+}
+
+int ctrl_ctx_priority(ctrl_ctx *ctx)
+{
+    return ctx ? ctx->priority : 0;
 }
 
 bool ctrl__log_on(ctrl_ctx *ctx, ctrl_log_level level)

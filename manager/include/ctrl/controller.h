@@ -38,6 +38,7 @@
 #include "ctrl/cache.h"
 #include "ctrl/client.h"
 #include "ctrl/clock.h"
+#include "ctrl/workqueue.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,29 +63,47 @@ typedef enum ctrl_result_kind {
 
 typedef struct ctrl_result {
     ctrl_result_kind kind;
-    int64_t after_ns; /* REQUEUE_AFTER */
-    int err;          /* ERROR, TERMINAL: a ctrl_errcode or any negative code */
+    int64_t after_ns;  /* REQUEUE_AFTER */
+    int err;           /* ERROR, TERMINAL: a ctrl_errcode or any negative code */
+    int priority;      /* with has_priority: see ctrl_with_priority */
+    bool has_priority; /* false: a requeue keeps the key's priority */
 } ctrl_result;
 
 static inline ctrl_result ctrl_done(void)
 {
-    return (ctrl_result){CTRL_RESULT_DONE, 0, 0};
+    return (ctrl_result){.kind = CTRL_RESULT_DONE};
 }
 static inline ctrl_result ctrl_requeue(void)
 {
-    return (ctrl_result){CTRL_RESULT_REQUEUE, 0, 0};
+    return (ctrl_result){.kind = CTRL_RESULT_REQUEUE};
 }
 static inline ctrl_result ctrl_requeue_after(int64_t ns)
 {
-    return (ctrl_result){CTRL_RESULT_REQUEUE_AFTER, ns, 0};
+    return (ctrl_result){.kind = CTRL_RESULT_REQUEUE_AFTER, .after_ns = ns};
 }
 static inline ctrl_result ctrl_err(int rc)
 {
-    return (ctrl_result){CTRL_RESULT_ERROR, 0, rc ? rc : -1};
+    return (ctrl_result){.kind = CTRL_RESULT_ERROR, .err = rc ? rc : -1};
 }
 static inline ctrl_result ctrl_terminal(int rc)
 {
-    return (ctrl_result){CTRL_RESULT_TERMINAL, 0, rc ? rc : -1};
+    return (ctrl_result){.kind = CTRL_RESULT_TERMINAL, .err = rc ? rc : -1};
+}
+/*
+ * Priorities (the work queue is controller-runtime's priority queue,
+ * ctrl/workqueue.h): keys come out highest priority first. A key is queued
+ * with priority 0 for a change (create, update, delete), with
+ * CTRL_PRIORITY_LOW (-100) when the initial list or a resync added it, so
+ * that a controller starting on many objects still answers new changes
+ * first. A requeue (requeue, requeue_after, a retried error) keeps the
+ * priority the key was reconciled with, unless the result names one:
+ *   return ctrl_with_priority(ctrl_requeue_after(30 * CTRL_SECOND), 10);
+ */
+static inline ctrl_result ctrl_with_priority(ctrl_result r, int priority)
+{
+    r.priority = priority;
+    r.has_priority = true;
+    return r;
 }
 
 /* What a reconcile can reach. Valid for the duration of the call. */
@@ -112,6 +131,9 @@ typedef struct ctrl_recorder ctrl_recorder;
 ctrl_recorder *ctrl_ctx_recorder(ctrl_ctx *ctx);
 /* A unique id per reconcile, on every log line it writes. */
 const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx);
+/* The priority the key was queued with (0, CTRL_PRIORITY_LOW, or what a
+ * result asked for). */
+int ctrl_ctx_priority(ctrl_ctx *ctx);
 
 /*
  * Structured logs: a message and key/value pairs, ending the list is done
@@ -247,6 +269,9 @@ typedef struct ctrl_controller_options {
     int64_t max_delay_ns;          /* 0 = 1000 s */
     int64_t slow_reconcile_ns;     /* log reconciles slower than this; 0 = 10 s */
     bool no_leader_election;       /* run without waiting for leadership */
+    /* Every key at priority 0: a plain FIFO, as before controller-runtime
+     * v0.20 (UsePriorityQueue=false). Results' priorities still apply. */
+    bool no_priority_queue;
 } ctrl_controller_options;
 
 typedef struct ctrl_builder ctrl_builder;
