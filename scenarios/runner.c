@@ -611,6 +611,10 @@ static int step_patch(run *r, int n, const scn_step *st, bool scale)
         if (asprintf(&body, "{\"spec\":{\"replicas\":%ld}}", st->replicas) < 0)
             body = NULL;
     } else {
+        if (st->subresource) {
+            strncat(path, "/", sizeof path - strlen(path) - 1);
+            strncat(path, st->subresource, sizeof path - strlen(path) - 1);
+        }
         if (st->patch_type && !strcmp(st->patch_type, "json"))
             ctype = "application/json-patch+json";
         else if (st->patch_type && !strcmp(st->patch_type, "strategic"))

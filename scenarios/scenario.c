@@ -177,9 +177,10 @@ static int step_apply(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_patch(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"apiVersion", "kind",  "namespace", "name",
-                                       "type",       "patch", NULL};
+    static const char *const keys[] = {"apiVersion", "kind",  "namespace",   "name",
+                                       "type",       "patch", "subresource", NULL};
     static const char *const types[] = {"merge", "json", "strategic", NULL};
+    static const char *const subresources[] = {"status", "scale", NULL};
     scn__ref r = {0};
     json_t *patch;
     char f[FIELD_LEN];
@@ -188,8 +189,14 @@ static int step_patch(scn__parser *p, json_t *body, const char *field, scn_step 
     st->patch_type = "merge";
     if ((rc = scn__check_keys(p, body, field, keys)) != 0 ||
         (rc = scn__get_ref(p, body, field, true, &r)) ||
-        (rc = scn__get_string(p, body, "type", field, false, &st->patch_type)) != 0)
+        (rc = scn__get_string(p, body, "type", field, false, &st->patch_type)) != 0 ||
+        (rc = scn__get_string(p, body, "subresource", field, false, &st->subresource)) != 0)
         return rc;
+    if (st->subresource && !scn__is_one_of(st->subresource, subresources)) {
+        scn__sub(f, sizeof f, "%s.subresource", field);
+        return scn__fail(p, json_object_get(body, "subresource"), f,
+                         "unknown subresource \"%s\"; expected status or scale", st->subresource);
+    }
     if (!scn__is_one_of(st->patch_type, types)) {
         scn__sub(f, sizeof f, "%s.type", field);
         return scn__fail(p, json_object_get(body, "type"), f,

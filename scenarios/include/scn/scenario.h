@@ -123,10 +123,13 @@ typedef enum scn_step_kind {
 typedef struct scn_step {
     scn_step_kind kind;
     int line;
-    const char *text;       /* as written, for the trace and messages */
-    json_t *manifest;       /* APPLY: array of objects (files read, Lists expanded);
-                             * PATCH: the patch (an object; an array for "json") */
-    const char *patch_type; /* PATCH: "merge" (default), "json", "strategic" */
+    const char *text;        /* as written, for the trace and messages */
+    json_t *manifest;        /* APPLY: array of objects (files read, Lists expanded);
+                              * PATCH: the patch (an object; an array for "json") */
+    const char *patch_type;  /* PATCH: "merge" (default), "json", "strategic" */
+    const char *subresource; /* PATCH: "status" or "scale" to patch that subresource
+                              * (what the object's own endpoint ignores); NULL: the
+                              * object itself */
     const char *api_version, *kind_name, *ns, *name; /* PATCH, DELETE, SCALE */
     long replicas;                                   /* SCALE */
     json_t *rule;           /* FAULT add: the rule as fakeapi reads it (docs/faults.md);

@@ -519,6 +519,29 @@ Test(scenario, other_errors)
     parse_err("name: x\nseed: -1\n", 2, "seed", "expected an integer >= 0");
 }
 
+Test(scenario, patch_subresource)
+{
+    scn_scenario *s =
+        parse_ok("name: x\n"
+                 "steps:\n"
+                 "  - patch: {apiVersion: example.com/v1, kind: PodSet, namespace: "
+                 "default, name: web, subresource: status,\n"
+                 "            patch: {status: {replicas: 2}}}\n"
+                 "  - patch: {apiVersion: v1, kind: Pod, namespace: default, name: p,\n"
+                 "            patch: {spec: {x: 1}}}\n");
+    cr_assert_str_eq(s->steps[0].subresource, "status");
+    cr_assert_str_eq(s->steps[0].patch_type, "merge");
+    cr_assert_null(s->steps[1].subresource, "the object itself by default");
+    scn_scenario_free(s);
+    parse_err("name: x\nsteps:\n  - patch: {apiVersion: v1, kind: Pod, name: p, subresource: "
+              "spec,\n             patch: {}}\n",
+              3, "steps[0].patch.subresource",
+              "unknown subresource \"spec\"; expected status or scale");
+    parse_err("name: x\nsteps:\n  - patch: {apiVersion: v1, kind: Pod, name: p, subresource: 1,\n"
+              "             patch: {}}\n",
+              3, "steps[0].patch.subresource", "expected a string");
+}
+
 /* Replica i is the manager replica running every controller whose replicas
  * are above i: two controllers of one replica each are one replica, 0. */
 Test(scenario, replica_numbering_counts_manager_replicas)
