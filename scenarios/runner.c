@@ -1176,7 +1176,7 @@ static int addressed_replica(run *r, int n, const scn_step *st)
     if (!st->replica_ref)
         k = st->replica;
     else if (strcmp(st->replica_ref, "leader") == 0)
-        k = leader_replica(r, n, NULL);
+        k = leader_replica(r, n, st->replica_controller);
     else if ((named = json_object_get(r->replica_names, st->replica_ref)))
         k = (int)json_integer_value(named);
     else

@@ -147,11 +147,16 @@ typedef struct scn_step {
 
     /* CRASH, RESTART, PARTITION, HEAL: when not NULL, the replica instead of
      * `replica`: "leader" (the replica holding the Lease of the one
-     * leader-elected controller when the step runs) or a name that an
+     * leader-elected controller, or of replica_controller, when the step
+     * runs) or a name that an
      * earlier step's replica_as gave. replica_as (may be NULL) names the
      * replica this step addresses, for later steps. */
     const char *replica_ref;
     const char *replica_as;
+    /* With replica_ref "leader": the controller whose Lease
+     * (kube-system/<controller>) names the leader; NULL: the scenario's one
+     * leader-elected controller. */
+    const char *replica_controller;
 
     /* APPLY: when not NULL, a server-side apply of each object as this field
      * manager (force: taking over conflicting fields); NULL creates or
