@@ -621,6 +621,10 @@ static int step_patch(run *r, int n, const scn_step *st, bool scale)
         if (asprintf(&body, "{\"spec\":{\"replicas\":%ld}}", st->replicas) < 0)
             body = NULL;
     } else {
+        if (st->subresource) {
+            strncat(path, "/", sizeof path - strlen(path) - 1);
+            strncat(path, st->subresource, sizeof path - strlen(path) - 1);
+        }
         if (st->patch_type && !strcmp(st->patch_type, "json"))
             ctype = "application/json-patch+json";
         else if (st->patch_type && !strcmp(st->patch_type, "strategic"))
@@ -1206,7 +1210,7 @@ static int addressed_replica(run *r, int n, const scn_step *st)
     if (!st->replica_ref)
         k = st->replica;
     else if (strcmp(st->replica_ref, "leader") == 0)
-        k = leader_replica(r, n, NULL);
+        k = leader_replica(r, n, st->replica_controller);
     else if ((named = json_object_get(r->replica_names, st->replica_ref)))
         k = (int)json_integer_value(named);
     else

@@ -126,10 +126,13 @@ typedef enum scn_step_kind {
 typedef struct scn_step {
     scn_step_kind kind;
     int line;
-    const char *text;       /* as written, for the trace and messages */
-    json_t *manifest;       /* APPLY: array of objects (files read, Lists expanded);
-                             * PATCH: the patch (an object; an array for "json") */
-    const char *patch_type; /* PATCH: "merge" (default), "json", "strategic" */
+    const char *text;        /* as written, for the trace and messages */
+    json_t *manifest;        /* APPLY: array of objects (files read, Lists expanded);
+                              * PATCH: the patch (an object; an array for "json") */
+    const char *patch_type;  /* PATCH: "merge" (default), "json", "strategic" */
+    const char *subresource; /* PATCH: "status" or "scale" to patch that subresource
+                              * (what the object's own endpoint ignores); NULL: the
+                              * object itself */
     const char *api_version, *kind_name, *ns, *name; /* PATCH, DELETE, SCALE */
     long replicas;                                   /* SCALE */
     json_t *rule;           /* FAULT add: the rule as fakeapi reads it (docs/faults.md);
@@ -147,11 +150,16 @@ typedef struct scn_step {
 
     /* CRASH, RESTART, PARTITION, HEAL: when not NULL, the replica instead of
      * `replica`: "leader" (the replica holding the Lease of the one
-     * leader-elected controller when the step runs) or a name that an
+     * leader-elected controller, or of replica_controller, when the step
+     * runs) or a name that an
      * earlier step's replica_as gave. replica_as (may be NULL) names the
      * replica this step addresses, for later steps. */
     const char *replica_ref;
     const char *replica_as;
+    /* With replica_ref "leader": the controller whose Lease
+     * (kube-system/<controller>) names the leader; NULL: the scenario's one
+     * leader-elected controller. */
+    const char *replica_controller;
 
     /* APPLY: when not NULL, a server-side apply of each object as this field
      * manager (force: taking over conflicting fields); NULL creates or

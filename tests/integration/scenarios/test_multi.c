@@ -294,3 +294,153 @@ Test(multi, single_leader_judges_the_controller_of_its_lease)
     scn_scenario_free(sc);
     unlink(trace);
 }
+
+/* The replica (0 or 1) whose manager of controller created its Lease. */
+static int first_holder(const char *trace, const char *controller)
+{
+    for (int k = 0; k < 2; k++) {
+        char key[256];
+        snprintf(key, sizeof key,
+                 "{\"client\":\"scenario/%s-%d/leader-election\",\"code\":201,\"kind\":\"request\","
+                 "\"method\":\"POST\"",
+                 controller, k);
+        if (strstr(trace, key))
+            return k;
+    }
+    return -1;
+}
+
+/* Successful writes of the Lease kube-system/<controller> by any client but
+ * replica k's manager of it. */
+static int lease_writes_not_by(const char *trace, const char *controller, int k)
+{
+    char path[256], mine[256];
+    snprintf(path, sizeof path,
+             "\"path\":\"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/%s\"",
+             controller);
+    snprintf(mine, sizeof mine, "{\"client\":\"scenario/%s-%d/", controller, k);
+    int n = 0;
+    for (const char *line = trace; line && *line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        const char *p = strstr(line, path), *code = strstr(line, "\"code\":2"),
+                   *get = strstr(line, "\"method\":\"GET\"");
+        if (p && (size_t)(p - line) < len && code && (size_t)(code - line) < len &&
+            !(get && (size_t)(get - line) < len) && strncmp(line, mine, strlen(mine)) != 0)
+            n++;
+    }
+    return n;
+}
+
+/* Two leader-elected controllers hold two Leases, sometimes from different
+ * replicas. `crash: {replica: leader, controller: cronjob}` crashes the
+ * replica holding the CronTask controller's Lease (another takes it over):
+ * the whole replica, so the PodSet Lease changes hands too when the same
+ * replica held it, and not when another did. */
+Test(multi, leader_of_a_named_controller)
+{
+    char trace[] = "/tmp/scn-multi-XXXXXX";
+    int fd = mkstemp(trace);
+    cr_assert_geq(fd, 0);
+    close(fd);
+#define LEASE(c, rest)                                                                             \
+    "{field: {apiVersion: coordination.k8s.io/v1, kind: Lease, namespace: kube-system, name: " c   \
+    ", " rest "}}"
+    scn_scenario *sc =
+        parse(
+            "name: multi-leaders\n"
+            "controllers: [{name: replicaset, replicas: 2}, {name: cronjob, replicas: "
+            "2}]\n" FIXTURES "steps:\n"
+            "  - wait: {for: " LEASE(
+                "cronjob",
+                "path: .spec.holderIdentity, matches: "
+                "'^scenario/cronjob-[01]$'") ", timeout: 1m}\n"
+                                             "  - wait: {for: " LEASE(
+                                                 "replicaset",
+                                                 "path: .spec.holderIdentity, matches: "
+                                                 "'^scenario/replicaset-[01]$'") ", timeout: 1m}\n"
+                                                                                 "  - crash: "
+                                                                                 "{replica: "
+                                                                                 "leader, "
+                                                                                 "controller: "
+                                                                                 "cronjob, as: c}\n"
+                                                                                 "  - wait: "
+                                                                                 "{for: " LEASE(
+                                                                                     "cronjob",
+                                                                                     "path: "
+                                                                                     ".spec."
+                                                                                     "leaseTransiti"
+                                                                                     "ons, equals: "
+                                                                                     "1") ", "
+                                                                                          "timeout:"
+                                                                                          " 40s}\n"
+                                                                                          "  - "
+                                                                                          "advance:"
+                                                                                          " 30s\n"
+                                                                                          "  - "
+                                                                                          "restart:"
+                                                                                          " {"
+                                                                                          "replica:"
+                                                                                          " c}\n"
+                                                                                          "  - "
+                                                                                          "advance:"
+                                                                                          " 30s\n"
+                                                                                          "invarian"
+                                                                                          "ts:\n"
+                                                                                          "  - "
+                                                                                          "singleLe"
+                                                                                          "ader: "
+                                                                                          "{namespa"
+                                                                                          "ce: "
+                                                                                          "kube-"
+                                                                                          "system, "
+                                                                                          "name: "
+                                                                                          "replicas"
+                                                                                          "et}\n"
+                                                                                          "  - "
+                                                                                          "singleLe"
+                                                                                          "ader: "
+                                                                                          "{namespa"
+                                                                                          "ce: "
+                                                                                          "kube-"
+                                                                                          "system, "
+                                                                                          "name: "
+                                                                                          "cronjob}"
+                                                                                          "\n");
+    int apart = 0, together = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        scn_run_result r = run_seed(sc, seed, trace);
+        cr_assert(r.passed, "seed %llu: %s", (unsigned long long)seed, r.message);
+        char *t = slurp(trace);
+        int x = first_holder(t, "cronjob"), y = first_holder(t, "replicaset");
+        cr_assert(x >= 0 && y >= 0, "seed %llu", (unsigned long long)seed);
+        cr_assert_gt(lease_writes_not_by(t, "cronjob", x), 0, "seed %llu: the cronjob Lease moved",
+                     (unsigned long long)seed);
+        if (x != y) {
+            apart++;
+            cr_assert_eq(lease_writes_not_by(t, "replicaset", y), 0,
+                         "seed %llu: replica %d, which the crash spared, kept the PodSet Lease",
+                         (unsigned long long)seed, y);
+        } else {
+            together++;
+            cr_assert_gt(lease_writes_not_by(t, "replicaset", y), 0,
+                         "seed %llu: replica %d crashed whole: its PodSet Lease moved too",
+                         (unsigned long long)seed, y);
+        }
+        free(t);
+    }
+    cr_assert(apart > 0 && together > 0, "seeds 1..4 have both cases: %d apart, %d together", apart,
+              together);
+    scn_scenario_free(sc);
+    unlink(trace);
+
+    /* two leader-elected controllers: leader alone is ambiguous */
+    const char *bad = "name: x\ncontrollers: [{name: a, replicas: 2}, {name: b, replicas: 3}]\n"
+                      "steps:\n  - crash: {replica: leader}\n";
+    scn_scenario *none = NULL;
+    scn_error err = {0};
+    cr_assert_eq(scn_scenario_parse("x.yaml", bad, strlen(bad), &none, &err), SCN_ERR_INPUT);
+    cr_assert(strstr(err.message, "or controller: NAME to say whose Lease") != NULL, "%s",
+              err.message);
+}
