@@ -18,6 +18,8 @@ typedef struct builtin {
 } builtin;
 
 static const builtin table[] = {
+    {"replicaset", kc__replicaset_setup},
+    {"deployment", kc__deployment_setup},
     {NULL, NULL},
 };
 
