@@ -18,6 +18,9 @@ typedef struct builtin {
 } builtin;
 
 static const builtin table[] = {
+    {"nodes", kc__nodes_setup},
+    {"scheduler", kc__scheduler_setup},
+    {"kubelet", kc__kubelet_setup},
     {"replicaset", kc__replicaset_setup},
     {"deployment", kc__deployment_setup},
     {NULL, NULL},
