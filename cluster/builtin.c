@@ -18,6 +18,7 @@ typedef struct builtin {
 } builtin;
 
 static const builtin table[] = {
+    {"job", kc__job_setup},
     {NULL, NULL},
 };
 
