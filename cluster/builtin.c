@@ -19,6 +19,7 @@ typedef struct builtin {
 
 static const builtin table[] = {
     {"job", kc__job_setup},
+    {"cronjob", kc__cronjob_setup},
     {NULL, NULL},
 };
 

@@ -79,11 +79,10 @@ int kc__wl_setup(ctrl_manager *mgr, kc_config *cfg, const char *group, const cha
                  kc_wl **out)
 {
     ctrl_informer *pods = NULL;
-    int rc = ctrl_cache_informer(ctrl_manager_cache(mgr), "v1", "Pod", NULL, &pods, NULL);
+    int rc = kc__wl_index(mgr, "v1", "Pod");
+    if (rc == 0)
+        rc = ctrl_cache_informer(ctrl_manager_cache(mgr), "v1", "Pod", NULL, &pods, NULL);
     if (rc < 0)
-        return rc;
-    rc = ctrl_informer_add_index(pods, KC__WL_OWNER_INDEX, owner_index, NULL);
-    if (rc < 0 && rc != CTRL_ERR_ARG) /* ARG: another controller added it */
         return rc;
     kc_wl *wl = calloc(1, sizeof *wl);
     if (!wl)
@@ -117,13 +116,28 @@ void kc__wl_free(void *p)
     free(wl);
 }
 
-int kc__wl_pods(ctrl_ctx *ctx, const char *uid, json_t **out)
+int kc__wl_index(ctrl_manager *mgr, const char *api_version, const char *kind)
 {
-    ctrl_informer *pods = NULL;
-    int rc = ctrl_cache_informer(ctrl_ctx_cache(ctx), "v1", "Pod", NULL, &pods, NULL);
+    ctrl_informer *inf = NULL;
+    int rc = ctrl_cache_informer(ctrl_manager_cache(mgr), api_version, kind, NULL, &inf, NULL);
+    if (rc == 0)
+        rc = ctrl_informer_add_index(inf, KC__WL_OWNER_INDEX, owner_index, NULL);
+    return rc == CTRL_ERR_ARG ? 0 : rc; /* ARG: another controller added it */
+}
+
+int kc__wl_owned(ctrl_ctx *ctx, const char *api_version, const char *kind, const char *uid,
+                 json_t **out)
+{
+    ctrl_informer *inf = NULL;
+    int rc = ctrl_cache_informer(ctrl_ctx_cache(ctx), api_version, kind, NULL, &inf, NULL);
     if (rc < 0)
         return rc;
-    return ctrl_informer_by_index(pods, KC__WL_OWNER_INDEX, uid, out);
+    return ctrl_informer_by_index(inf, KC__WL_OWNER_INDEX, uid, out);
+}
+
+int kc__wl_pods(ctrl_ctx *ctx, const char *uid, json_t **out)
+{
+    return kc__wl_owned(ctx, "v1", "Pod", uid, out);
 }
 
 int64_t kc__wl_wall(ctrl_ctx *ctx)

@@ -53,6 +53,14 @@ const char *kc__wl_key(const char *ns, const char *name, char *buf, size_t len);
  * a new array. 0 or a negative code. */
 int kc__wl_pods(ctrl_ctx *ctx, const char *uid, json_t **out);
 
+/* Index objects of apiVersion/kind in the manager's cache by their
+ * controller owner's uid (setup time; a second call is harmless). */
+int kc__wl_index(ctrl_manager *mgr, const char *api_version, const char *kind);
+/* The cached objects of that kind whose controller owner has uid, sorted
+ * by namespace and name: a new array. 0 or a negative code. */
+int kc__wl_owned(ctrl_ctx *ctx, const char *api_version, const char *kind, const char *uid,
+                 json_t **out);
+
 /* Wall-clock now of the manager's clock (nanoseconds since the epoch). */
 int64_t kc__wl_wall(ctrl_ctx *ctx);
 
