@@ -23,6 +23,8 @@ static const builtin table[] = {
     {"kubelet", kc__kubelet_setup},
     {"replicaset", kc__replicaset_setup},
     {"deployment", kc__deployment_setup},
+    {"job", kc__job_setup},
+    {"cronjob", kc__cronjob_setup},
     {NULL, NULL},
 };
 
