@@ -18,6 +18,7 @@ typedef struct builtin {
 } builtin;
 
 static const builtin table[] = {
+    {"endpoints", kc__endpoints_setup},
     {NULL, NULL},
 };
 
