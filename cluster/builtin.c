@@ -19,6 +19,7 @@ typedef struct builtin {
 
 static const builtin table[] = {
     {"endpoints", kc__endpoints_setup},
+    {"endpointslice", kc__endpointslice_setup},
     {NULL, NULL},
 };
 
