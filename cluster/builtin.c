@@ -25,6 +25,8 @@ static const builtin table[] = {
     {"deployment", kc__deployment_setup},
     {"job", kc__job_setup},
     {"cronjob", kc__cronjob_setup},
+    {"endpoints", kc__endpoints_setup},
+    {"endpointslice", kc__endpointslice_setup},
     {NULL, NULL},
 };
 
