@@ -98,6 +98,7 @@ struct ctrl_ctx {
     const char *ns, *name;
     char id[40];
     int priority;
+    int64_t deadline; /* clock time; INT64_MAX = no timeout */
     ctrl_logger lg;
 };
 
@@ -126,6 +127,10 @@ static void declare_metrics(ctrl__controller *c)
                          "Total number of reconciliation errors per controller");
     ctrl_metrics_counter(m, "controller_runtime_terminal_reconcile_errors_total",
                          "Total number of terminal reconciliation errors per controller");
+    ctrl_metrics_counter(m, "controller_runtime_reconcile_panics_total",
+                         "Total number of reconciliation panics per controller");
+    ctrl_metrics_counter(m, "controller_runtime_reconcile_timeouts_total",
+                         "Total number of reconciliation timeouts per controller");
     ctrl_metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
                            "Length of time per reconciliation per controller", reconcile_buckets,
                            sizeof(reconcile_buckets) / sizeof(reconcile_buckets[0]));
@@ -138,6 +143,9 @@ static void declare_metrics(ctrl__controller *c)
         ctrl_metrics_add(m, "controller_runtime_reconcile_total", c->result_lbl[i], 0);
     ctrl_metrics_add(m, "controller_runtime_reconcile_errors_total", c->label, 0);
     ctrl_metrics_add(m, "controller_runtime_terminal_reconcile_errors_total", c->label, 0);
+    /* A crash cannot be contained in C (controller.h): always 0. */
+    ctrl_metrics_add(m, "controller_runtime_reconcile_panics_total", c->label, 0);
+    ctrl_metrics_add(m, "controller_runtime_reconcile_timeouts_total", c->label, 0);
     ctrl_metrics_set(m, "controller_runtime_max_concurrent_reconciles", c->label,
                      c->o.max_concurrent_reconciles);
     ctrl_metrics_set(m, "controller_runtime_active_workers", c->label, 0);
@@ -189,7 +197,7 @@ int ctrl__controller_new(const ctrl__controller_config *cfg, ctrl__controller **
         return CTRL_ERR_ARG;
     const ctrl_controller_options *o = &cfg->options;
     if (o->max_concurrent_reconciles < 0 || o->max_concurrent_reconciles > MAX_WORKERS ||
-        o->base_delay_ns < 0 || o->max_delay_ns < 0)
+        o->base_delay_ns < 0 || o->max_delay_ns < 0 || o->reconcile_timeout_ns < 0)
         return CTRL_ERR_ARG;
     ctrl__controller *c = calloc(1, sizeof(*c));
     if (!c)
@@ -455,8 +463,21 @@ static void reconcile_one(ctrl__controller *c, const char *key, int priority)
     ctrl__failure_clear();
     set_active(c, 1);
     int64_t t0 = ctrl_clock_now(clk(c));
+    int64_t tmo = c->o.reconcile_timeout_ns;
+    ctx.deadline = tmo > 0 && t0 <= INT64_MAX - tmo ? t0 + tmo : INT64_MAX;
     ctrl_result res = c->fn(&ctx, &req, c->user);
     int64_t took = ctrl_clock_now(clk(c)) - t0;
+    if (tmo > 0 && took >= tmo) {
+        if (c->metrics)
+            ctrl_metrics_add(c->metrics, "controller_runtime_reconcile_timeouts_total", c->label,
+                             1);
+        if (ctrl__log_on(&ctx, CTRL_LOG_WARN)) {
+            char d[32];
+            snprintf(d, sizeof(d), "%.3fs", (double)tmo / 1e9);
+            ctrl__log_kv(&ctx, CTRL_LOG_WARN, "Reconcile ran past its timeout", "timeout", d,
+                         (const char *)0);
+        }
+    }
     set_active(c, -1);
     if (c->metrics)
         ctrl_metrics_observe(c->metrics, "controller_runtime_reconcile_time_seconds", c->label,
@@ -685,6 +706,11 @@ const char *ctrl__controller_name(const ctrl__controller *c)
     return c ? c->name : NULL;
 }
 
+bool ctrl__controller_skips_name_validation(const ctrl__controller *c)
+{
+    return c && c->o.skip_name_validation;
+}
+
 ctrl_workqueue *ctrl__controller_queue(ctrl__controller *c)
 {
     return c ? c->q : NULL;
@@ -717,7 +743,14 @@ ctrl_cache *ctrl_ctx_cache(ctrl_ctx *ctx)
 
 bool ctrl_ctx_cancelled(ctrl_ctx *ctx)
 {
-    return !ctx || atomic_load(&ctx->c->cancelled);
+    if (!ctx || atomic_load(&ctx->c->cancelled))
+        return true;
+    return ctx->deadline != INT64_MAX && ctrl_clock_now(clk(ctx->c)) >= ctx->deadline;
+}
+
+int64_t ctrl_ctx_deadline(ctrl_ctx *ctx)
+{
+    return ctx ? ctx->deadline : INT64_MAX;
 }
 
 const ctrl_clock *ctrl_ctx_clock(ctrl_ctx *ctx)

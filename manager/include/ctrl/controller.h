@@ -17,9 +17,41 @@
  * (DESIGN.md's sketch names the error result ctrl_error(rc); ctrl_error is
  * the error-details struct of ctrl/error.h, so the result is ctrl_err.)
  *
- * C has no panics to recover: a crash inside a reconcile takes the process
- * down. Each reconcile is timed instead (the reconcile_time_seconds
- * histogram, and a warning for slow ones).
+ * RecoverPanic: C has no panics to recover, and a crash (SIGSEGV, abort, a
+ * failed assert) cannot be contained inside a reconcile: it takes the
+ * whole process down, every controller of the manager with it. libctrl
+ * installs no signal handler for that. What follows: writes the reconcile
+ * already sent stay on the server (a half-done reconcile must be safe to
+ * redo, as with any crash); a held leader Lease is not released, so
+ * another replica takes over after lease_duration_ns (15 s by default);
+ * the restarted process lists everything again and reconciles each object
+ * once more (at CTRL_PRIORITY_LOW). controller_runtime_reconcile_panics_total
+ * is exported for dashboards and stays 0. Each reconcile is timed instead
+ * (the reconcile_time_seconds histogram, a warning for slow ones, and the
+ * optional reconcile timeout below).
+ *
+ * ReconciliationTimeout (ctrl_controller_options.reconcile_timeout_ns): a
+ * reconcile's ctx reports cancelled (ctrl_ctx_cancelled) once it has run
+ * that long on the manager's clock; a reconcile that returns after its
+ * deadline is counted in controller_runtime_reconcile_timeouts_total. C
+ * cannot interrupt the call: the reconcile must check ctrl_ctx_cancelled
+ * (or ctrl_ctx_deadline) between steps and return, and requests already
+ * sent run to their own client timeout. Its result counts as usual.
+ *
+ * EnableWarmup: always on here. The builder creates a controller's
+ * informers and registers its handlers at ctrl_builder_complete; the
+ * manager starts and syncs the whole cache before it runs for leader
+ * election, so a leader-election-gated controller's cache is warm and its
+ * queue already holds the initial list when the manager is elected (its
+ * workers start then).
+ *
+ * Names: a controller's name is unique per manager (it labels metrics,
+ * logs and the User-Agent); ctrl_builder_complete refuses a duplicate
+ * with CTRL_ERR_ARG and logs why, unless the new controller sets
+ * skip_name_validation (controller-runtime's SkipNameValidation; its
+ * metric series then mix with the other's). Unlike controller-runtime,
+ * the check is per manager, not per process, so that tests and scenarios
+ * can run several managers with the same controllers in one process.
  *
  * Threads: reconcile functions run on the controller's worker threads, up
  * to max_concurrent_reconciles at once, never two for the same key.
@@ -117,8 +149,12 @@ ctrl_client *ctrl_ctx_client(ctrl_ctx *ctx);
 /* A client that always reads from the API server. */
 ctrl_client *ctrl_ctx_api_reader(ctrl_ctx *ctx);
 ctrl_cache *ctrl_ctx_cache(ctrl_ctx *ctx);
-/* True once the manager is stopping: finish quickly. */
+/* True once the manager is stopping, or the reconcile has run past its
+ * timeout (reconcile_timeout_ns): finish quickly. */
 bool ctrl_ctx_cancelled(ctrl_ctx *ctx);
+/* When the reconcile times out, in clock time (ctrl_ctx_now); INT64_MAX
+ * without a timeout. */
+int64_t ctrl_ctx_deadline(ctrl_ctx *ctx);
 /* The manager's clock (virtual in scenarios). */
 const ctrl_clock *ctrl_ctx_clock(ctrl_ctx *ctx);
 int64_t ctrl_ctx_now(ctrl_ctx *ctx);
@@ -272,6 +308,13 @@ typedef struct ctrl_controller_options {
     /* Every key at priority 0: a plain FIFO, as before controller-runtime
      * v0.20 (UsePriorityQueue=false). Results' priorities still apply. */
     bool no_priority_queue;
+    /* ReconciliationTimeout: ctrl_ctx_cancelled turns true after this long
+     * in one reconcile, and controller_runtime_reconcile_timeouts_total
+     * counts reconciles that ran past it; 0 = none. */
+    int64_t reconcile_timeout_ns;
+    /* SkipNameValidation: allow a name another controller of this manager
+     * already has. */
+    bool skip_name_validation;
 } ctrl_controller_options;
 
 typedef struct ctrl_builder ctrl_builder;
@@ -303,9 +346,9 @@ ctrl_builder *ctrl_builder_with_user_free(ctrl_builder *b, void (*user_free)(voi
 
 /*
  * Create the controller and add it to the manager; the builder is freed in
- * every case. Errors: CTRL_ERR_ARG (no kind, a duplicate name, a malformed
- * predicate), CTRL_ERR_NO_MATCH (an unknown kind, when the manager already
- * runs), CTRL_ERR_NOMEM.
+ * every case. Errors: CTRL_ERR_ARG (no kind, a duplicate name without
+ * skip_name_validation, a malformed predicate, a negative option), CTRL_ERR_NO_MATCH (an unknown
+ * kind, when the manager already runs), CTRL_ERR_NOMEM.
  */
 int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user);
 

@@ -6,7 +6,7 @@
  * and map handlers, predicates, max_concurrent_reconciles, graceful stop
  * with reconciles in flight, logs (also through the ctrl_logger handle),
  * hooks and metrics, the priority queue (initial list low, results'
- * priorities).
+ * priorities), the reconcile timeout.
  */
 #include <criterion/criterion.h>
 
@@ -795,4 +795,70 @@ Test(controller, a_result_sets_the_priority_of_its_requeue)
     cr_assert_eq(R.prios[2], 50);
     cr_assert_str_eq(R.keys[3], "default/init0");
     cr_assert_eq(R.prios[3], CTRL_PRIORITY_LOW);
+}
+
+/* ---- the reconcile timeout ---- */
+
+typedef struct timeout_seen {
+    atomic_bool started, cancelled_at_start, saw_cancel;
+    _Atomic int64_t deadline;
+} timeout_seen;
+
+static timeout_seen TS;
+
+/* "slow" waits (real time, bounded) until its ctx says cancelled; others
+ * return at once. */
+static ctrl_result reconcile_until_cancelled(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    (void)user;
+    if (strcmp(req->name, "slow") != 0)
+        return ctrl_done();
+    atomic_store(&TS.deadline, ctrl_ctx_deadline(ctx));
+    atomic_store(&TS.cancelled_at_start, ctrl_ctx_cancelled(ctx));
+    atomic_store(&TS.started, true);
+    for (int i = 0; i < 5000 && !ctrl_ctx_cancelled(ctx); i++)
+        usleep(1000);
+    atomic_store(&TS.saw_cancel, ctrl_ctx_cancelled(ctx));
+    return ctrl_done();
+}
+
+Test(controller, reconcile_timeout_cancels_the_ctx_and_is_counted)
+{
+    memset(&TS, 0, sizeof TS);
+    ctrl__controller_config cfg = {
+        .name = "cms",
+        .reconcile = reconcile_until_cancelled,
+        .options = {.reconcile_timeout_ns = 30 * CTRL_SECOND},
+        .clock = &fake,
+        .metrics = metrics,
+    };
+    cr_assert_eq(ctrl__controller_new(&cfg, &ctl), 0);
+    int idx = -1;
+    cr_assert_eq(ctrl__controller_watch(ctl, NULL, ctrl_handler_for_object(), NULL, &idx), 0);
+    const char *timeouts = "controller=\"cms\"";
+    cr_assert_eq(metric("controller_runtime_reconcile_timeouts_total", timeouts), 0);
+    cr_assert_eq(metric("controller_runtime_reconcile_panics_total", timeouts), 0,
+                 "the series exists, at 0");
+    cr_assert_eq(ctrl__controller_start(ctl), 0);
+    json_t *fast = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", "ns", "name", "fast");
+    ctrl__controller_event(ctl, idx, CTRL__EVENT_ADD, NULL, fast);
+    json_decref(fast);
+    WAIT_FOR(ctrl__controller_idle(ctl) && TOTAL("success") == 1, 5000);
+    cr_assert_eq(metric("controller_runtime_reconcile_timeouts_total", timeouts), 0,
+                 "a quick reconcile is no timeout");
+
+    int64_t t0 = fc_now(&fc);
+    json_t *slow = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", "ns", "name", "slow");
+    ctrl__controller_event(ctl, idx, CTRL__EVENT_ADD, NULL, slow);
+    json_decref(slow);
+    WAIT_FOR(atomic_load(&TS.started), 5000);
+    cr_assert_eq(atomic_load(&TS.deadline), t0 + 30 * CTRL_SECOND);
+    cr_assert_not(atomic_load(&TS.cancelled_at_start));
+    fc_advance(29 * CTRL_SECOND);
+    usleep(20 * 1000);
+    cr_assert_eq(TOTAL("success"), 1, "still running before its deadline");
+    fc_advance(CTRL_SECOND);
+    WAIT_FOR(TOTAL("success") == 2, 5000);
+    cr_assert(atomic_load(&TS.saw_cancel), "the ctx reported cancelled at the deadline");
+    cr_assert_eq(metric("controller_runtime_reconcile_timeouts_total", timeouts), 1);
 }
