@@ -57,10 +57,13 @@ typedef struct replica {
     char base_ua[160]; /* "scenario/<controller>-<k>" */
 } replica;
 
-/* A crashed incarnation: frozen until teardown, then stopped and freed. */
+/* A crashed incarnation: frozen until teardown, then stopped and freed. It
+ * keeps the fault rule that drops all it sends (block_rule) to the end: a
+ * restart unblocks the new incarnation's User-Agent, never the old one. */
 typedef struct zombie {
     ctrl_manager *mgr;
     pthread_t thread;
+    uint64_t block_rule;
     struct zombie *next;
 } zombie;
 
@@ -358,8 +361,12 @@ static void crash_replica(run *r, replica *rep)
     block_client(r, rep);
     zombie *z = malloc(sizeof *z);
     if (z) {
-        *z = (zombie){.mgr = rep->mgr, .thread = rep->thread, .next = r->zombies};
+        *z = (zombie){.mgr = rep->mgr,
+                      .thread = rep->thread,
+                      .block_rule = rep->block_rule,
+                      .next = r->zombies};
         r->zombies = z;
+        rep->block_rule = 0; /* the zombie's now */
     }
     rep->mgr = NULL;
     rep->thread_started = false;
@@ -1037,7 +1044,15 @@ static int setup(run *r)
 static void stop_all(run *r)
 {
     scn__sched_free_run(r->sched);
-    /* Requests held back by delays are answered now: their clients stop. */
+    /* Requests held back by delays are answered now, so that their clients
+     * stop; but a crashed replica's are dropped: what it sent never reaches
+     * the store, not even now. Everything else it sends from now on meets
+     * the rule that drops all it sends (zombie.block_rule). */
+    uint64_t ids[64];
+    size_t n_ids;
+    while (r->srv && (n_ids = scn__sched_take_frozen_held(r->sched, ids, 64)) > 0)
+        for (size_t i = 0; i < n_ids; i++)
+            fakeapi_request_drop(r->srv, ids[i]);
     if (r->srv)
         fakeapi_hold_delays(r->srv, false);
     /* Let every held watch flow: informers still syncing must see their

@@ -2,12 +2,15 @@
  * test_steps.c - scenario steps run whole: a patch of the status
  * subresource, which the object's own endpoint ignores; a restart, whose
  * new incarnation draws a fresh seed (its jitter differs) while the same
- * run seed still gives the same trace.
+ * run seed still gives the same trace; a crashed replica whose write the
+ * server held back (a delay fault), which never reaches the server, not
+ * even when the run is torn down.
  *
  * Each scenario is parsed from text as if it were a file in
  * scenarios/examples (its fixtures are named relative to it).
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +32,57 @@ static int replicaset_setup(ctrl_manager *mgr, const json_t *config, void *user)
     return example_replicaset_setup(mgr, config);
 }
 
+/* "writer": for each ConfigMap labelled role=in, creates <name>-out, and
+ * notes what came back, with the incarnation of the manager that asked
+ * (each setup is the next incarnation: one replica here). */
+#define MAX_WRITES 64
+static pthread_mutex_t writes_mu = PTHREAD_MUTEX_INITIALIZER;
+typedef struct noted_write {
+    int incarnation, rc;
+} noted_write;
+static noted_write writes[MAX_WRITES];
+static int n_writes, n_setups;
+
+static ctrl_result writer_reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    int incarnation = *(int *)user;
+    char name[256];
+    snprintf(name, sizeof name, "%s-out", req->name);
+    json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                           "metadata", "name", name, "namespace", req->ns);
+    ctrl_error err = {0};
+    int rc = cm ? ctrl_client_create(ctrl_ctx_client(ctx), cm, NULL, NULL, &err) : CTRL_ERR_NOMEM;
+    json_decref(cm);
+    ctrl_error_deinit(&err);
+    pthread_mutex_lock(&writes_mu);
+    if (n_writes < MAX_WRITES)
+        writes[n_writes++] = (noted_write){.incarnation = incarnation, .rc = rc};
+    pthread_mutex_unlock(&writes_mu);
+    return rc == 0 || ctrl_err_is_already_exists(rc) ? ctrl_done() : ctrl_err(rc);
+}
+
+static int writer_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)config, (void)user;
+    int *incarnation = malloc(sizeof *incarnation);
+    if (!incarnation)
+        return CTRL_ERR_NOMEM;
+    pthread_mutex_lock(&writes_mu);
+    *incarnation = ++n_setups;
+    pthread_mutex_unlock(&writes_mu);
+    ctrl_builder *b = ctrl_builder_for(mgr, "v1", "ConfigMap");
+    b = ctrl_builder_with_predicates(b, ctrl_pred_label_selector("role=in"));
+    b = ctrl_builder_with_user_free(b, free);
+    return ctrl_builder_complete(b, writer_reconcile, incarnation);
+}
+
 static void setup(void)
 {
     static bool done;
-    if (!done)
+    if (!done) {
         cr_assert_eq(scn_register_controller("replicaset", replicaset_setup, NULL), 0);
+        cr_assert_eq(scn_register_controller("writer", writer_setup, NULL), 0);
+    }
     done = true;
 }
 
@@ -196,5 +245,50 @@ Test(steps, a_restarted_incarnation_draws_a_fresh_seed)
     }
     unlink(a);
     unlink(b);
+    scn_scenario_free(sc);
+}
+
+/* The writer's create is held back by the server (a 30 s delay) when its
+ * replica crashes; the replica restarts and its new incarnation creates the
+ * ConfigMap. When the run is torn down the frozen incarnation's held create
+ * is dropped, not answered: it gets no answer from the server (a transport
+ * error), and neither does anything else it sends. */
+Test(steps, a_crashed_replica_writes_nothing_even_in_teardown)
+{
+    scn_scenario *sc = parse(
+        "name: frozen-writes\n"
+        "controllers: [writer]\n"
+        "steps:\n"
+        "  - fault: {name: slow, rule: {match: {verb: create, resource: configmaps, agent: "
+        "scenario/writer-0},\n"
+        "            when: {first: 1}, action: {delay: 30s}}}\n"
+        "  - apply: {manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: "
+        "default, labels: {role: in}}}}\n"
+        "  - crash: {replica: 0}\n"
+        "  - restart: {replica: 0}\n"
+        "  - wait: {for: {exists: {apiVersion: v1, kind: ConfigMap, namespace: default, name: "
+        "a-out}}, timeout: 1m}\n");
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        pthread_mutex_lock(&writes_mu);
+        n_writes = n_setups = 0;
+        pthread_mutex_unlock(&writes_mu);
+        scn_run_result r = run_traced(sc, seed, NULL);
+        cr_assert(r.passed, "seed %llu: %s", (unsigned long long)seed, r.message);
+        int first = 0, second = 0;
+        for (int i = 0; i < n_writes; i++) {
+            if (writes[i].incarnation == 1) {
+                first++;
+                cr_assert(ctrl_err_is_transport(writes[i].rc),
+                          "seed %llu: the crashed incarnation's create got an answer: %s",
+                          (unsigned long long)seed, ctrl_strerror(writes[i].rc));
+            } else {
+                second += writes[i].rc == 0;
+            }
+        }
+        cr_assert_geq(first, 1, "seed %llu: its held create returned when the run ended",
+                      (unsigned long long)seed);
+        cr_assert_eq(second, 1, "seed %llu: the new incarnation created a-out",
+                     (unsigned long long)seed);
+    }
     scn_scenario_free(sc);
 }
