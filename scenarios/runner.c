@@ -49,6 +49,7 @@ typedef struct replica {
     atomic_bool exited;
     int rc;
     uint64_t block_rule;   /* drops all its requests (crash, partition); 0 = none */
+    uint64_t watch_rule;   /* refuses its watches while it stops (restart); 0 = none */
     uint64_t crash_rule;   /* fires at the moment it must crash; 0 = none */
     bool crash_when_fired; /* crash_rule: crash once it fired (else: once it matched) */
     bool crashed;
@@ -57,10 +58,13 @@ typedef struct replica {
     char base_ua[160]; /* "scenario/<controller>-<k>" */
 } replica;
 
-/* A crashed incarnation: frozen until teardown, then stopped and freed. */
+/* A crashed incarnation: frozen until teardown, then stopped and freed. It
+ * keeps the fault rule that drops all it sends (block_rule) to the end: a
+ * restart unblocks the new incarnation's User-Agent, never the old one. */
 typedef struct zombie {
     ctrl_manager *mgr;
     pthread_t thread;
+    uint64_t block_rule;
     struct zombie *next;
 } zombie;
 
@@ -252,6 +256,26 @@ static void stderr_log(const char *line, void *user)
     fprintf(stderr, "%s\n", line);
 }
 
+/* splitmix64's finaliser: a well-mixed 64-bit function of x. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t scn__manager_seed(uint64_t run_seed, int index, int incarnation)
+{
+    /* The first incarnation keeps the seed runs have always had, so that
+     * traces recorded before restarts drew fresh seeds stay the same. */
+    uint64_t first = run_seed * 1000003 + (uint64_t)index + 1;
+    if (incarnation <= 1)
+        return first;
+    uint64_t s = mix64(mix64(first) ^ (uint64_t)incarnation);
+    return s ? s : 1; /* 0 asks libctrl for a random seed */
+}
+
 static int start_replica(run *r, replica *rep)
 {
     /* Each incarnation has its own User-Agent, so that the server's watches
@@ -276,7 +300,7 @@ static int start_replica(run *r, replica *rep)
         .user_agent = rep->ua,
         .clock = scn__sched_ctrl_clock(r->sched),
         .hooks = scn__sched_group_hooks(r->sched, rep->group = ++r->next_group),
-        .seed = r->seed * 1000003 + (uint64_t)rep->index + 1,
+        .seed = scn__manager_seed(r->seed, rep->index, rep->incarnation),
         .identity = rep->ua,
         .release_on_cancel = true,
         .log_level = r->verbose ? CTRL_LOG_INFO : CTRL_LOG_ERROR,
@@ -313,25 +337,6 @@ static int start_replica(run *r, replica *rep)
 /* Let the scheduler run until quiet, crashing replicas whose crash point came. */
 static int quiet(run *r, int step);
 
-/* Stop a manager and wait for its threads, still under the scheduler. */
-static void stop_replica(run *r, replica *rep)
-{
-    if (!rep->thread_started)
-        return;
-    ctrl_manager_stop(rep->mgr);
-    char err[256];
-    for (int i = 0; i < 100000 && !atomic_load(&rep->exited); i++) {
-        if (scn__sched_step(r->sched, err, sizeof err) <= 0 &&
-            scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), INT64_MAX) < 0)
-            usleep(1000); /* a watch being torn down outside the turns */
-        fakeapi_clock_advanced(r->srv);
-    }
-    pthread_join(rep->thread, NULL);
-    rep->thread_started = false;
-    ctrl_manager_free(rep->mgr);
-    rep->mgr = NULL;
-}
-
 static int block_client(run *r, replica *rep)
 {
     char rule[300];
@@ -366,8 +371,12 @@ static void crash_replica(run *r, replica *rep)
     block_client(r, rep);
     zombie *z = malloc(sizeof *z);
     if (z) {
-        *z = (zombie){.mgr = rep->mgr, .thread = rep->thread, .next = r->zombies};
+        *z = (zombie){.mgr = rep->mgr,
+                      .thread = rep->thread,
+                      .block_rule = rep->block_rule,
+                      .next = r->zombies};
         r->zombies = z;
+        rep->block_rule = 0; /* the zombie's now */
     }
     rep->mgr = NULL;
     rep->thread_started = false;
@@ -703,10 +712,72 @@ static int step_crash(run *r, int n, const scn_step *st)
     return 0;
 }
 
+/* Stop the running managers of replica k, together, still under the
+ * scheduler. libctrl ends an open watch by waking its thread outside the
+ * turns, at a moment no seed decides; so first the replica's watches are
+ * closed and new ones refused (a fault rule on each User-Agent), and the
+ * run goes quiet: the informers take the ends of their streams as the
+ * driver releases them and wait on the clock to watch again. Then the
+ * managers stop as a process does on SIGTERM (controllers end, the Lease is
+ * released), every wake-up on the clock. */
+static int stop_group(run *r, int n, int k)
+{
+    bool any = false;
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k || !rep->thread_started)
+            continue;
+        char rule[300];
+        snprintf(rule, sizeof rule,
+                 "{\"match\":{\"agent\":\"%s\",\"verb\":\"watch\"},\"action\":{\"drop\":true}}",
+                 rep->ua);
+        fakeapi_error err = {0};
+        if (fakeapi_fault_add_rule_json(r->srv, rule, &rep->watch_rule, &err) < 0)
+            return fail(r, n, "restart: %s", err.message);
+        fakeapi_close_watches(r->srv, rep->ua);
+        any = true;
+    }
+    if (!any)
+        return 0;
+    if (quiet(r, n) < 0)
+        return -1;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].k == k && r->reps[i].thread_started) /* quiet may have crashed it */
+            ctrl_manager_stop(r->reps[i].mgr);
+    char err[256];
+    for (int it = 0; it < 100000; it++) {
+        bool running = false;
+        for (size_t i = 0; i < r->nreps; i++)
+            running |=
+                r->reps[i].k == k && r->reps[i].thread_started && !atomic_load(&r->reps[i].exited);
+        if (!running)
+            break;
+        if (scn__sched_step(r->sched, err, sizeof err) <= 0 &&
+            scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), INT64_MAX) < 0)
+            usleep(1000); /* nothing to run and no deadline: should not happen */
+        fakeapi_clock_advanced(r->srv);
+    }
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k)
+            continue;
+        if (rep->thread_started) {
+            pthread_join(rep->thread, NULL);
+            rep->thread_started = false;
+            ctrl_manager_free(rep->mgr);
+            rep->mgr = NULL;
+        }
+        if (rep->watch_rule)
+            fakeapi_fault_remove(r->srv, rep->watch_rule);
+        rep->watch_rule = 0;
+    }
+    return 0;
+}
+
 static int step_replica(run *r, int n, const scn_step *st)
 {
     int k = addressed_replica(r, n, st);
-    if (k < 0)
+    if (k < 0 || (st->kind == SCN_STEP_RESTART && stop_group(r, n, k) < 0))
         return -1;
     for (size_t i = 0; i < r->nreps; i++) {
         replica *rep = &r->reps[i];
@@ -714,8 +785,6 @@ static int step_replica(run *r, int n, const scn_step *st)
             continue;
         switch (st->kind) {
         case SCN_STEP_RESTART:
-            if (rep->thread_started)
-                stop_replica(r, rep);
             unblock_client(r, rep);
             rep->crashed = false;
             if (start_replica(r, rep) < 0)
@@ -1008,7 +1077,15 @@ static int setup(run *r)
 static void stop_all(run *r)
 {
     scn__sched_free_run(r->sched);
-    /* Requests held back by delays are answered now: their clients stop. */
+    /* Requests held back by delays are answered now, so that their clients
+     * stop; but a crashed replica's are dropped: what it sent never reaches
+     * the store, not even now. Everything else it sends from now on meets
+     * the rule that drops all it sends (zombie.block_rule). */
+    uint64_t ids[64];
+    size_t n_ids;
+    while (r->srv && (n_ids = scn__sched_take_frozen_held(r->sched, ids, 64)) > 0)
+        for (size_t i = 0; i < n_ids; i++)
+            fakeapi_request_drop(r->srv, ids[i]);
     if (r->srv)
         fakeapi_hold_delays(r->srv, false);
     /* Let every held watch flow: informers still syncing must see their
