@@ -20,9 +20,9 @@ const json_t *kc__controlled_by(const json_t *obj, const char *owner_uid)
  * empty: removed), guarded by obj's resourceVersion. */
 static int patch_refs(const kc_claim *cl, const json_t *obj, json_t *refs, json_t **out)
 {
-    json_t *patch = json_pack("{s:{s:s?, s:o}}", "metadata", "resourceVersion",
-                              ctrl_obj_resource_version(obj), "ownerReferences",
-                              refs && json_array_size(refs) ? refs : json_null());
+    json_t *patch =
+        json_pack("{s:{s:s?, s:o}}", "metadata", "resourceVersion", ctrl_obj_resource_version(obj),
+                  "ownerReferences", refs && json_array_size(refs) ? refs : json_null());
     if (refs && !json_array_size(refs))
         json_decref(refs);
     if (!patch)
@@ -57,8 +57,7 @@ static int can_adopt(const kc_claim *cl)
 {
     json_t *fresh = NULL;
     int rc = ctrl_client_get(cl->reader, ctrl_obj_api_version(cl->owner), ctrl_obj_kind(cl->owner),
-                             ctrl_obj_namespace(cl->owner), ctrl_obj_name(cl->owner), &fresh,
-                             NULL);
+                             ctrl_obj_namespace(cl->owner), ctrl_obj_name(cl->owner), &fresh, NULL);
     if (rc < 0)
         return ctrl_err_is_not_found(rc) ? 1 : rc;
     const char *a = ctrl_obj_uid(fresh), *b = ctrl_obj_uid(cl->owner);

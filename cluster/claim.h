@@ -25,10 +25,10 @@
 #include "ctrl/client.h"
 
 typedef struct kc_claim {
-    ctrl_client *writer;    /* patches go here */
-    ctrl_client *reader;    /* the fresh read of the owner (an uncached client) */
-    const json_t *owner;    /* borrowed: apiVersion, kind, metadata name/namespace/uid */
-    const json_t *selector; /* borrowed: the owner's LabelSelector */
+    ctrl_client *writer;            /* patches go here */
+    ctrl_client *reader;            /* the fresh read of the owner (an uncached client) */
+    const json_t *owner;            /* borrowed: apiVersion, kind, metadata name/namespace/uid */
+    const json_t *selector;         /* borrowed: the owner's LabelSelector */
     const char *api_version, *kind; /* of the objects */
 } kc_claim;
 

@@ -309,10 +309,10 @@ static int set_d_revision(dpass *p, const char *rev)
     json_t *patch = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "resourceVersion",
                               ctrl_obj_resource_version(p->d), "annotations", KC_REVISION_ANN, rev);
     json_t *out = NULL;
-    int rc = patch ? ctrl_client_patch(p->c, "apps/v1", "Deployment", ctrl_obj_namespace(p->d),
-                                       ctrl_obj_name(p->d), CTRL_PATCH_MERGE, patch, NULL, &out,
-                                       NULL)
-                   : CTRL_ERR_NOMEM;
+    int rc = patch
+                 ? ctrl_client_patch(p->c, "apps/v1", "Deployment", ctrl_obj_namespace(p->d),
+                                     ctrl_obj_name(p->d), CTRL_PATCH_MERGE, patch, NULL, &out, NULL)
+                 : CTRL_ERR_NOMEM;
     json_decref(patch);
     if (rc == 0) {
         json_decref(p->d);
@@ -338,9 +338,13 @@ static int update_rs(dpass *p, json_t *rs, json_t *copy, json_t **out)
 
 static bool skip_copy(const char *k)
 {
-    static const char *const skip[] = {KC_LAST_APPLIED_ANN, KC_REVISION_ANN,
-                                       KC_REVISION_HISTORY_ANN, KC_DESIRED_ANN,
-                                       KC_MAX_ANN, KC_ROLLBACK_ANN, NULL};
+    static const char *const skip[] = {KC_LAST_APPLIED_ANN,
+                                       KC_REVISION_ANN,
+                                       KC_REVISION_HISTORY_ANN,
+                                       KC_DESIRED_ANN,
+                                       KC_MAX_ANN,
+                                       KC_ROLLBACK_ANN,
+                                       NULL};
     for (const char *const *s = skip; *s; s++)
         if (!strcmp(k, *s))
             return true;
@@ -372,7 +376,8 @@ static bool replicas_ann_need_update(const json_t *rs, int64_t desired, int64_t 
     char a[24], b[24];
     snprintf(a, sizeof a, "%lld", (long long)desired);
     snprintf(b, sizeof b, "%lld", (long long)max);
-    const char *x = ctrl_obj_annotation(rs, KC_DESIRED_ANN), *y = ctrl_obj_annotation(rs, KC_MAX_ANN);
+    const char *x = ctrl_obj_annotation(rs, KC_DESIRED_ANN),
+               *y = ctrl_obj_annotation(rs, KC_MAX_ANN);
     return !x || strcmp(x, a) || !y || strcmp(y, b);
 }
 
@@ -459,8 +464,8 @@ static int scale_rs(dpass *p, json_t **rsp, int64_t scale, const char *op, bool 
         if (scaled)
             *scaled = true;
         ctrl_recorder_event(ctrl_ctx_recorder(p->ctx), p->d, "Normal", "ScalingReplicaSet",
-                            "Scaled %s replica set %s from %lld to %lld", op, name,
-                            (long long)old, (long long)scale);
+                            "Scaled %s replica set %s from %lld to %lld", op, name, (long long)old,
+                            (long long)scale);
     }
     return rc;
 }
@@ -482,7 +487,8 @@ static json_t *find_new(const json_t *d, const json_t *all)
     size_t n;
     json_t **v = sorted(all, by_oldest, &n), *found = NULL;
     for (size_t i = 0; v && i < n && !found; i++)
-        if (kc__templates_equal(ctrl_obj_get(v[i], "spec.template"), ctrl_obj_get(d, "spec.template")))
+        if (kc__templates_equal(ctrl_obj_get(v[i], "spec.template"),
+                                ctrl_obj_get(d, "spec.template")))
             found = v[i];
     free(v);
     return found;
@@ -588,9 +594,9 @@ static int get_new_rs(dpass *p, bool create)
         if ((rc = set_d_revision(p, rb)) < 0)
             goto out;
         if (has_deadline(p->d) && !cond_get(json_object_get(p->d, "status"), "Progressing"))
-            rc = write_cond(p, cond_new(p, "Progressing", "True", "FoundNewReplicaSet",
-                                        "Found new replica set \"%s\"",
-                                        ctrl_obj_name(p->set.new_rs)));
+            rc = write_cond(p,
+                            cond_new(p, "Progressing", "True", "FoundNewReplicaSet",
+                                     "Found new replica set \"%s\"", ctrl_obj_name(p->set.new_rs)));
         goto out;
     }
     if (!create)
@@ -643,8 +649,8 @@ static int get_new_rs(dpass *p, bool create)
     }
     if (rc < 0) {
         char msg[1400];
-        snprintf(msg, sizeof msg, "Failed to create new replica set \"%s\": %s",
-                 ctrl_obj_name(rs), *e.message ? e.message : ctrl_strerror(rc));
+        snprintf(msg, sizeof msg, "Failed to create new replica set \"%s\": %s", ctrl_obj_name(rs),
+                 *e.message ? e.message : ctrl_strerror(rc));
         if (has_deadline(p->d))
             write_cond(p, cond_new(p, "Progressing", "False", "FailedRSCreate", "%s", msg));
         ctrl_recorder_event(ctrl_ctx_recorder(p->ctx), p->d, "Warning", "FailedRSCreate", "%s",
@@ -693,8 +699,7 @@ static json_t *calc_status(dpass *p)
     int64_t unavail = total - avail < 0 ? 0 : total - avail;
     put_int(st, "observedGeneration", ctrl_obj_generation(p->d));
     put_int(st, "replicas", kc__sum_status(all, "replicas"));
-    put_int(st, "updatedReplicas",
-            p->set.new_rs ? status_of(p->set.new_rs, "status.replicas") : 0);
+    put_int(st, "updatedReplicas", p->set.new_rs ? status_of(p->set.new_rs, "status.replicas") : 0);
     put_int(st, "readyReplicas", kc__sum_status(all, "readyReplicas"));
     put_int(st, "availableReplicas", avail);
     put_int(st, "unavailableReplicas", unavail);
@@ -731,8 +736,7 @@ static bool complete(const json_t *d, const json_t *st)
     return json_integer_value(json_object_get(st, "updatedReplicas")) == want &&
            json_integer_value(json_object_get(st, "replicas")) == want &&
            json_integer_value(json_object_get(st, "availableReplicas")) == want &&
-           json_integer_value(json_object_get(st, "observedGeneration")) >=
-               ctrl_obj_generation(d);
+           json_integer_value(json_object_get(st, "observedGeneration")) >= ctrl_obj_generation(d);
 }
 
 static bool progressing(const json_t *d, const json_t *st)
@@ -798,8 +802,8 @@ static void requeue_stuck(dpass *p, const json_t *st)
     int64_t from = kc__parse_time(cond_str(cur, "lastUpdateTime"));
     if (from < 0)
         return;
-    int64_t after = from + ctrl_obj_get_int(p->d, "spec.progressDeadlineSeconds", 0) * CTRL_SECOND -
-                    p->wall;
+    int64_t after =
+        from + ctrl_obj_get_int(p->d, "spec.progressDeadlineSeconds", 0) * CTRL_SECOND - p->wall;
     p->requeue_ns = after < CTRL_SECOND ? -1 : after + CTRL_SECOND;
 }
 
@@ -826,8 +830,8 @@ static int sync_rollout_status(dpass *p)
             cond_set(st, cond_new(p, "Progressing", "True", "NewReplicaSetAvailable",
                                   "%s has successfully progressed.", what));
         } else if (progressing(p->d, st)) {
-            json_t *c = cond_new(p, "Progressing", "True", "ReplicaSetUpdated",
-                                 "%s is progressing.", what);
+            json_t *c =
+                cond_new(p, "Progressing", "True", "ReplicaSetUpdated", "%s is progressing.", what);
             /* Everything but the transition time moves. */
             json_t *old = cond_get(st, "Progressing");
             if (c && old) {
@@ -1156,8 +1160,8 @@ static bool old_pods_running(dpass *p)
     json_array_foreach(old, i, rs)
     {
         json_t *pods = NULL;
-        if (yes || ctrl_informer_by_index(p->s->pods, KC_CONTROLLER_INDEX, ctrl_obj_uid(rs),
-                                          &pods) < 0)
+        if (yes ||
+            ctrl_informer_by_index(p->s->pods, KC_CONTROLLER_INDEX, ctrl_obj_uid(rs), &pods) < 0)
             continue;
         size_t j;
         json_t *pod;
@@ -1217,11 +1221,11 @@ static int check_paused(dpass *p)
     bool paused = ctrl_obj_get_bool(p->d, "spec.paused", false);
     bool has = c && !strcmp(cond_str(c, "reason"), "DeploymentPaused");
     if (paused && !has)
-        return write_cond(p, cond_new(p, "Progressing", "Unknown", "DeploymentPaused",
-                                      "Deployment is paused"));
+        return write_cond(
+            p, cond_new(p, "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused"));
     if (!paused && has)
-        return write_cond(p, cond_new(p, "Progressing", "Unknown", "DeploymentResumed",
-                                      "Deployment is resumed"));
+        return write_cond(
+            p, cond_new(p, "Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed"));
     return 0;
 }
 
@@ -1240,8 +1244,7 @@ static int sync_deployment(dpass *p)
                             "required.");
         if (ctrl_obj_get_int(p->d, "status.observedGeneration", 0) < ctrl_obj_generation(p->d)) {
             json_t *st = d_status_copy(p);
-            json_object_set_new(st, "observedGeneration",
-                                json_integer(ctrl_obj_generation(p->d)));
+            json_object_set_new(st, "observedGeneration", json_integer(ctrl_obj_generation(p->d)));
             int rc = write_status(p, st);
             json_decref(st);
             return rc;
@@ -1255,8 +1258,7 @@ static int sync_deployment(dpass *p)
     json_t *owned = NULL, *orphans = NULL, *cands = json_array();
     int rc = ctrl_informer_by_index(p->s->rss, KC_CONTROLLER_INDEX, ctrl_obj_uid(p->d), &owned);
     if (rc == 0)
-        rc = ctrl_informer_by_index(p->s->rss, KC_ORPHAN_INDEX, ctrl_obj_namespace(p->d),
-                                    &orphans);
+        rc = ctrl_informer_by_index(p->s->rss, KC_ORPHAN_INDEX, ctrl_obj_namespace(p->d), &orphans);
     if (rc == 0 && cands) {
         json_array_extend(cands, owned);
         json_array_extend(cands, orphans);
@@ -1356,8 +1358,8 @@ static json_t *rs_to_deployments(const json_t *rs, void *user)
         const json_t *sel = ctrl_obj_get(d, "spec.selector");
         if (!selector_empty(sel) &&
             kc__selector_matches(sel, ctrl_obj_get(rs, "metadata.labels")) == 1)
-            json_array_append_new(out, json_pack("{s:s, s:s}", "namespace", ns, "name",
-                                                 ctrl_obj_name(d)));
+            json_array_append_new(
+                out, json_pack("{s:s, s:s}", "namespace", ns, "name", ctrl_obj_name(d)));
     }
     json_decref(deps);
     return out;

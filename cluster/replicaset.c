@@ -149,8 +149,8 @@ static json_t *pod_to_rs(const json_t *pod, void *user)
     {
         if (kc__selector_matches(ctrl_obj_get(rs, "spec.selector"),
                                  ctrl_obj_get(pod, "metadata.labels")) == 1)
-            json_array_append_new(out, json_pack("{s:s, s:s}", "namespace", ns, "name",
-                                                 ctrl_obj_name(rs)));
+            json_array_append_new(
+                out, json_pack("{s:s, s:s}", "namespace", ns, "name", ctrl_obj_name(rs)));
     }
     json_decref(rss);
     return out;
@@ -165,9 +165,9 @@ static json_t *pod_for(const json_t *rs)
     const json_t *spec = ctrl_obj_get(rs, "spec.template.spec");
     char gen[300];
     snprintf(gen, sizeof gen, "%s-", ctrl_obj_name(rs));
-    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s}, s:O?}", "apiVersion", "v1", "kind", "Pod",
-                            "metadata", "generateName", gen, "namespace", ctrl_obj_namespace(rs),
-                            "spec", spec);
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:O?}", "apiVersion", "v1", "kind", "Pod", "metadata",
+                  "generateName", gen, "namespace", ctrl_obj_namespace(rs), "spec", spec);
     if (!pod)
         return NULL;
     json_t *md = json_object_get(pod, "metadata");
@@ -256,8 +256,8 @@ static int delete_pods(pass *p, const json_t **victims, size_t n)
         const char *name = ctrl_obj_name(victims[i]);
         ctrl_delete_options o = {.precondition_uid = ctrl_obj_uid(victims[i])};
         ctrl_error e = {0};
-        int rc = ctrl_client_delete(p->c, "v1", "Pod", ctrl_obj_namespace(p->rs), name, &o, NULL,
-                                    &e);
+        int rc =
+            ctrl_client_delete(p->c, "v1", "Pod", ctrl_obj_namespace(p->rs), name, &o, NULL, &e);
         if (rc == 0) {
             ctrl_recorder_event(rec, p->rs, "Normal", "SuccessfulDelete", "Deleted pod: %s", name);
         } else {

@@ -309,8 +309,8 @@ void kc__sort_victims(const json_t **pods, size_t n, const json_t *related)
             if (kc__pod_active(q) && !strcmp(qn ? qn : "", r[i].node))
                 r[i].rank++;
         }
-        r[i].ready_at = time_or_zero(json_string_value(
-            json_object_get(kc__condition(p, "Ready"), "lastTransitionTime")));
+        r[i].ready_at = time_or_zero(
+            json_string_value(json_object_get(kc__condition(p, "Ready"), "lastTransitionTime")));
         r[i].restarts = max_restarts(p);
         r[i].created = time_or_zero(ctrl_obj_meta(p, "creationTimestamp"));
     }
