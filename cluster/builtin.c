@@ -21,6 +21,7 @@ static const builtin table[] = {
     {"nodes", kc__nodes_setup},
     {"scheduler", kc__scheduler_setup},
     {"kubelet", kc__kubelet_setup},
+    {"nodelifecycle", kc__nodelifecycle_setup},
     {"replicaset", kc__replicaset_setup},
     {"deployment", kc__deployment_setup},
     {"job", kc__job_setup},

@@ -30,9 +30,9 @@
  *   from an in-memory table per node, seeded from the cache (the podIPs of
  *   the node's pods) the first time the node is used; released when the pod
  *   ends or goes. mu protects pods and ips; it is a leaf lock.
- * - A node that is not Ready (or is marked NotReady) freezes its pods, as a
- *   dead kubelet would: nothing changes on it, deletions included, until it
- *   comes back.
+ * - A node whose Ready condition is Unknown (or that is marked NotReady)
+ *   freezes its pods, as a dead kubelet would: nothing changes on it,
+ *   deletions included, until it comes back.
  * - Graceful deletion: a pod with a deletionTimestamp is deleted (grace 0,
  *   uid precondition) once min(deletionGracePeriodSeconds, the rule's
  *   terminationDelay) of clock time has passed since the kubelet saw it.
@@ -457,10 +457,13 @@ static ctrl_result finish_deletion(ctrl_ctx *ctx, kubelet_state *s, const char *
     return ctrl_done();
 }
 
+/* The node's kubelet is gone: no node, marked NotReady, or Ready Unknown
+ * (Ready False is a kubelet that is there but unwell: it goes on). */
 static bool node_down(const json_t *node)
 {
     const char *ann = ctrl_obj_annotation(node, KC_NOT_READY_ANNOTATION);
-    return !node || (ann && !strcmp(ann, "true")) || !kc__node_ready(node);
+    return !node || (ann && !strcmp(ann, "true")) ||
+           !strcmp(kc__node_ready_status(node), "Unknown");
 }
 
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)

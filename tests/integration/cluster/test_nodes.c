@@ -498,3 +498,46 @@ Test(nodes, stage_rules_fail_delay_and_crashloop)
     }
     cr_expect(seen_unready, "Running before Ready");
 }
+
+/* ---- graceful deletion ---- */
+
+static bool gone_pod(const char *name)
+{
+    json_t *p = pod(name);
+    json_decref(p);
+    return p == NULL;
+}
+
+Test(nodes, graceful_deletion)
+{
+    start("{\"controllers\":[\"nodes\",\"scheduler\",\"kubelet\"],\"nodes\":1,\"stages\":["
+          "{\"name\":\"slow-stop\",\"match\":{\"labels\":{\"matchLabels\":{\"stop\":\"slow\"}}},"
+          "\"terminationDelay\":\"1s\"}]}");
+    make_pod("quick", NULL);
+    apply("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"slow\","
+          "\"namespace\":\"default\",\"labels\":{\"stop\":\"slow\"}},\"spec\":{\"containers\":"
+          "[{\"name\":\"c\",\"image\":\"nginx\"}]}}");
+    json_decref(wait_for("v1", "Pod", "default", "quick", pod_running_ready, "Running"));
+    json_decref(wait_for("v1", "Pod", "default", "slow", pod_running_ready, "Running"));
+
+    /* The server keeps both (bound, grace 30); the kubelet ends them. */
+    cr_assert_eq(fakeapi_delete(api, "v1", "Pod", "default", "slow", NULL), 0);
+    json_t *p = pod("slow");
+    cr_assert(p, "a bound pod is deleted gracefully");
+    cr_expect(ctrl_obj_get_string(p, "metadata.deletionTimestamp") != NULL);
+    cr_expect_eq(ctrl_obj_get_int(p, "metadata.deletionGracePeriodSeconds", 0), 30);
+    json_decref(p);
+    int64_t t0 = mono_ns();
+    cr_assert_eq(fakeapi_delete(api, "v1", "Pod", "default", "quick", NULL), 0);
+    while (!gone_pod("quick")) {
+        cr_assert(mono_ns() - t0 < WAIT_NS, "quick never went");
+        sleep_ms(10);
+    }
+    while (!gone_pod("slow")) {
+        cr_assert(mono_ns() - t0 < WAIT_NS, "slow never went");
+        sleep_ms(10);
+    }
+    /* The rule's terminationDelay (1 s of clock time) held it. */
+    cr_expect(mono_ns() - t0 >= 900 * 1000000LL, "slow went after %lld ms",
+              (long long)((mono_ns() - t0) / 1000000));
+}
