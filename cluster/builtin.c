@@ -18,6 +18,7 @@ typedef struct builtin {
 } builtin;
 
 static const builtin table[] = {
+    {"statefulset", kc__statefulset_setup},
     {"job", kc__job_setup},
     {"cronjob", kc__cronjob_setup},
     {NULL, NULL},
