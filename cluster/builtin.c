@@ -19,6 +19,7 @@ typedef struct builtin {
 
 static const builtin table[] = {
     {"statefulset", kc__statefulset_setup},
+    {"daemonset", kc__daemonset_setup},
     {"job", kc__job_setup},
     {"cronjob", kc__cronjob_setup},
     {NULL, NULL},
