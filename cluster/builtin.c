@@ -24,6 +24,8 @@ static const builtin table[] = {
     {"nodelifecycle", kc__nodelifecycle_setup},
     {"replicaset", kc__replicaset_setup},
     {"deployment", kc__deployment_setup},
+    {"statefulset", kc__statefulset_setup},
+    {"daemonset", kc__daemonset_setup},
     {"job", kc__job_setup},
     {"cronjob", kc__cronjob_setup},
     {"endpoints", kc__endpoints_setup},
