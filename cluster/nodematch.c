@@ -10,6 +10,7 @@
 
 #include "ctrl/object.h"
 #include "podutil.h"
+#include "scheduler.h"
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -101,26 +102,13 @@ bool kc__node_fits_selectors(const json_t *pod_spec, const json_t *node)
     return false;
 }
 
-bool kc__tolerates(const json_t *tolerations, const json_t *taint)
+bool kc__tolerations_allow(const json_t *tolerations, const json_t *taint)
 {
-    const char *tkey = str(taint, "key"), *tval = str(taint, "value"), *teff = str(taint, "effect");
     size_t i;
     json_t *tol;
     json_array_foreach(tolerations, i, tol)
     {
-        const char *key = str(tol, "key"), *op = str(tol, "operator"), *val = str(tol, "value");
-        const char *eff = str(tol, "effect");
-        if (eff && *eff && (!teff || strcmp(eff, teff)))
-            continue;
-        bool exists = op && !strcmp(op, "Exists");
-        if (!key || !*key) {
-            if (exists)
-                return true; /* every key */
-            continue;
-        }
-        if (!tkey || strcmp(key, tkey))
-            continue;
-        if (exists || !strcmp(val ? val : "", tval ? tval : ""))
+        if (kc__tolerates(tol, taint))
             return true;
     }
     return false;
@@ -133,7 +121,7 @@ bool kc__tolerates_taints(const json_t *tolerations, const json_t *node, const c
     json_array_foreach(ctrl_obj_get(node, "spec.taints"), i, taint)
     {
         const char *e = str(taint, "effect");
-        if (e && !strcmp(e, effect) && !kc__tolerates(tolerations, taint))
+        if (e && !strcmp(e, effect) && !kc__tolerations_allow(tolerations, taint))
             return false;
     }
     return true;

@@ -17,7 +17,7 @@ bool kc__node_fits_selectors(const json_t *pod_spec, const json_t *node);
 
 /* Does some toleration in tolerations (an array; NULL = none) tolerate
  * taint (core/v1 Taint)? */
-bool kc__tolerates(const json_t *tolerations, const json_t *taint);
+bool kc__tolerations_allow(const json_t *tolerations, const json_t *taint);
 
 /* Are all of node's taints with effect (e.g. "NoSchedule") tolerated? */
 bool kc__tolerates_taints(const json_t *tolerations, const json_t *node, const char *effect);
