@@ -20,6 +20,9 @@ typedef struct builtin {
 static const builtin table[] = {
     {"endpoints", kc__endpoints_setup},
     {"endpointslice", kc__endpointslice_setup},
+    {"serviceaccount", kc__serviceaccount_setup},
+    {"serviceaccount-token", kc__satoken_setup},
+    {"root-ca-cert-publisher", kc__rootca_setup},
     {NULL, NULL},
 };
 

@@ -11,7 +11,7 @@
 
 #define EP "/api/v1/namespaces/default/endpoints/"
 #define SVCS "/api/v1/namespaces/default/services"
-#define WAIT_MS 10000
+#define WAIT_MS 30000
 
 static void setup(void)
 {
