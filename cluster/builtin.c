@@ -23,6 +23,7 @@ static const builtin table[] = {
     {"serviceaccount", kc__serviceaccount_setup},
     {"serviceaccount-token", kc__satoken_setup},
     {"root-ca-cert-publisher", kc__rootca_setup},
+    {"disruption", kc__disruption_setup},
     {NULL, NULL},
 };
 
