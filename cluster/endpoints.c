@@ -379,7 +379,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         return ctrl_err(rc);
     if (!kc__svc_has_selector(svc))
         goto out; /* endpoints made by hand: not ours */
-    rc = ctrl_informer_list(e->pods, req->ns, NULL, &pods);
+    rc = kc__svc_pods(e->pods, svc, &pods);
     selected = json_array();
     if (rc < 0 || !selected) {
         res = ctrl_err(rc < 0 ? rc : CTRL_ERR_NOMEM);

@@ -515,7 +515,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out;
     p.svc = svc;
     selected = json_array();
-    rc = ctrl_informer_list(e->pods, req->ns, NULL, &pods);
+    rc = kc__svc_pods(e->pods, svc, &pods);
     if (rc == 0 && !selected)
         rc = CTRL_ERR_NOMEM;
     if (rc == 0 && !(groups = desired_groups(svc, pods, selected)))
