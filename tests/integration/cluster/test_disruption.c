@@ -6,8 +6,10 @@
  * status allows and refuses (what kubectl drain does).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "svcfix.h"
@@ -253,4 +255,66 @@ Test(disruption, disrupted_pods_expire)
     cr_assert_eq(json_object_size(dp), 1);
     cr_assert_str_eq(json_string_value(json_object_get(dp, "q-0")), now);
     json_decref(p);
+}
+
+/* Run kubectl against fakeapi with a throw-away kubeconfig: its exit
+ * status, and its output in out. */
+static int kubectl(const char *args, char *out, size_t len)
+{
+    char dir[] = "/tmp/kc-drain-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char kc[128], log[128];
+    snprintf(kc, sizeof kc, "%s/kubeconfig", dir);
+    snprintf(log, sizeof log, "%s/out", dir);
+    FILE *f = fopen(kc, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster:\n    server: %s\n"
+            "users:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context:\n    cluster: f\n"
+            "    user: u\ncurrent-context: c\n",
+            fakeapi_url(fx_api));
+    fclose(f);
+    int st = system(
+        fx_s("kubectl --kubeconfig %s --cache-dir %s/cache %s > %s 2>&1", kc, dir, args, log));
+    f = fopen(log, "r");
+    size_t n = f ? fread(out, 1, len - 1, f) : 0;
+    out[n] = 0;
+    if (f)
+        fclose(f);
+    cr_assert_eq(system(fx_s("rm -rf %s", dir)), 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(disruption, kubectl_drain_honours_the_budget)
+{
+    if (system("kubectl version --client > /dev/null 2>&1") != 0)
+        cr_skip_test("no kubectl");
+    json_decref(fx_req(201, "POST", "/api/v1/nodes", "{\"metadata\":{\"name\":\"n1\"}}"));
+    json_decref(fx_req(201, "POST", "/api/v1/nodes", "{\"metadata\":{\"name\":\"n2\"}}"));
+    const char *nodes[] = {"n1", "n1", "n2"};
+    for (int i = 0; i < 3; i++)
+        fx_pod("default", fx_s("d-%d", i), "{\"app\":\"d\"}", NULL,
+               fx_s("{\"nodeName\":\"%s\"}", nodes[i]), fx_s("10.0.2.%d", i + 1), true, NULL);
+    pdb("d", "{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}}}");
+    expect("d", 3, 1, 3, 2);
+
+    /* n1's two pods fit the budget: drained. */
+    char out[8192];
+    int rc = kubectl("drain n1 --force --timeout=30s", out, sizeof out);
+    cr_assert_eq(rc, 0, "kubectl drain n1: %d\n%s", rc, out);
+    cr_assert_null(fx_get(PODS "/d-0"));
+    cr_assert_null(fx_get(PODS "/d-1"));
+    json_t *n1 = fx_get("/api/v1/nodes/n1");
+    cr_assert(json_is_true(fx_at(n1, "spec.unschedulable")));
+    json_decref(n1);
+    expect("d", 1, 1, 1, 0);
+
+    /* The last pod would break it: drain gives up, the pod stays. */
+    rc = kubectl("drain n2 --force --timeout=3s", out, sizeof out);
+    cr_assert_neq(rc, 0, "kubectl drain n2 succeeded:\n%s", out);
+    cr_assert(strstr(out, "Cannot evict pod as it would violate the pod's disruption budget"), "%s",
+              out);
+    json_t *left = fx_get(PODS "/d-2");
+    cr_assert_not_null(left);
+    json_decref(left);
 }
