@@ -237,11 +237,12 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         }
         json_object_set_new(data, "token", json_string(token));
     }
+    /* (sa_name points into the annotation replaced here: not used after.) */
     ctrl_obj_set_annotation(secret, SA_NAME_KEY, ctrl_obj_name(sa));
     ctrl_obj_set_annotation(secret, SA_UID_KEY, ctrl_obj_uid(sa));
     rc = ctrl_client_update(c, secret, NULL, NULL, NULL);
     if (rc == 0)
-        ctrl_log_info(ctx, "filled a service account token", "serviceaccount", sa_name);
+        ctrl_log_info(ctx, "filled a service account token", "serviceaccount", ctrl_obj_name(sa));
     else if (!ctrl_err_is_not_found(rc))
         res = ctrl_err(rc);
 out:
