@@ -86,8 +86,26 @@ static const char *ep(const char *name, const char *uid, const char *ip, bool re
                 terminating ? "true" : "false", name, uid, extra ? extra : "");
 }
 
+/* The cluster's Node cache has node. */
+static bool node_cached(void *user)
+{
+    ctrl_informer *inf = NULL;
+    json_t *n = NULL;
+    if (ctrl_cache_informer(ctrl_manager_cache(kc_cluster_manager(fx_cluster)), "v1", "Node", NULL,
+                            &inf, NULL) < 0 ||
+        ctrl_informer_get(inf, "", user, &n) < 0)
+        return false;
+    json_decref(n);
+    return true;
+}
+
 Test(endpointslice, contents_and_updates_in_place)
 {
+    json_decref(fx_req(201, "POST", "/api/v1/nodes",
+                       "{\"metadata\":{\"name\":\"n1\",\"labels\":"
+                       "{\"topology.kubernetes.io/zone\":\"z1\"}}}"));
+    static char n1[] = "n1";
+    cr_assert(fx_wait(node_cached, n1, WAIT_MS));
     json_t *svc = fx_req(201, "POST", SVCS,
                          "{\"metadata\":{\"name\":\"web\",\"labels\":{\"tier\":\"front\"}},"
                          "\"spec\":{\"selector\":{\"app\":\"web\"},\"ports\":["
@@ -106,7 +124,7 @@ Test(endpointslice, contents_and_updates_in_place)
                        "{\"status\":{\"phase\":\"Succeeded\",\"podIP\":\"10.0.0.3\"}}"));
 
     snprintf(e1, sizeof e1, "%s",
-             ep("p1", u1, "10.0.0.1", true, true, false, ",\"nodeName\":\"n1\""));
+             ep("p1", u1, "10.0.0.1", true, true, false, ",\"nodeName\":\"n1\",\"zone\":\"z1\""));
     snprintf(e2, sizeof e2, "%s", ep("p2", u2, "10.0.0.2", false, false, false, NULL));
     json_t *s = expect_one("web", fx_s("[%s,%s]", e1, e2));
     char name[128];
@@ -158,7 +176,7 @@ Test(endpointslice, contents_and_updates_in_place)
                        "{\"metadata\":{\"finalizers\":[\"example.com/hold\"]}}"));
     json_decref(fx_req(0, "DELETE", "/api/v1/namespaces/default/pods/p1", NULL));
     snprintf(e1, sizeof e1, "%s",
-             ep("p1", u1, "10.0.0.1", false, true, true, ",\"nodeName\":\"n1\""));
+             ep("p1", u1, "10.0.0.1", false, true, true, ",\"nodeName\":\"n1\",\"zone\":\"z1\""));
     json_decref(expect_one("web", fx_s("[%s,%s]", e1, e2)));
 
     /* Both go: one empty placeholder slice stays. */
