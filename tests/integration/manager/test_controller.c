@@ -879,8 +879,8 @@ Test(controller, resync_adds_at_low_priority_changes_at_default)
     synced_controller(NULL);
     cr_assert_eq(ctrl__controller_start(ctl), 0);
     WAIT_FOR(calls() >= 2, 5000); /* the initial add, then a resync */
-    put_cm("r", NULL, "2");       /* a change */
     int before = calls();
+    put_cm("r", NULL, "2"); /* a change */
     bool changed_seen = false;
     int64_t until = mono_ms() + 5000;
     while (!changed_seen && mono_ms() < until) {
