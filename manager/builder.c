@@ -364,6 +364,9 @@ int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
         .options = opts,
         .cache = cache,
         .client = client,
+        /* The manager's own client, which reads from the server
+         * (controller-runtime's mgr.GetAPIReader()). */
+        .api_reader = parent,
         .metrics = ctrl_manager_metrics(mgr),
         .clock = ctrl__manager_clock(mgr),
         .hooks = ctrl__manager_hooks(mgr),

@@ -745,3 +745,49 @@ Test(controllers, unsynced_kind_is_read_from_the_server)
     cr_assert_lt(now_ns() - t1, 5 * CTRL_SECOND);
     ctrl_manager_free(mgr);
 }
+
+/* ---- the API reader reads from the server ---- */
+
+static ctrl_client *seen_client, *seen_reader;
+
+static ctrl_result note_clients(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    (void)req, (void)user;
+    pthread_mutex_lock(&rec_mu);
+    seen_client = ctrl_ctx_client(ctx);
+    seen_reader = ctrl_ctx_api_reader(ctx);
+    pthread_mutex_unlock(&rec_mu);
+    return ctrl_done();
+}
+
+Test(controllers, api_reader_is_the_managers_uncached_client)
+{
+    apply("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"namespace\":"
+          "\"default\",\"name\":\"probe\"}}");
+    ctrl_manager_options o = base_opts();
+    o.metrics_addr = "0";
+    ctrl_manager *mgr = NULL;
+    cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &mgr, NULL), 0);
+    cr_assert_eq(
+        ctrl_builder_complete(ctrl_builder_for(mgr, "v1", "ConfigMap"), note_clients, NULL), 0);
+    runner r;
+    int64_t t0 = now_ns();
+    run_bg(&r, mgr);
+    bool seen = false;
+    while (!seen && now_ns() - t0 < 10 * CTRL_SECOND) {
+        sleep_ms(5);
+        pthread_mutex_lock(&rec_mu);
+        seen = seen_reader != NULL;
+        pthread_mutex_unlock(&rec_mu);
+    }
+    cr_assert(seen, "no reconcile");
+    /* The controller's client reads from the cache; the API reader is the
+     * manager's client, which does not (controller-runtime's
+     * GetAPIReader). */
+    cr_assert_neq(seen_reader, seen_client);
+    cr_assert_eq(seen_reader, ctrl_manager_client(mgr));
+    ctrl_manager_stop(mgr);
+    pthread_join(r.t, NULL);
+    cr_assert_eq(r.rc, 0);
+    ctrl_manager_free(mgr);
+}
