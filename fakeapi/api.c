@@ -296,6 +296,33 @@ int fakeapi_patch(fakeapi_server *srv, const char *api_version, const char *kind
     return rc;
 }
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode %XX and '+' in place, as a server reads a query string. */
+static void url_decode(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        int hi, lo;
+        if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
+            *w++ = (char)(hi * 16 + lo);
+            r += 2;
+        } else {
+            *w++ = *r == '+' ? ' ' : *r;
+        }
+    }
+    *w = '\0';
+}
+
 /* Split "path?query" into a path and a query object. */
 static json_t *parse_query(const char *path, char *buf, size_t len)
 {
@@ -309,6 +336,9 @@ static json_t *parse_query(const char *path, char *buf, size_t len)
         char *eq = strchr(kv, '=');
         if (eq)
             *eq++ = '\0';
+        url_decode(kv);
+        if (eq)
+            url_decode(eq);
         json_object_set_new(q, kv, json_string(eq ? eq : ""));
     }
     return q;

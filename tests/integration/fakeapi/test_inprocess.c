@@ -497,3 +497,22 @@ Test(inprocess, patch_every_type_and_subresource)
                                NULL, NULL, &err),
                  FAKEAPI_ERR_INVALID);
 }
+
+Test(inprocess, request_queries_are_percent_decoded)
+{
+    fakeapi_error err = {0};
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q, labels: "
+                       "{example.com/tier: front}}\n",
+                       &err),
+                 0);
+    int status = 0;
+    json_t *out = NULL;
+    cr_assert_eq(fakeapi_request(srv, "GET",
+                                 "/api/v1/namespaces/default/configmaps?labelSelector=example.com%"
+                                 "2Ftier%3Dfront",
+                                 NULL, NULL, &status, &out),
+                 0);
+    cr_assert_eq(status, 200, "%d", status);
+    cr_assert_eq(json_array_size(json_object_get(out, "items")), 1);
+    json_decref(out);
+}
