@@ -300,7 +300,7 @@ Test(disruption, kubectl_drain_honours_the_budget)
 
     /* n1's two pods fit the budget: drained. */
     char out[8192];
-    int rc = kubectl("drain n1 --force --timeout=30s", out, sizeof out);
+    int rc = kubectl("drain n1 --force --grace-period=0 --timeout=30s", out, sizeof out);
     cr_assert_eq(rc, 0, "kubectl drain n1: %d\n%s", rc, out);
     cr_assert_null(fx_get(PODS "/d-0"));
     cr_assert_null(fx_get(PODS "/d-1"));
@@ -310,7 +310,7 @@ Test(disruption, kubectl_drain_honours_the_budget)
     expect("d", 1, 1, 1, 0);
 
     /* The last pod would break it: drain gives up, the pod stays. */
-    rc = kubectl("drain n2 --force --timeout=3s", out, sizeof out);
+    rc = kubectl("drain n2 --force --grace-period=0 --timeout=3s", out, sizeof out);
     cr_assert_neq(rc, 0, "kubectl drain n2 succeeded:\n%s", out);
     cr_assert(strstr(out, "Cannot evict pod as it would violate the pod's disruption budget"), "%s",
               out);

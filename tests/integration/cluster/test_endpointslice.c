@@ -174,7 +174,8 @@ Test(endpointslice, contents_and_updates_in_place)
     /* p1 terminates (a finalizer holds it): serving, not ready. */
     json_decref(fx_req(0, "PATCH", "/api/v1/namespaces/default/pods/p1",
                        "{\"metadata\":{\"finalizers\":[\"example.com/hold\"]}}"));
-    json_decref(fx_req(0, "DELETE", "/api/v1/namespaces/default/pods/p1", NULL));
+    json_decref(
+        fx_req(0, "DELETE", "/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=0", NULL));
     snprintf(e1, sizeof e1, "%s",
              ep("p1", u1, "10.0.0.1", false, true, true, ",\"nodeName\":\"n1\",\"zone\":\"z1\""));
     json_decref(expect_one("web", fx_s("[%s,%s]", e1, e2)));
@@ -182,7 +183,8 @@ Test(endpointslice, contents_and_updates_in_place)
     /* Both go: one empty placeholder slice stays. */
     json_decref(fx_req(0, "PATCH", "/api/v1/namespaces/default/pods/p1",
                        "{\"metadata\":{\"finalizers\":null}}"));
-    json_decref(fx_req(0, "DELETE", "/api/v1/namespaces/default/pods/p2", NULL));
+    json_decref(
+        fx_req(0, "DELETE", "/api/v1/namespaces/default/pods/p2?gracePeriodSeconds=0", NULL));
     s = expect_one("web", "[]");
     cr_assert_eq(json_array_size(json_object_get(s, "ports")), 0);
     json_decref(s);
