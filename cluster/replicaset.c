@@ -483,7 +483,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out;
     }
     const json_t *old = json_object_get(rs, "status");
-    if (!json_equal(st, old ? old : json_object())) {
+    if (!(old ? json_equal(st, old) : !json_object_size(st))) {
         json_object_set(rs, "status", st);
         rc = ctrl_client_update_status(p.c, rs, NULL, NULL, NULL);
         if (ctrl_err_is_conflict(rc)) {
