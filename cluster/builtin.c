@@ -18,8 +18,18 @@ typedef struct builtin {
 } builtin;
 
 static const builtin table[] = {
+    {"nodes", kc__nodes_setup},
+    {"scheduler", kc__scheduler_setup},
+    {"kubelet", kc__kubelet_setup},
+    {"nodelifecycle", kc__nodelifecycle_setup},
     {"replicaset", kc__replicaset_setup},
     {"deployment", kc__deployment_setup},
+    {"statefulset", kc__statefulset_setup},
+    {"daemonset", kc__daemonset_setup},
+    {"job", kc__job_setup},
+    {"cronjob", kc__cronjob_setup},
+    {"endpoints", kc__endpoints_setup},
+    {"endpointslice", kc__endpointslice_setup},
     {NULL, NULL},
 };
 

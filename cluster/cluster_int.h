@@ -55,6 +55,10 @@ struct kc_config {
     json_t *doc;          /* the whole document, for controller-specific keys */
 };
 
+/* The stage rules (stages.c): parse cfg->stages into cfg->st, and free. */
+int kc__stages_parse(const json_t *rules, struct kc_stages **out, char *errbuf, size_t errlen);
+void kc__stages_free(struct kc_stages *st);
+
 /* The controller name for a built-in: "kc-<name>" into buf. */
 const char *kc__controller_name(const char *name, char *buf, size_t len);
 

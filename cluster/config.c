@@ -74,6 +74,7 @@ static void config_destroy(kc_config *cfg)
     free(cfg->base_dir);
     json_decref(cfg->enabled);
     json_decref(cfg->stages);
+    kc__stages_free(cfg->st);
     json_decref(cfg->doc);
     free(cfg);
 }
@@ -364,6 +365,8 @@ int kc_config_new(const json_t *doc, const char *base_dir, kc_config **out, char
         rc = parse_controllers(cfg, cfg->doc, errbuf, errlen);
     if (!rc)
         rc = parse_stages(cfg, json_object_get(cfg->doc, "stages"), errbuf, errlen);
+    if (!rc)
+        rc = kc__stages_parse(cfg->stages, &cfg->st, errbuf, errlen);
     if (rc < 0) {
         config_destroy(cfg);
         return rc;

@@ -91,9 +91,15 @@ int kc_cluster_start(const char *url, const kc_cluster_options *opts, kc_cluster
     }
     if (!cfg && (rc = kc_config_new(NULL, NULL, &cfg, errbuf, errlen)) < 0)
         goto out;
-    if ((rc = ctrl_config_from_url(url, &cc, &cerr)) < 0) {
+    rc = opts->kubeconfig ? ctrl_config_from_kubeconfig(opts->kubeconfig, NULL, &cc, &cerr)
+                          : ctrl_config_from_url(url, &cc, &cerr);
+    if (rc < 0) {
         if (errbuf && errlen)
-            snprintf(errbuf, errlen, "%s: %s", url ? url : "(no url)", cerr.message);
+            snprintf(errbuf, errlen, "%s: %s",
+                     opts->kubeconfig ? opts->kubeconfig
+                     : url            ? url
+                                      : "(no url)",
+                     cerr.message);
         goto out;
     }
     ctrl_manager_options mo = {
@@ -111,6 +117,16 @@ int kc_cluster_start(const char *url, const kc_cluster_options *opts, kc_cluster
             snprintf(errbuf, errlen, "manager: %s", cerr.message);
         goto out;
     }
+    /* A server that does not answer fails here, at once, with its reason,
+     * rather than as caches that never sync. */
+    json_t *version = NULL;
+    if ((rc = ctrl_client_request(ctrl_manager_client(cl->mgr), "GET", "/version", NULL, NULL,
+                                  &version, &cerr)) < 0) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "%s: %s", ctrl_config_server(cc), cerr.message);
+        goto out;
+    }
+    json_decref(version);
     if ((rc = kc_setup(cl->mgr, cfg, errbuf, errlen)) < 0)
         goto out;
     if (pthread_create(&cl->thread, NULL, run, cl) != 0) {
@@ -132,6 +148,7 @@ out:
     kc_cluster_stop(cl);
     ctrl_config_free(cc);
     kc_config_free(cfg);
+    ctrl_error_deinit(&cerr);
     return rc;
 }
 

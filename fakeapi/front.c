@@ -307,6 +307,7 @@ static enum MHD_Result delay(fakeapi_server *srv, struct MHD_Connection *conn, c
     cr->sleeper.until = due;
     cr->sleeper.reported = true;
     cr->sleeper.holdable = srv->opts.on_held != NULL;
+    atomic_store(&cr->sleeper.dropped, false);
     conn_untimed(conn);
     /* Held (deterministic runs): the embedder answers it, told now, once
      * it is armed so that a release finds it. */
@@ -474,6 +475,8 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     }
     if (cr->plan) {
         plan = *cr->plan; /* back from a delay: the faults were chosen then */
+        if (cr->sleeper_ready && atomic_load(&cr->sleeper.dropped))
+            plan.terminal = FAKEAPI_FAULT_DROP; /* fakeapi_request_drop */
         /* The answer may stall like any other (a new timer starts). */
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s(srv));
     } else {

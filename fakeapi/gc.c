@@ -47,7 +47,7 @@ static json_t *load(fakeapi__txn *t, const json_t *ref)
 static int store_after_finalizer(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
                                  json_t *prev)
 {
-    if (fakeapi__finalizer_count(obj) == 0)
+    if (fakeapi__finalizer_count(obj) == 0 && !fakeapi__grace_pending(obj))
         return fakeapi__txn_remove(t, res, obj);
     return fakeapi__txn_put(t, res, obj, prev);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "kc/cluster.h"
 #include "kh/yaml.h"
 
 #define MAX_LOADS 64
@@ -29,6 +30,8 @@ typedef struct serve_args {
     fakeapi_record_options record_opts;
     const char *loads[MAX_LOADS];
     int nloads;
+    bool cluster;             /* --cluster: run the built-in controllers too */
+    const char *cluster_file; /* --cluster=FILE: the cluster document */
 } serve_args;
 
 static void usage(FILE *out)
@@ -38,6 +41,7 @@ static void usage(FILE *out)
                  "                     [--trace FILE] [--tls [--tls-require-client-cert]]\n"
                  "                     [--conn-timeout SECONDS]\n"
                  "                     [--record FILE [--record-secrets] [--record-user U]]\n"
+                 "                     [--cluster[=FILE]]\n"
                  "  Serve the Kubernetes API on http://H:N (default 127.0.0.1, a free port;\n"
                  "  H is an IPv4 address or a name such as localhost; anyone who can reach\n"
                  "  it can change everything, so keep it on loopback)\n"
@@ -57,7 +61,12 @@ static void usage(FILE *out)
                  "  --tls-require-client-cert  close connections without that certificate\n"
                  "  --conn-timeout SECONDS  close a connection whose request has not arrived\n"
                  "                     whole in that time, or that sits idle (default 60,\n"
-                 "                     0 = never; watches are not affected)\n");
+                 "                     0 = never; watches are not affected)\n"
+                 "  --cluster[=FILE]   also run a cluster that moves: the built-in controllers\n"
+                 "                     (Deployment, ReplicaSet, Job, ...), fake nodes, a\n"
+                 "                     scheduler and a kubelet stand-in, configured by the\n"
+                 "                     cluster document FILE (docs/cluster.md; default:\n"
+                 "                     3 nodes, every controller)\n");
 }
 
 static int parse_u64(const char *s, unsigned long long max, unsigned long long *out)
@@ -83,6 +92,11 @@ static int parse_args(int argc, char **argv, serve_args *a)
         }
         if (!strcmp(opt, "--tls")) {
             a->opts.tls = true;
+            continue;
+        }
+        if (!strcmp(opt, "--cluster") || !strncmp(opt, "--cluster=", 10)) {
+            a->cluster = true;
+            a->cluster_file = opt[9] == '=' ? opt + 10 : NULL;
             continue;
         }
         if (!strcmp(opt, "--record-secrets")) {
@@ -127,6 +141,11 @@ static int parse_args(int argc, char **argv, serve_args *a)
     }
     if ((a->record_opts.secrets || a->record_opts.user) && !a->record) {
         fprintf(stderr, "fakeapi: --record-secrets and --record-user need --record\n");
+        return -1;
+    }
+    if (a->cluster && a->opts.tls && !a->kubeconfig) {
+        fprintf(stderr, "fakeapi: --cluster with --tls needs --kubeconfig (its controllers "
+                        "log in with the kubeconfig's certificate)\n");
         return -1;
     }
     if (a->opts.tls_require_client_cert && !a->opts.tls) {
@@ -242,6 +261,18 @@ static int load_faults(fakeapi_server *srv, const char *path, fakeapi_error *err
     return rc;
 }
 
+/* The built-in controllers on a manager of their own, in this process,
+ * reaching the server over HTTP like any client (kc/cluster.h). */
+static int start_cluster(const serve_args *a, kc_config *cfg, fakeapi_server *srv, kc_cluster **out)
+{
+    char msg[512] = "";
+    kc_cluster_options co = {.config = cfg, .kubeconfig = a->opts.tls ? a->kubeconfig : NULL};
+    int rc = kc_cluster_start(fakeapi_url(srv), &co, out, msg, sizeof msg);
+    if (rc < 0)
+        fprintf(stderr, "fakeapi: --cluster: %s\n", msg[0] ? msg : kc_strerror(rc));
+    return rc;
+}
+
 static int serve(int argc, char **argv)
 {
     serve_args a = {0};
@@ -263,9 +294,22 @@ static int serve(int argc, char **argv)
                     ? " once they hold the client certificate"
                     : " (there is no authentication; --tls --tls-require-client-cert "
                       "asks for a certificate)");
+    kc_config *cluster_cfg = NULL;
+    if (a.cluster) {
+        /* Read the cluster document first: a bad one is bad input (2),
+         * before anything starts. */
+        char msg[512] = "";
+        int crc = a.cluster_file ? kc_config_load(a.cluster_file, &cluster_cfg, msg, sizeof msg)
+                                 : kc_config_new(NULL, NULL, &cluster_cfg, msg, sizeof msg);
+        if (crc < 0) {
+            fprintf(stderr, "fakeapi: --cluster: %s\n", msg[0] ? msg : kc_strerror(crc));
+            return 2;
+        }
+    }
     fakeapi_server *srv;
     int rc = fakeapi_start(&a.opts, &srv);
     if (rc < 0) {
+        kc_config_free(cluster_cfg);
         fprintf(stderr, "fakeapi: cannot start: %s\n", fakeapi_strerror(rc));
         return 1;
     }
@@ -274,22 +318,35 @@ static int serve(int argc, char **argv)
         (a.record && fakeapi_record_open(srv, a.record, &a.record_opts, &err) < 0) ||
         (a.faults && load_faults(srv, a.faults, &err) < 0)) {
         fprintf(stderr, "fakeapi: %s\n", err.message);
+        kc_config_free(cluster_cfg);
         fakeapi_stop(srv);
         return 2;
     }
     for (int i = 0; i < a.nloads; i++) {
         if (fakeapi_apply_file(srv, a.loads[i], &err) < 0) {
             fprintf(stderr, "fakeapi: %s: %s\n", a.loads[i], err.message);
+            kc_config_free(cluster_cfg);
             fakeapi_stop(srv);
             return 1;
         }
     }
     if (a.kubeconfig && write_kubeconfig(a.kubeconfig, srv) < 0) {
         fprintf(stderr, "fakeapi: cannot write %s: %s\n", a.kubeconfig, strerror(errno));
+        kc_config_free(cluster_cfg);
         fakeapi_stop(srv);
         return 1;
     }
+    kc_cluster *cluster = NULL;
+    if (a.cluster && start_cluster(&a, cluster_cfg, srv, &cluster) < 0) {
+        kc_config_free(cluster_cfg);
+        fakeapi_stop(srv);
+        return 1;
+    }
+    kc_config_free(cluster_cfg);
+    cluster_cfg = NULL;
     printf("fakeapi: serving the Kubernetes API at %s\n", fakeapi_url(srv));
+    if (cluster)
+        printf("fakeapi: with a cluster: %s\n", a.cluster_file ? a.cluster_file : "the defaults");
     if (a.kubeconfig)
         printf("fakeapi: kubeconfig written to %s\n"
                "  export KUBECONFIG=%s\n  kubectl get namespaces\n",
@@ -300,6 +357,7 @@ static int serve(int argc, char **argv)
     int sig = 0;
     sigwait(&set, &sig);
     printf("fakeapi: %s, shutting down\n", sig == SIGINT ? "interrupted" : "terminated");
+    kc_cluster_stop(cluster);
     fakeapi_stop(srv);
     return 0;
 }

@@ -172,6 +172,13 @@ size_t fakeapi__finalizer_count(const json_t *obj)
     return json_array_size(finalizers(obj));
 }
 
+bool fakeapi__grace_pending(const json_t *obj)
+{
+    const json_t *g =
+        json_object_get(json_object_get(obj, "metadata"), "deletionGracePeriodSeconds");
+    return json_is_integer(g) && json_integer_value(g) > 0;
+}
+
 char *fakeapi__labels_text(const json_t *obj)
 {
     json_t *l = json_object_get(json_object_get(obj, "metadata"), "labels");

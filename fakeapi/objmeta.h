@@ -53,6 +53,10 @@ bool fakeapi__has_finalizer(const json_t *obj, const char *s);
 bool fakeapi__remove_finalizer(json_t *obj, const char *s);
 /* Number of metadata.finalizers. */
 size_t fakeapi__finalizer_count(const json_t *obj);
+/* A graceful deletion still running: metadata.deletionGracePeriodSeconds
+ * > 0 (a pod whose kubelet has yet to stop it). Such an object stays when
+ * its last finalizer goes; only a delete with grace 0 removes it. */
+bool fakeapi__grace_pending(const json_t *obj);
 
 /* A compact JSON serialisation of metadata.labels, or NULL when there are none. */
 char *fakeapi__labels_text(const json_t *obj);

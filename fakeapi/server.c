@@ -201,7 +201,12 @@ int fakeapi_watch_hold(fakeapi_server *srv, uint64_t id, bool hold)
 
 int fakeapi_request_release(fakeapi_server *srv, uint64_t id)
 {
-    return fakeapi__waker_release(srv->waker, id) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+    return fakeapi__waker_release(srv->waker, id, false) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
+}
+
+int fakeapi_request_drop(fakeapi_server *srv, uint64_t id)
+{
+    return fakeapi__waker_release(srv->waker, id, true) < 0 ? FAKEAPI_ERR_NOT_FOUND : 0;
 }
 
 void fakeapi_hold_delays(fakeapi_server *srv, bool hold)

@@ -9,6 +9,7 @@
 #ifndef FAKEAPI_VERBS_H
 #define FAKEAPI_VERBS_H
 
+#include <stdint.h>
 #include <jansson.h>
 
 #include "http.h"
@@ -88,9 +89,18 @@ void fakeapi__finish_create(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj);
  * updated to the state written. */
 int fakeapi__delete_in_txn(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
                            const char *policy);
+/* The same with DeleteOptions.gracePeriodSeconds (grace < 0: not given).
+ * A Pod that is bound and not terminal is deleted gracefully, as the API
+ * server does: with an effective grace period (grace, else the pod's
+ * spec.terminationGracePeriodSeconds, else 30) above 0 it stays, with
+ * deletionTimestamp = now + grace and deletionGracePeriodSeconds = grace,
+ * until a delete with grace 0 (its kubelet's) removes it; a later delete
+ * with a shorter grace shortens it. Returns as fakeapi__delete_in_txn. */
+#define FAKEAPI__GRACE_UNSET INT64_MIN
+int fakeapi__delete_in_txn_grace(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
+                                 const char *policy, int64_t grace);
 
 /* True when ?dryRun=All. */
 bool fakeapi__dry_run(const fakeapi__ctx *c);
-
 
 #endif

@@ -18,6 +18,7 @@
 
 typedef struct delete_opts {
     const char *policy;  /* Background, Foreground, Orphan; NULL = kind default */
+    int64_t grace;       /* gracePeriodSeconds; FAKEAPI__GRACE_UNSET when not given */
     const char *pre_uid; /* preconditions */
     const char *pre_rv;
     json_t *body; /* owns the strings above when they came from it */
@@ -27,6 +28,18 @@ static int parse_delete_opts(fakeapi__ctx *c, delete_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->policy = fakeapi__q(c->req, "propagationPolicy");
+    o->grace = FAKEAPI__GRACE_UNSET;
+    const char *gq = fakeapi__q(c->req, "gracePeriodSeconds");
+    if (gq && *gq) {
+        char *end;
+        long long g = strtoll(gq, &end, 10);
+        if (*end) {
+            fakeapi__resp_error(c->resp, 400, "BadRequest", NULL,
+                                "gracePeriodSeconds: invalid value \"%s\": not an integer", gq);
+            return -1;
+        }
+        o->grace = g;
+    }
     if (c->req->body_len > 0 &&
         fakeapi__media_is(c->req->content_type, "application/vnd.kubernetes.protobuf")) {
         /* kubectl drain, helm uninstall: a protobuf DeleteOptions. */
@@ -64,6 +77,9 @@ decoded:
         json_t *orphan = json_object_get(o->body, "orphanDependents");
         if (!p && json_is_boolean(orphan))
             o->policy = json_is_true(orphan) ? "Orphan" : "Background";
+        json_t *g = json_object_get(o->body, "gracePeriodSeconds");
+        if (json_is_integer(g))
+            o->grace = json_integer_value(g);
         json_t *pre = json_object_get(o->body, "preconditions");
         o->pre_uid = json_string_value(json_object_get(pre, "uid"));
         o->pre_rv = json_string_value(json_object_get(pre, "resourceVersion"));
@@ -136,27 +152,115 @@ static int remove_crd_objects(fakeapi__txn *t, const json_t *crd)
     return rc;
 }
 
-int fakeapi__delete_in_txn(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
-                           const char *policy)
+/* Add the finalizer a Foreground or Orphan policy asks for. */
+static void policy_finalizer(json_t *obj, const char *policy)
 {
-    bool is_ns = !strcmp(res->store_key, "/namespaces");
-    if (fakeapi__meta_str(obj, "deletionTimestamp"))
-        return 0; /* already deleting: nothing more to do */
-    json_t *prev = json_deep_copy(obj);
-    if (!prev)
-        return -1;
-    json_t *meta = fakeapi__meta(obj);
     const char *fin = NULL;
     if (policy && !strcmp(policy, "Foreground"))
         fin = "foregroundDeletion";
     else if (policy && !strcmp(policy, "Orphan"))
         fin = "orphan";
     if (fin && !fakeapi__has_finalizer(obj, fin)) {
+        json_t *meta = fakeapi__meta(obj);
         json_t *fs = json_object_get(meta, "finalizers");
         if (!json_is_array(fs))
             json_object_set_new(meta, "finalizers", fs = json_array());
         json_array_append_new(fs, json_string(fin));
     }
+}
+
+/* The pod's grace period for this delete (the pod strategy's
+ * CheckGracefulDelete): the one asked for, else the pod's own, 0 for a pod
+ * never bound or already ended, at least 1 when negative. */
+static int64_t pod_grace(const json_t *pod, int64_t grace)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    int64_t period = grace;
+    if (period == FAKEAPI__GRACE_UNSET) {
+        const json_t *t = json_object_get(spec, "terminationGracePeriodSeconds");
+        period = json_is_integer(t) ? json_integer_value(t) : 30;
+    }
+    if (!node || !*node || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+        period = 0;
+    return period < 0 ? 1 : period;
+}
+
+/*
+ * Graceful deletion of a pod (rest.BeforeDelete): 0 (kept, deleting), 1
+ * (removed), -1 (failed), or 2 when the ordinary delete applies (grace 0).
+ */
+static int pod_graceful(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
+                        const char *policy, int64_t grace)
+{
+    json_t *meta = fakeapi__meta(obj);
+    const char *ts = fakeapi__meta_str(obj, "deletionTimestamp");
+    const json_t *dgp = json_object_get(meta, "deletionGracePeriodSeconds");
+    int64_t now = fakeapi__srv_now(t->srv);
+    char buf[40];
+    if (ts) {
+        /* Already going: a delete may only shorten the grace period. */
+        int64_t cur = json_integer_value(dgp), when;
+        if (!json_is_integer(dgp) || grace == FAKEAPI__GRACE_UNSET || grace >= cur ||
+            fakeapi__parse_time(ts, &when) < 0)
+            return 0;
+        int64_t period = grace < 0 ? 0 : grace;
+        json_t *prev = json_deep_copy(obj);
+        if (!prev)
+            return -1;
+        fakeapi__fmt_time(when + (period - cur) * 1000000000LL, buf, sizeof buf);
+        json_object_set_new(meta, "deletionTimestamp", json_string(buf));
+        json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(period));
+        int rc;
+        if (period == 0 && fakeapi__finalizer_count(obj) == 0)
+            rc = fakeapi__txn_remove(t, res, obj) < 0 ? -1 : 1;
+        else
+            rc = fakeapi__txn_put(t, res, obj, prev) < 0 ? -1 : 0;
+        json_decref(prev);
+        return rc;
+    }
+    int64_t period = pod_grace(obj, grace);
+    if (period == 0)
+        return 2;
+    json_t *prev = json_deep_copy(obj);
+    if (!prev)
+        return -1;
+    policy_finalizer(obj, policy);
+    fakeapi__fmt_time(now + period * 1000000000LL, buf, sizeof buf);
+    json_object_set_new(meta, "deletionTimestamp", json_string(buf));
+    json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(period));
+    json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+    if (gen > 0)
+        json_object_set_new(meta, "generation", json_integer(gen + 1));
+    int rc = fakeapi__txn_put(t, res, obj, prev);
+    json_decref(prev);
+    fakeapi__txn_wake_gc(t);
+    return rc < 0 ? -1 : 0;
+}
+
+int fakeapi__delete_in_txn(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
+                           const char *policy)
+{
+    return fakeapi__delete_in_txn_grace(t, res, obj, policy, FAKEAPI__GRACE_UNSET);
+}
+
+int fakeapi__delete_in_txn_grace(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj,
+                                 const char *policy, int64_t grace)
+{
+    bool is_ns = !strcmp(res->store_key, "/namespaces");
+    if (!strcmp(res->store_key, "/pods")) {
+        int rc = pod_graceful(t, res, obj, policy, grace);
+        if (rc != 2)
+            return rc;
+    }
+    if (fakeapi__meta_str(obj, "deletionTimestamp"))
+        return 0; /* already deleting: nothing more to do */
+    json_t *prev = json_deep_copy(obj);
+    if (!prev)
+        return -1;
+    json_t *meta = fakeapi__meta(obj);
+    policy_finalizer(obj, policy);
     if (fakeapi__finalizer_count(obj) == 0 && !is_ns) {
         json_decref(prev);
         if (!strcmp(res->kind, "CustomResourceDefinition") && remove_crd_objects(t, obj) < 0)
@@ -278,7 +382,7 @@ void fakeapi__do_delete(fakeapi__ctx *c)
     }
     t.dry_run = fakeapi__dry_run(c);
     rv = json_incref(json_object_get(fakeapi__meta(obj), "resourceVersion"));
-    rc = fakeapi__delete_in_txn(&t, c->res, obj, o.policy);
+    rc = fakeapi__delete_in_txn_grace(&t, c->res, obj, o.policy, o.grace);
     if (rc < 0) {
         fakeapi__txn_abort(&t);
         fakeapi__storage_error(c);
@@ -337,7 +441,7 @@ void fakeapi__do_deletecollection(fakeapi__ctx *c)
             rc = -1;
             break;
         }
-        rc = fakeapi__delete_in_txn(&t, c->res, obj, o.policy);
+        rc = fakeapi__delete_in_txn_grace(&t, c->res, obj, o.policy, o.grace);
         json_array_append(gone, obj);
     }
     if (rc < 0) {

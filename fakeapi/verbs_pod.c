@@ -333,6 +333,7 @@ out:
 typedef struct evict_opts {
     const char *policy, *pre_uid, *pre_rv;
     bool dry_run;
+    int64_t grace; /* FAKEAPI__GRACE_UNSET when not given */
 } evict_opts;
 
 /* The Eviction's deleteOptions. false having answered an error. */
@@ -347,6 +348,8 @@ static bool eviction_opts(fakeapi__ctx *c, const json_t *ev, evict_opts *o)
     o->pre_uid = jstr(pre, "uid");
     o->pre_rv = jstr(pre, "resourceVersion");
     o->dry_run = fakeapi__dry_run(c);
+    const json_t *g = json_object_get(d, "gracePeriodSeconds");
+    o->grace = json_is_integer(g) ? json_integer_value(g) : FAKEAPI__GRACE_UNSET;
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(d, "dryRun"), i, v)
@@ -561,7 +564,7 @@ static void do_eviction(fakeapi__ctx *c)
     if (rc == 0 && !preconditions_hold(c, &o, pod))
         rc = 1;
     if (rc == 0)
-        rc = fakeapi__delete_in_txn(&t, c->res, pod, o.policy) < 0 ? -1 : 0;
+        rc = fakeapi__delete_in_txn_grace(&t, c->res, pod, o.policy, o.grace) < 0 ? -1 : 0;
     if (rc != 0 || o.dry_run) {
         fakeapi__txn_abort(&t);
         if (rc < 0)

@@ -273,8 +273,7 @@ static int decodes(fakeapi__ctx *c, json_t *obj, fakeapi__decode_error *e)
         json_t *f;
         json_array_foreach(unknown, i, f)
         {
-            fakeapi__strbuf_addf(&b, "%sunknown field \"%s\"", i ? ", " : "",
-                                 json_string_value(f));
+            fakeapi__strbuf_addf(&b, "%sunknown field \"%s\"", i ? ", " : "", json_string_value(f));
         }
         char *msg = fakeapi__strbuf_take(&b, NULL);
         fakeapi__resp_error(c->resp, 400, "BadRequest", NULL, "%s",
@@ -1169,7 +1168,7 @@ void fakeapi__finish_update(fakeapi__ctx *c, fakeapi__txn *t, json_t *cur, json_
         json_object_set_new(fakeapi__meta(next), "generation", json_integer(gen + 1));
     }
     int rc;
-    if (deleting && fakeapi__finalizer_count(next) == 0)
+    if (deleting && fakeapi__finalizer_count(next) == 0 && !fakeapi__grace_pending(cur))
         rc = fakeapi__txn_remove(t, c->res, next);
     else
         rc = fakeapi__txn_put(t, c->res, next, cur);

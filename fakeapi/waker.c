@@ -238,6 +238,7 @@ void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn, 
     s->armed = false;
     s->held = false;
     atomic_init(&s->hung_up, false);
+    atomic_init(&s->dropped, false);
     s->watch_fd = -1;
     s->prev = s->next = NULL;
     pthread_mutex_lock(&wk->mu);
@@ -316,14 +317,16 @@ void fakeapi__waker_hold(fakeapi__waker *wk, bool hold)
         kick(wk);
 }
 
-int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id)
+int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id, bool drop)
 {
     pthread_mutex_lock(&wk->mu);
     fakeapi__sleeper *s = wk->head;
     while (s && !(s->held && s->id == id))
         s = s->next;
-    if (s)
+    if (s) {
+        atomic_store(&s->dropped, drop);
         disarm_locked(wk, s);
+    }
     pthread_mutex_unlock(&wk->mu);
     /* Disarmed by us: nobody else resumes it, and until we do the
      * connection cannot end, so s is still valid here. */

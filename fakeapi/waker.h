@@ -43,6 +43,7 @@ typedef struct fakeapi__sleeper {
     bool armed;
     bool held;           /* armed, and resumed only by fakeapi__waker_release */
     atomic_bool hung_up; /* the client went away (set before the resume) */
+    atomic_bool dropped; /* released to be dropped: applied never, answered never */
     uint64_t id;
     int watch_fd; /* our duplicate of the client's socket, -1 if none */
     struct fakeapi__sleeper *prev, *next;
@@ -76,8 +77,9 @@ int fakeapi__waker_arm(fakeapi__waker *wk, fakeapi__sleeper *s);
 /* Hold holdable sleepers from now on (hold) or stop holding: then every
  * held one is resumed at once. Any thread. */
 void fakeapi__waker_hold(fakeapi__waker *wk, bool hold);
-/* Resume the held sleeper with this id: 0, or -1 if none is held. */
-int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id);
+/* Resume the held sleeper with this id: 0, or -1 if none is held. With
+ * drop, its dropped flag is set first (the owner then drops the request). */
+int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id, bool drop);
 /* If s is armed, disarm it and resume s->conn (returns true). Any thread. */
 bool fakeapi__waker_wake(fakeapi__waker *wk, fakeapi__sleeper *s);
 /* The clock moved: look at the deadlines again. Any thread. */

@@ -208,6 +208,10 @@ static ctrl_controller_options merge(const ctrl_controller_options *dflt,
     if (o->slow_reconcile_ns)
         r.slow_reconcile_ns = o->slow_reconcile_ns;
     r.no_leader_election = r.no_leader_election || o->no_leader_election;
+    r.no_priority_queue = r.no_priority_queue || o->no_priority_queue;
+    if (o->reconcile_timeout_ns)
+        r.reconcile_timeout_ns = o->reconcile_timeout_ns;
+    r.skip_name_validation = r.skip_name_validation || o->skip_name_validation;
     return r;
 }
 

@@ -237,3 +237,27 @@ bool ctrl__cache_idle(ctrl_cache *cache)
     pthread_mutex_unlock(&cache->mu);
     return idle;
 }
+
+void ctrl__cache_set_logger(ctrl_cache *cache, const struct ctrl__logger *log)
+{
+    pthread_mutex_lock(&cache->mu);
+    cache->cfg.log = log;
+    pthread_mutex_unlock(&cache->mu);
+}
+
+void ctrl__cache_unsynced(ctrl_cache *cache, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return;
+    buf[0] = '\0';
+    size_t used = 0;
+    pthread_mutex_lock(&cache->mu);
+    for (size_t i = 0; i < cache->n && used < len; i++) {
+        if (ctrl_informer_has_synced(cache->infs[i]))
+            continue;
+        int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                         ctrl__informer_name(cache->infs[i]));
+        used = n < 0 ? len : used + (size_t)n;
+    }
+    pthread_mutex_unlock(&cache->mu);
+}

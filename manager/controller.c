@@ -86,10 +86,20 @@ struct ctrl__controller {
     uint64_t seed;
 };
 
+/* A view of the manager's logger with a reconcile's values. */
+struct ctrl_logger {
+    const ctrl__logger *log;
+    const char *fixed[8]; /* controller, namespace, name, reconcileID */
+    size_t nfixed;
+};
+
 struct ctrl_ctx {
     ctrl__controller *c;
     const char *ns, *name;
     char id[40];
+    int priority;
+    int64_t deadline; /* clock time; INT64_MAX = no timeout */
+    ctrl_logger lg;
 };
 
 enum { R_SUCCESS, R_ERROR, R_REQUEUE, R_REQUEUE_AFTER };
@@ -117,6 +127,10 @@ static void declare_metrics(ctrl__controller *c)
                          "Total number of reconciliation errors per controller");
     ctrl_metrics_counter(m, "controller_runtime_terminal_reconcile_errors_total",
                          "Total number of terminal reconciliation errors per controller");
+    ctrl_metrics_counter(m, "controller_runtime_reconcile_panics_total",
+                         "Total number of reconciliation panics per controller");
+    ctrl_metrics_counter(m, "controller_runtime_reconcile_timeouts_total",
+                         "Total number of reconciliation timeouts per controller");
     ctrl_metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
                            "Length of time per reconciliation per controller", reconcile_buckets,
                            sizeof(reconcile_buckets) / sizeof(reconcile_buckets[0]));
@@ -129,6 +143,9 @@ static void declare_metrics(ctrl__controller *c)
         ctrl_metrics_add(m, "controller_runtime_reconcile_total", c->result_lbl[i], 0);
     ctrl_metrics_add(m, "controller_runtime_reconcile_errors_total", c->label, 0);
     ctrl_metrics_add(m, "controller_runtime_terminal_reconcile_errors_total", c->label, 0);
+    /* A crash cannot be contained in C (controller.h): always 0. */
+    ctrl_metrics_add(m, "controller_runtime_reconcile_panics_total", c->label, 0);
+    ctrl_metrics_add(m, "controller_runtime_reconcile_timeouts_total", c->label, 0);
     ctrl_metrics_set(m, "controller_runtime_max_concurrent_reconciles", c->label,
                      c->o.max_concurrent_reconciles);
     ctrl_metrics_set(m, "controller_runtime_active_workers", c->label, 0);
@@ -180,7 +197,7 @@ int ctrl__controller_new(const ctrl__controller_config *cfg, ctrl__controller **
         return CTRL_ERR_ARG;
     const ctrl_controller_options *o = &cfg->options;
     if (o->max_concurrent_reconciles < 0 || o->max_concurrent_reconciles > MAX_WORKERS ||
-        o->base_delay_ns < 0 || o->max_delay_ns < 0)
+        o->base_delay_ns < 0 || o->max_delay_ns < 0 || o->reconcile_timeout_ns < 0)
         return CTRL_ERR_ARG;
     ctrl__controller *c = calloc(1, sizeof(*c));
     if (!c)
@@ -291,51 +308,69 @@ void ctrl__controller_free(ctrl__controller *c)
 
 /* ---- events to the queue ---- */
 
+/* What a handler's requests are queued with: one event's priority. */
+typedef struct enqueue_to {
+    ctrl__controller *c;
+    int priority;
+} enqueue_to;
+
 static void enqueue(void *ud, const char *ns, const char *name)
 {
-    ctrl__controller *c = ud;
+    const enqueue_to *to = ud;
     char buf[512];
     int n = *ns ? snprintf(buf, sizeof(buf), "%s/%s", ns, name)
                 : snprintf(buf, sizeof(buf), "%s", name);
     if (n < 0 || (size_t)n >= sizeof(buf))
         return; /* longer than any valid namespace/name */
-    ctrl_workqueue_add(c->q, buf);
+    ctrl_workqueue_add_with_opts(to->c->q, buf,
+                                 &(ctrl_workqueue_add_opts){.priority = to->priority});
 }
 
-static void dispatch(watch *w, ctrl__event_type type, const json_t *old_obj, const json_t *obj)
+/* low: the event is the initial list's or a resync's, not a change
+ * (controller-runtime's handlers give those handler.LowPriority). */
+static void dispatch(watch *w, ctrl__event_type type, const json_t *old_obj, const json_t *obj,
+                     bool low)
 {
     ctrl__controller *c = w->c;
+    enqueue_to to = {c, low && !c->o.no_priority_queue ? CTRL_PRIORITY_LOW : 0};
     switch (type) {
     case CTRL__EVENT_ADD:
         if (ctrl__pred_create(w->p, obj))
-            ctrl__handler_create(w->h, obj, enqueue, c);
+            ctrl__handler_create(w->h, obj, enqueue, &to);
         return;
     case CTRL__EVENT_UPDATE:
         if (ctrl__pred_update(w->p, old_obj, obj))
-            ctrl__handler_update(w->h, old_obj, obj, enqueue, c);
+            ctrl__handler_update(w->h, old_obj, obj, enqueue, &to);
         return;
     case CTRL__EVENT_DELETE:
         if (ctrl__pred_delete(w->p, obj))
-            ctrl__handler_delete(w->h, obj, enqueue, c);
+            ctrl__handler_delete(w->h, obj, enqueue, &to);
         return;
     }
 }
 
-static void on_add(const json_t *obj, bool initial, void *user)
+static const char *rv_of(const json_t *obj)
 {
-    (void)initial;
-    dispatch(user, CTRL__EVENT_ADD, NULL, obj);
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
+static void on_add(const json_t *obj, bool initial, void *user)
+{
+    dispatch(user, CTRL__EVENT_ADD, NULL, obj, initial);
+}
+
+/* An update that changed nothing (same resourceVersion) is a resync. */
 static void on_update(const json_t *old_obj, const json_t *new_obj, void *user)
 {
-    dispatch(user, CTRL__EVENT_UPDATE, old_obj, new_obj);
+    const char *a = rv_of(old_obj), *b = rv_of(new_obj);
+    bool unchanged = old_obj == new_obj || (a && b && !strcmp(a, b));
+    dispatch(user, CTRL__EVENT_UPDATE, old_obj, new_obj, unchanged);
 }
 
 static void on_delete(const json_t *obj, bool final_state_unknown, void *user)
 {
     (void)final_state_unknown;
-    dispatch(user, CTRL__EVENT_DELETE, NULL, obj);
+    dispatch(user, CTRL__EVENT_DELETE, NULL, obj, false);
 }
 
 int ctrl__controller_watch(ctrl__controller *c, ctrl_informer *inf, ctrl_handler *h,
@@ -387,7 +422,7 @@ void ctrl__controller_event(ctrl__controller *c, int index, ctrl__event_type typ
     watch *w = (size_t)index < c->nwatches ? c->watches[index] : NULL;
     pthread_mutex_unlock(&c->mu);
     if (w)
-        dispatch(w, type, old_obj, obj);
+        dispatch(w, type, old_obj, obj, false);
 }
 
 /* ---- the reconcile loop ---- */
@@ -405,7 +440,7 @@ static void set_active(ctrl__controller *c, int delta)
         ctrl_metrics_set(c->metrics, "controller_runtime_active_workers", c->label, n);
 }
 
-static void reconcile_one(ctrl__controller *c, const char *key)
+static void reconcile_one(ctrl__controller *c, const char *key, int priority)
 {
     char nsbuf[256];
     const char *slash = strchr(key, '/'), *ns = "", *name = key;
@@ -418,14 +453,31 @@ static void reconcile_one(ctrl__controller *c, const char *key)
     if (c->has_hooks && c->hooks.before)
         c->hooks.before(c->hooks.ud, "reconcile", c->name, key);
 
-    ctrl_ctx ctx = {.c = c, .ns = ns, .name = name};
+    ctrl_ctx ctx = {.c = c, .ns = ns, .name = name, .priority = priority};
     make_id(c, ctx.id, sizeof(ctx.id));
+    ctx.lg = (ctrl_logger){
+        .log = c->log,
+        .fixed = {"controller", c->name, "namespace", ns, "name", name, "reconcileID", ctx.id},
+        .nfixed = 4};
     ctrl_request req = {.ns = ns, .name = name};
     ctrl__failure_clear();
     set_active(c, 1);
     int64_t t0 = ctrl_clock_now(clk(c));
+    int64_t tmo = c->o.reconcile_timeout_ns;
+    ctx.deadline = tmo > 0 && t0 <= INT64_MAX - tmo ? t0 + tmo : INT64_MAX;
     ctrl_result res = c->fn(&ctx, &req, c->user);
     int64_t took = ctrl_clock_now(clk(c)) - t0;
+    if (tmo > 0 && took >= tmo) {
+        if (c->metrics)
+            ctrl_metrics_add(c->metrics, "controller_runtime_reconcile_timeouts_total", c->label,
+                             1);
+        if (ctrl__log_on(&ctx, CTRL_LOG_WARN)) {
+            char d[32];
+            snprintf(d, sizeof(d), "%.3fs", (double)tmo / 1e9);
+            ctrl__log_kv(&ctx, CTRL_LOG_WARN, "Reconcile ran past its timeout", "timeout", d,
+                         (const char *)0);
+        }
+    }
     set_active(c, -1);
     if (c->metrics)
         ctrl_metrics_observe(c->metrics, "controller_runtime_reconcile_time_seconds", c->label,
@@ -436,11 +488,14 @@ static void reconcile_one(ctrl__controller *c, const char *key)
         ctrl__log_kv(&ctx, CTRL_LOG_WARN, "slow reconcile", "duration", d, (const char *)0);
     }
 
+    /* A requeue keeps the key's priority unless the result names one. */
+    int prio = res.has_priority ? res.priority : priority;
     switch (res.kind) {
     case CTRL_RESULT_REQUEUE_AFTER:
         if (res.after_ns > 0) {
             ctrl_workqueue_forget(c->q, key);
-            ctrl_workqueue_add_after(c->q, key, res.after_ns);
+            ctrl_workqueue_add_with_opts(
+                c->q, key, &(ctrl_workqueue_add_opts){.after_ns = res.after_ns, .priority = prio});
             count_result(c, R_REQUEUE_AFTER);
             break;
         }
@@ -451,7 +506,8 @@ static void reconcile_one(ctrl__controller *c, const char *key)
         count_result(c, R_SUCCESS);
         break;
     case CTRL_RESULT_REQUEUE:
-        ctrl_workqueue_add_rate_limited(c->q, key);
+        ctrl_workqueue_add_with_opts(
+            c->q, key, &(ctrl_workqueue_add_opts){.rate_limited = true, .priority = prio});
         count_result(c, R_REQUEUE);
         break;
     case CTRL_RESULT_ERROR:
@@ -461,7 +517,8 @@ static void reconcile_one(ctrl__controller *c, const char *key)
         if (terminal)
             ctrl_workqueue_forget(c->q, key);
         else
-            ctrl_workqueue_add_rate_limited(c->q, key);
+            ctrl_workqueue_add_with_opts(
+                c->q, key, &(ctrl_workqueue_add_opts){.rate_limited = true, .priority = prio});
         if (c->metrics) {
             ctrl_metrics_add(c->metrics, "controller_runtime_reconcile_errors_total", c->label, 1);
             if (terminal)
@@ -498,8 +555,9 @@ static void *worker_main(void *arg)
 {
     ctrl__controller *c = arg;
     char *key;
-    while (ctrl_workqueue_get(c->q, &key) == 0) {
-        reconcile_one(c, key);
+    int priority = 0;
+    while (ctrl_workqueue_get_with_priority(c->q, &key, &priority) == 0) {
+        reconcile_one(c, key, priority);
         free(key);
     }
     return NULL;
@@ -648,6 +706,11 @@ const char *ctrl__controller_name(const ctrl__controller *c)
     return c ? c->name : NULL;
 }
 
+bool ctrl__controller_skips_name_validation(const ctrl__controller *c)
+{
+    return c && c->o.skip_name_validation;
+}
+
 ctrl_workqueue *ctrl__controller_queue(ctrl__controller *c)
 {
     return c ? c->q : NULL;
@@ -680,7 +743,14 @@ ctrl_cache *ctrl_ctx_cache(ctrl_ctx *ctx)
 
 bool ctrl_ctx_cancelled(ctrl_ctx *ctx)
 {
-    return !ctx || atomic_load(&ctx->c->cancelled);
+    if (!ctx || atomic_load(&ctx->c->cancelled))
+        return true;
+    return ctx->deadline != INT64_MAX && ctrl_clock_now(clk(ctx->c)) >= ctx->deadline;
+}
+
+int64_t ctrl_ctx_deadline(ctrl_ctx *ctx)
+{
+    return ctx ? ctx->deadline : INT64_MAX;
 }
 
 const ctrl_clock *ctrl_ctx_clock(ctrl_ctx *ctx)
@@ -714,6 +784,11 @@ const char *ctrl_ctx_reconcile_id(ctrl_ctx *ctx)
     return ctx ? ctx->id : "";
 }
 
+int ctrl_ctx_priority(ctrl_ctx *ctx)
+{
+    return ctx ? ctx->priority : 0;
+}
+
 bool ctrl__log_on(ctrl_ctx *ctx, ctrl_log_level level)
 {
     return ctx && ctrl__log_enabled(ctx->c->log, level);
@@ -723,10 +798,34 @@ void ctrl__log_kv(ctrl_ctx *ctx, ctrl_log_level level, const char *msg, ...)
 {
     if (!ctrl__log_on(ctx, level))
         return;
-    const char *fixed[] = {"controller", ctx->c->name, "namespace",   ctx->ns,
-                           "name",       ctx->name,    "reconcileID", ctx->id};
     va_list ap;
     va_start(ap, msg);
-    ctrl__log_v(ctx->c->log, level, "controller", msg, fixed, 4, ap);
+    ctrl_logger_logv(&ctx->lg, level, msg, ap);
+    va_end(ap);
+}
+
+ctrl_logger *ctrl_ctx_logger(ctrl_ctx *ctx)
+{
+    return ctx ? &ctx->lg : NULL;
+}
+
+bool ctrl_logger_enabled(const ctrl_logger *lg, ctrl_log_level level)
+{
+    return lg && ctrl__log_enabled(lg->log, level);
+}
+
+void ctrl_logger_logv(const ctrl_logger *lg, ctrl_log_level level, const char *msg, va_list ap)
+{
+    if (ctrl_logger_enabled(lg, level))
+        ctrl__log_v(lg->log, level, "controller", msg, lg->fixed, lg->nfixed, ap);
+}
+
+void ctrl_logger_log(const ctrl_logger *lg, ctrl_log_level level, const char *msg, ...)
+{
+    if (!ctrl_logger_enabled(lg, level))
+        return;
+    va_list ap;
+    va_start(ap, msg);
+    ctrl_logger_logv(lg, level, msg, ap);
     va_end(ap);
 }

@@ -136,6 +136,9 @@ bool ctrl__controller_idle(ctrl__controller *c);
 int64_t ctrl__controller_next_deadline(ctrl__controller *c);
 
 const char *ctrl__controller_name(const ctrl__controller *c);
+/* Its options' skip_name_validation: the manager does not hold its name
+ * against other controllers'. */
+bool ctrl__controller_skips_name_validation(const ctrl__controller *c);
 /* Call user_free(user) when c is freed (NULL: nothing). Before c starts. */
 void ctrl__controller_set_user_free(ctrl__controller *c, void (*user_free)(void *user));
 ctrl_workqueue *ctrl__controller_queue(ctrl__controller *c);

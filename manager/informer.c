@@ -55,12 +55,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log_int.h"
 #include "packed_int.h"
 #include "spawn_int.h"
 #include "store_int.h"
 
 #define BACKOFF_FIRST (800 * CTRL_MILLISECOND)
 #define BACKOFF_MAX (30 * CTRL_SECOND)
+#define DISCOVERY_RETRY_MAX (10 * CTRL_SECOND) /* controller-runtime polls every 10 s */
 #define SHORT_WATCH CTRL_SECOND
 #define DEFAULT_WATCH_TIMEOUT_S 300
 #define RV_MAX 64
@@ -604,6 +606,23 @@ static void *reflector_main(void *arg)
     return NULL;
 }
 
+/* "Kind.group" (controller-runtime's GroupKind), or "Kind" for the core group. */
+static void report_no_match(ctrl_informer *inf, const ctrl_error *err)
+{
+    if (!ctrl__log_enabled(inf->cfg.log, CTRL_LOG_ERROR))
+        return;
+    char gk[512];
+    const char *slash = strchr(inf->api_version, '/');
+    if (slash)
+        snprintf(gk, sizeof gk, "%s.%.*s", inf->kind, (int)(slash - inf->api_version),
+                 inf->api_version);
+    else
+        snprintf(gk, sizeof gk, "%s", inf->kind);
+    ctrl__log(inf->cfg.log, CTRL_LOG_ERROR, "source",
+              "if kind is a CRD, it should be installed before calling Start", "error",
+              err->message, "kind", gk, "apiVersion", inf->api_version, (const char *)0);
+}
+
 static void *informer_main(void *arg)
 {
     ctrl_informer *inf = arg;
@@ -615,6 +634,15 @@ static void *informer_main(void *arg)
             ctrl_client_resource_for(inf->cfg.client, inf->api_version, inf->kind, &info, &err);
         if (rc == 0)
             break;
+        if (rc == CTRL_ERR_NO_MATCH) {
+            /* A kind the server does not serve (its CRD is missing): say so
+             * at once and at every retry, as controller-runtime's Kind
+             * source; each retry reads the group's discovery document
+             * again, so a CRD created later is found. */
+            report_no_match(inf, &err);
+            if (r0->backoff >= DISCOVERY_RETRY_MAX / 2)
+                r0->backoff = DISCOVERY_RETRY_MAX / 2; /* the next wait is 10 s */
+        }
         if (!backoff(r0, &err))
             goto out;
     }
@@ -739,6 +767,11 @@ int ctrl__informer_new(const ctrl__informer_config *cfg, const char *api_version
     }
     *out = inf;
     return 0;
+}
+
+const char *ctrl__informer_name(const ctrl_informer *inf)
+{
+    return inf->name;
 }
 
 bool ctrl__informer_is(const ctrl_informer *inf, const char *api_version, const char *kind)

@@ -23,6 +23,8 @@ typedef struct ctrl__informer_config {
     const ctrl_clock *clock; /* NULL = real time */
     const ctrl_hooks *hooks; /* NULL = none */
     uint64_t seed;           /* jitter draws (already made non-zero by the cache) */
+    /* Where an unserved kind is reported (log_int.h); NULL = nowhere. */
+    const struct ctrl__logger *log;
 } ctrl__informer_config;
 
 /* A new, stopped informer (opts may be NULL; strings are copied). */
@@ -30,6 +32,8 @@ int ctrl__informer_new(const ctrl__informer_config *cfg, const char *api_version
                        const ctrl_informer_options *opts, ctrl_informer **out);
 /* True when inf informs about api_version/kind. */
 bool ctrl__informer_is(const ctrl_informer *inf, const char *api_version, const char *kind);
+/* "apiVersion/Kind" (borrowed, lives as long as inf). */
+const char *ctrl__informer_name(const ctrl_informer *inf);
 /* Start its threads (CTRL_ERR_ARG if already started or stopped). */
 int ctrl__informer_start(ctrl_informer *inf);
 /* Ask its threads to end (returns at once; any thread; idempotent). */

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "ctrl/error.h"
 
 struct ctrl__logger {
@@ -159,6 +161,91 @@ static void put_kv(line *ln, ctrl_log_format f, bool first, const char *k, const
         put(ln, v);
 }
 
+/* ---- typed values (ctrl_kv_int and friends, ctrl/controller.h) ---- */
+
+/* The tags' addresses mark a typed pair in a key/value list. */
+const char ctrl__kv_tag[4] = {'i', 'b', 'f', 'j'};
+
+/*
+ * A value that is JSON text (a number, true, null, an object...): in JSON
+ * lines written as is when it fits whole, else as a string that is cut
+ * (the line stays valid); in text lines quoted when logfmt needs it.
+ */
+static void put_json_kv(line *ln, ctrl_log_format f, const char *k, const char *raw)
+{
+    if (!k || ln->full)
+        return;
+    if (f != CTRL_LOG_JSON || ln->len + strlen(k) + strlen(raw) + 16 > LIMIT) {
+        put_kv(ln, f, false, k, raw);
+        return;
+    }
+    put_raw(ln, ",", 1);
+    put_quoted(ln, k);
+    put_raw(ln, ":", 1);
+    put(ln, raw);
+}
+
+/* Format a double as JSON does; NaN and infinities (not JSON) as text. */
+static void put_float_kv(line *ln, ctrl_log_format f, const char *k, double v)
+{
+    char buf[40];
+    if (v != v) {
+        put_kv(ln, f, false, k, "NaN");
+        return;
+    }
+    if (v > 1.7976931348623157e308 || v < -1.7976931348623157e308) {
+        put_kv(ln, f, false, k, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    snprintf(buf, sizeof buf, "%.17g", v);
+    /* The shortest of %.15g..%.17g that reads back the same. */
+    for (int prec = 15; prec < 17; prec++) {
+        char b2[40];
+        snprintf(b2, sizeof b2, "%.*g", prec, v);
+        if (strtod(b2, NULL) == v) {
+            memcpy(buf, b2, sizeof buf);
+            break;
+        }
+    }
+    put_json_kv(ln, f, k, buf);
+}
+
+static bool is_tag(const char *k)
+{
+    for (size_t i = 0; i < sizeof ctrl__kv_tag; i++)
+        if (k == &ctrl__kv_tag[i])
+            return true;
+    return false;
+}
+
+static void put_typed_kv(line *ln, ctrl_log_format f, char tag, const char *k, va_list *ap)
+{
+    char buf[32];
+    switch (tag) {
+    case 'i':
+        snprintf(buf, sizeof buf, "%lld", va_arg(*ap, long long));
+        put_json_kv(ln, f, k, buf);
+        return;
+    case 'b':
+        put_json_kv(ln, f, k, va_arg(*ap, int) ? "true" : "false");
+        return;
+    case 'f':
+        put_float_kv(ln, f, k, va_arg(*ap, double));
+        return;
+    default: {
+        const json_t *j = va_arg(*ap, const json_t *);
+        if (json_is_string(j)) { /* its text, as a string value */
+            put_kv(ln, f, false, k, json_string_value(j));
+            return;
+        }
+        char *raw = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        put_json_kv(ln, f, k, raw ? raw : "null");
+        free(raw);
+        return;
+    }
+    }
+}
+
 static const char *level_name(ctrl_log_level level)
 {
     switch (level) {
@@ -206,15 +293,23 @@ void ctrl__log_v(const ctrl__logger *l, ctrl_log_level level, const char *name, 
     put_kv(ln, f, false, "msg", msg ? msg : "");
     for (size_t i = 0; i < nfixed; i++)
         put_kv(ln, f, false, fixed[2 * i], fixed[2 * i + 1]);
+    va_list aq;
+    va_copy(aq, ap); /* read through a pointer: va_list may be an array type */
     for (;;) {
-        const char *k = va_arg(ap, const char *);
+        const char *k = va_arg(aq, const char *);
         if (!k)
             break;
-        const char *v = va_arg(ap, const char *);
+        if (is_tag(k)) {
+            const char *key = va_arg(aq, const char *);
+            put_typed_kv(ln, f, *k, key, &aq);
+            continue;
+        }
+        const char *v = va_arg(aq, const char *);
         put_kv(ln, f, false, k, v);
         if (!v)
             break; /* an odd list: the missing value ended it */
     }
+    va_end(aq);
     if (f == CTRL_LOG_JSON)
         ln->buf[ln->len++] = '}';
     ln->buf[ln->len] = '\0';

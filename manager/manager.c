@@ -332,10 +332,17 @@ static int add_run(ctrl_manager *mgr, const ctrl_runnable *r)
     if (mgr->state == ST_DONE || mgr->stop_requested)
         rc = CTRL_ERR_ARG;
     /* Controller names are unique per manager (ctrl_builder_complete says
-     * so; they name metrics series and User-Agents). */
-    for (size_t i = 0; rc == 0 && is_controller(m) && i < mgr->nruns; i++)
-        if (is_controller(mgr->runs[i]) && !strcmp(mgr->runs[i]->name, m->name))
-            rc = CTRL_ERR_ARG;
+     * so; they name metrics series and User-Agents), unless the new one
+     * skips the check; one that skipped it is not held against others
+     * (controller-runtime's SkipNameValidation). */
+    bool dup = false;
+    if (rc == 0 && is_controller(m) && !ctrl__controller_skips_name_validation(m->r.ud))
+        for (size_t i = 0; !dup && i < mgr->nruns; i++)
+            dup = is_controller(mgr->runs[i]) &&
+                  !ctrl__controller_skips_name_validation(mgr->runs[i]->r.ud) &&
+                  !strcmp(mgr->runs[i]->name, m->name);
+    if (dup)
+        rc = CTRL_ERR_ARG;
     if (rc == 0)
         rc = grow((void **)&mgr->runs, &mgr->caprun, mgr->nruns, sizeof *mgr->runs, MAX_RUNNABLES);
     if (rc == 0) {
@@ -346,6 +353,11 @@ static int add_run(ctrl_manager *mgr, const ctrl_runnable *r)
             start_group(mgr, m->group);
     }
     pthread_mutex_unlock(&mgr->mu);
+    if (dup)
+        MLOG(mgr, CTRL_LOG_ERROR,
+             "controller names must be unique to avoid multiple controllers reporting the same "
+             "metric (set skip_name_validation to allow it)",
+             "controller", m->name, "error", "a controller with this name already exists");
     if (rc < 0) {
         free(m->name);
         free(m);
@@ -485,6 +497,7 @@ int ctrl_manager_new_for_config(const ctrl_config *cfg, const ctrl_manager_optio
     rc = ctrl_cache_new(mgr->client, &cao, &mgr->cache, err);
     if (rc < 0)
         goto fail;
+    ctrl__cache_set_logger(mgr->cache, mgr->log);
     if (mgr->opts.leader_election) {
         /* Its own client, as controller-runtime's: a User-Agent of its own
          * ("<ua>/leader-election"), no retries inside one try and a request
@@ -741,7 +754,9 @@ int ctrl_manager_start(ctrl_manager *mgr, ctrl_stop *stop)
     if (rc == CTRL_ERR_CANCELLED)
         rc = 0; /* stopped while syncing: a clean stop */
     if (rc < 0) {
-        MLOG(mgr, CTRL_LOG_ERROR, "cache did not sync", "error", ctrl_strerror(rc));
+        char kinds[1024];
+        ctrl__cache_unsynced(mgr->cache, kinds, sizeof kinds);
+        MLOG(mgr, CTRL_LOG_ERROR, "cache did not sync", "error", ctrl_strerror(rc), "kinds", kinds);
         goto shutdown;
     }
 

@@ -20,15 +20,21 @@
  *
  * State per key: one item in a hash table, holding the whole story of the
  * key: dirty (needs processing: queued, or to be queued again when done),
- * processing (handed out, not yet done), queued (in the FIFO), its heap
- * slot (a pending delayed add; only the earliest deadline is kept, as
- * client-go), and failures (the exponential backoff's exponent, reset by
- * forget). An item is freed once none of these holds. As in client-go, the
- * FIFO only ever holds dirty keys that are not being processed, so one key
- * is never handed to two getters at once.
+ * its priority while dirty, processing (handed out, not yet done), its
+ * ready slot (queued), its delay slot (a pending delayed add; only the
+ * earliest deadline is kept, as client-go, with the highest priority of
+ * the delayed adds), and failures (the exponential backoff's exponent,
+ * reset by forget). An item is freed once none of these holds. As in
+ * client-go, the ready queue only ever holds dirty keys that are not being
+ * processed, so one key is never handed to two getters at once.
  *
- * Ordering: ready keys come out in the order they became ready; delayed
- * adds with equal deadlines in the order they were added.
+ * Ordering (controller-runtime's priority queue): ready keys come out by
+ * priority, highest first, and within one priority in the order they
+ * became ready. A key added again while dirty keeps one place, with the
+ * higher of the two priorities (raising it moves the key up; its place
+ * among equals is still the one of its first add). Delayed adds with equal
+ * deadlines become ready in the order they were added. Ready keys sit in a
+ * binary heap on (priority, ready sequence): O(log n) per add and get.
  */
 #include "ctrl/workqueue.h"
 
@@ -48,14 +54,27 @@ typedef struct item {
     char *key;
     struct item *hnext;         /* hash chain */
     struct item *pprev, *pnext; /* processing list */
-    bool dirty, processing, queued;
+    bool dirty, processing;
     bool has_added;   /* added_at is set (queue duration) */
+    int prio;         /* while dirty: the priority it is (or will be) queued with */
+    size_t ready;     /* slot + 1 in the ready heap; 0 = not queued */
+    uint64_t rseq;    /* ready order among equal priorities */
     size_t heap;      /* slot + 1 in the delay heap; 0 = none */
     int64_t deadline; /* when heap != 0 */
+    int dprio;        /* when heap != 0: the priority it becomes ready with */
     uint64_t seq;     /* ties between equal deadlines */
     int failures;
     int64_t added_at, started_at;
 } item;
+
+/* Ready keys per priority, for workqueue_depth{priority="..."}: series
+ * are kept once seen (at 0 when empty), as Prometheus gauges are. */
+typedef struct depth_series {
+    int prio;
+    size_t n;
+    char *labels; /* name="...",priority="..." */
+} depth_series;
+#define MAX_DEPTH_SERIES 64
 
 struct ctrl_workqueue {
     pthread_mutex_t mu;
@@ -74,8 +93,11 @@ struct ctrl_workqueue {
     item **table;
     size_t nbuckets, nitems;
 
-    item **fifo; /* ring */
-    size_t fhead, flen, fcap;
+    item **rq; /* ready heap: highest priority, then oldest, first */
+    size_t flen, fcap;
+    uint64_t rseq;
+    depth_series depth[MAX_DEPTH_SERIES];
+    size_t ndepth;
 
     item **heap;
     size_t hlen, hcap;
@@ -165,7 +187,7 @@ static item *find_or_create(ctrl_workqueue *q, const char *key)
 /* Free the item once nothing refers to it. */
 static void maybe_release(ctrl_workqueue *q, item *it)
 {
-    if (it->dirty || it->processing || it->queued || it->heap || it->failures)
+    if (it->dirty || it->processing || it->ready || it->heap || it->failures)
         return;
     item **pp = &q->table[hash(it->key) & (q->nbuckets - 1)];
     while (*pp != it)
@@ -176,35 +198,119 @@ static void maybe_release(ctrl_workqueue *q, item *it)
     free(it);
 }
 
-/* ---- ready FIFO ---- */
+/* ---- depth per priority ---- */
 
-static bool fifo_push(ctrl_workqueue *q, item *it)
+static depth_series *depth_for(ctrl_workqueue *q, int prio)
+{
+    for (size_t i = 0; i < q->ndepth; i++)
+        if (q->depth[i].prio == prio)
+            return &q->depth[i];
+    if (q->ndepth == MAX_DEPTH_SERIES)
+        return NULL; /* counted in the total only */
+    depth_series *d = &q->depth[q->ndepth];
+    if (asprintf(&d->labels, "%s,priority=\"%d\"", q->labels, prio) < 0)
+        return NULL;
+    d->prio = prio;
+    d->n = 0;
+    q->ndepth++;
+    return d;
+}
+
+static void depth_add(ctrl_workqueue *q, int prio, int delta)
+{
+    depth_series *d = depth_for(q, prio);
+    if (!d)
+        return;
+    d->n = (size_t)((long)d->n + delta);
+    if (q->metrics)
+        ctrl_metrics_set(q->metrics, "workqueue_depth", d->labels, (double)d->n);
+}
+
+/* ---- ready heap ---- */
+
+static bool ready_less(const item *a, const item *b)
+{
+    return a->prio > b->prio || (a->prio == b->prio && a->rseq < b->rseq);
+}
+
+static void ready_set(ctrl_workqueue *q, size_t i, item *it)
+{
+    q->rq[i] = it;
+    it->ready = i + 1;
+}
+
+static void ready_up(ctrl_workqueue *q, size_t i)
+{
+    item *it = q->rq[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!ready_less(it, q->rq[parent]))
+            break;
+        ready_set(q, i, q->rq[parent]);
+        i = parent;
+    }
+    ready_set(q, i, it);
+}
+
+static void ready_down(ctrl_workqueue *q, size_t i)
+{
+    item *it = q->rq[i];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const item *best = it;
+        if (l < q->flen && ready_less(q->rq[l], best)) {
+            m = l;
+            best = q->rq[l];
+        }
+        if (r < q->flen && ready_less(q->rq[r], best))
+            m = r;
+        if (m == i)
+            break;
+        ready_set(q, i, q->rq[m]);
+        i = m;
+    }
+    ready_set(q, i, it);
+}
+
+/* Queue a dirty item with its priority (it->prio). */
+static bool ready_push(ctrl_workqueue *q, item *it)
 {
     if (q->flen == q->fcap) {
         size_t cap = q->fcap ? q->fcap * 2 : 16;
-        item **f = malloc(cap * sizeof(*f));
+        item **f = realloc(q->rq, cap * sizeof(*f));
         if (!f)
             return false;
-        for (size_t i = 0; i < q->flen; i++)
-            f[i] = q->fifo[(q->fhead + i) % q->fcap];
-        free(q->fifo);
-        q->fifo = f;
+        q->rq = f;
         q->fcap = cap;
-        q->fhead = 0;
     }
-    q->fifo[(q->fhead + q->flen) % q->fcap] = it;
-    q->flen++;
-    it->queued = true;
+    it->rseq = q->rseq++;
+    q->rq[q->flen] = it;
+    it->ready = ++q->flen;
+    ready_up(q, q->flen - 1);
+    depth_add(q, it->prio, 1);
     return true;
 }
 
-static item *fifo_pop(ctrl_workqueue *q)
+static item *ready_pop(ctrl_workqueue *q)
 {
-    item *it = q->fifo[q->fhead];
-    q->fhead = (q->fhead + 1) % q->fcap;
+    item *top = q->rq[0];
+    top->ready = 0;
     q->flen--;
-    it->queued = false;
-    return it;
+    if (q->flen > 0) {
+        ready_set(q, 0, q->rq[q->flen]);
+        ready_down(q, 0);
+    }
+    depth_add(q, top->prio, -1);
+    return top;
+}
+
+/* A queued item's priority goes up: it moves towards the front. */
+static void ready_raise(ctrl_workqueue *q, item *it, int prio)
+{
+    depth_add(q, it->prio, -1);
+    it->prio = prio;
+    depth_add(q, it->prio, 1);
+    ready_up(q, it->ready - 1);
 }
 
 /* ---- delay heap ---- */
@@ -296,7 +402,9 @@ static void refresh_gauges(ctrl_workqueue *q, int64_t t)
     q->st.unfinished_work_seconds = unfinished;
     q->st.longest_running_seconds = longest;
     if (q->metrics) {
-        ctrl_metrics_set(q->metrics, "workqueue_depth", q->labels, (double)q->flen);
+        for (size_t i = 0; i < q->ndepth; i++)
+            ctrl_metrics_set(q->metrics, "workqueue_depth", q->depth[i].labels,
+                             (double)q->depth[i].n);
         ctrl_metrics_set(q->metrics, "workqueue_unfinished_work_seconds", q->labels, unfinished);
         ctrl_metrics_set(q->metrics, "workqueue_longest_running_processor_seconds", q->labels,
                          longest);
@@ -306,7 +414,7 @@ static void refresh_gauges(ctrl_workqueue *q, int64_t t)
 static void declare_metrics(ctrl_metrics *m)
 {
     size_t nb = sizeof(latency_buckets) / sizeof(latency_buckets[0]);
-    ctrl_metrics_gauge(m, "workqueue_depth", "Current depth of workqueue");
+    ctrl_metrics_gauge(m, "workqueue_depth", "Current depth of workqueue by priority");
     ctrl_metrics_counter(m, "workqueue_adds_total", "Total number of adds handled by workqueue");
     ctrl_metrics_histogram(m, "workqueue_queue_duration_seconds",
                            "How long in seconds an item stays in workqueue before being requested",
@@ -383,8 +491,11 @@ int ctrl_workqueue_new(const ctrl_workqueue_options *opts, ctrl_workqueue **out)
     q->tokens = q->burst;
     q->tokens_at = now(q);
     q->metrics = o.metrics;
-    if (q->metrics)
+    if (q->metrics) {
         declare_metrics(q->metrics);
+        /* The default priority's series exists from the start, at 0. */
+        depth_add(q, 0, 0);
+    }
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
     *out = q;
@@ -405,8 +516,10 @@ void ctrl_workqueue_free(ctrl_workqueue *q)
         }
     }
     free(q->table);
-    free(q->fifo);
+    free(q->rq);
     free(q->heap);
+    for (size_t i = 0; i < q->ndepth; i++)
+        free(q->depth[i].labels);
     free(q->labels);
     free(q->name);
     pthread_cond_destroy(&q->cv);
@@ -416,11 +529,22 @@ void ctrl_workqueue_free(ctrl_workqueue *q)
 
 /* ---- adds ---- */
 
-static void add_item_locked(ctrl_workqueue *q, item *it, int64_t t)
+static void add_item_locked(ctrl_workqueue *q, item *it, int64_t t, int prio)
 {
-    if (it->dirty)
+    if (it->dirty) {
+        /* One place per key, with the higher priority. */
+        if (prio > it->prio) {
+            if (it->ready) {
+                ready_raise(q, it, prio);
+                ctrl_clock_notify(clk(q), &q->cv);
+            } else {
+                it->prio = prio; /* processing: queued with it when done */
+            }
+        }
         return;
+    }
     it->dirty = true;
+    it->prio = prio;
     q->st.adds++;
     if (q->metrics)
         ctrl_metrics_add(q->metrics, "workqueue_adds_total", q->labels, 1);
@@ -430,13 +554,11 @@ static void add_item_locked(ctrl_workqueue *q, item *it, int64_t t)
     }
     if (it->processing)
         return; /* queued again by done() */
-    if (!fifo_push(q, it)) {
+    if (!ready_push(q, it)) {
         it->dirty = false; /* out of memory: as if never added */
         it->has_added = false;
         return;
     }
-    if (q->metrics)
-        ctrl_metrics_set(q->metrics, "workqueue_depth", q->labels, (double)q->flen);
     ctrl_clock_notify(clk(q), &q->cv);
 }
 
@@ -446,27 +568,12 @@ static void promote_locked(ctrl_workqueue *q, int64_t t)
     while (q->hlen > 0 && q->heap[0]->deadline <= t) {
         item *it = heap_pop(q);
         if (!q->shutdown)
-            add_item_locked(q, it, t);
+            add_item_locked(q, it, t, it->dprio);
         maybe_release(q, it);
     }
 }
 
-void ctrl_workqueue_add(ctrl_workqueue *q, const char *key)
-{
-    if (!q || !key)
-        return;
-    pthread_mutex_lock(&q->mu);
-    if (!q->shutdown) {
-        item *it = find_or_create(q, key);
-        if (it) {
-            add_item_locked(q, it, now(q));
-            maybe_release(q, it);
-        }
-    }
-    pthread_mutex_unlock(&q->mu);
-}
-
-static void add_after_locked(ctrl_workqueue *q, const char *key, int64_t delay_ns)
+static void add_after_locked(ctrl_workqueue *q, const char *key, int64_t delay_ns, int prio)
 {
     if (q->shutdown)
         return;
@@ -475,10 +582,12 @@ static void add_after_locked(ctrl_workqueue *q, const char *key, int64_t delay_n
         return;
     int64_t t = now(q);
     if (delay_ns <= 0) {
-        add_item_locked(q, it, t);
+        add_item_locked(q, it, t, prio);
     } else {
         int64_t deadline = delay_ns > INT64_MAX - t ? INT64_MAX : t + delay_ns;
         if (it->heap) {
+            if (prio > it->dprio)
+                it->dprio = prio;
             if (deadline < it->deadline) { /* keep the earliest, as client-go */
                 it->deadline = deadline;
                 sift_up(q, it->heap - 1);
@@ -486,21 +595,13 @@ static void add_after_locked(ctrl_workqueue *q, const char *key, int64_t delay_n
             }
         } else {
             it->deadline = deadline;
+            it->dprio = prio;
             it->seq = q->seq++;
             if (heap_push(q, it))
                 ctrl_clock_notify(clk(q), &q->cv); /* getters recompute their wait */
         }
     }
     maybe_release(q, it);
-}
-
-void ctrl_workqueue_add_after(ctrl_workqueue *q, const char *key, int64_t delay_ns)
-{
-    if (!q || !key)
-        return;
-    pthread_mutex_lock(&q->mu);
-    add_after_locked(q, key, delay_ns);
-    pthread_mutex_unlock(&q->mu);
 }
 
 /* ---- rate limiting ---- */
@@ -534,28 +635,50 @@ static int64_t bucket_delay(ctrl_workqueue *q, int64_t t, bool take)
     return tokens >= 0 ? 0 : (int64_t)ceil(-tokens / q->qps * 1e9);
 }
 
-void ctrl_workqueue_add_rate_limited(ctrl_workqueue *q, const char *key)
+void ctrl_workqueue_add_with_opts(ctrl_workqueue *q, const char *key,
+                                  const ctrl_workqueue_add_opts *o)
 {
     if (!q || !key)
         return;
+    ctrl_workqueue_add_opts opts = o ? *o : (ctrl_workqueue_add_opts){0};
     pthread_mutex_lock(&q->mu);
-    if (!q->shutdown) {
+    if (q->shutdown)
+        goto out;
+    int64_t d = opts.after_ns;
+    if (opts.rate_limited) {
         item *it = find_or_create(q, key);
-        if (it) {
-            int64_t t = now(q);
-            int64_t d = backoff(q, it->failures);
-            it->failures++;
-            int64_t b = bucket_delay(q, t, true);
-            if (b > d)
-                d = b;
-            q->st.retries++;
-            if (q->metrics)
-                ctrl_metrics_add(q->metrics, "workqueue_retries_total", q->labels, 1);
-            add_after_locked(q, key, d);
-            maybe_release(q, it);
-        }
+        if (!it)
+            goto out;
+        int64_t rl = backoff(q, it->failures);
+        it->failures++;
+        int64_t b = bucket_delay(q, now(q), true);
+        if (b > rl)
+            rl = b;
+        q->st.retries++;
+        if (q->metrics)
+            ctrl_metrics_add(q->metrics, "workqueue_retries_total", q->labels, 1);
+        if (d <= 0 || rl < d) /* the sooner of the two, as controller-runtime */
+            d = rl;
+        maybe_release(q, it);
     }
+    add_after_locked(q, key, d, opts.priority);
+out:
     pthread_mutex_unlock(&q->mu);
+}
+
+void ctrl_workqueue_add(ctrl_workqueue *q, const char *key)
+{
+    ctrl_workqueue_add_with_opts(q, key, NULL);
+}
+
+void ctrl_workqueue_add_after(ctrl_workqueue *q, const char *key, int64_t delay_ns)
+{
+    ctrl_workqueue_add_with_opts(q, key, &(ctrl_workqueue_add_opts){.after_ns = delay_ns});
+}
+
+void ctrl_workqueue_add_rate_limited(ctrl_workqueue *q, const char *key)
+{
+    ctrl_workqueue_add_with_opts(q, key, &(ctrl_workqueue_add_opts){.rate_limited = true});
 }
 
 void ctrl_workqueue_forget(ctrl_workqueue *q, const char *key)
@@ -598,6 +721,11 @@ int64_t ctrl_workqueue_when(ctrl_workqueue *q, const char *key)
 
 int ctrl_workqueue_get(ctrl_workqueue *q, char **key)
 {
+    return ctrl_workqueue_get_with_priority(q, key, NULL);
+}
+
+int ctrl_workqueue_get_with_priority(ctrl_workqueue *q, char **key, int *priority)
+{
     if (!q || !key)
         return CTRL_ERR_ARG;
     int rc = 0;
@@ -610,13 +738,15 @@ int ctrl_workqueue_get(ctrl_workqueue *q, char **key)
             break;
         }
         if (q->flen > 0) {
-            item *it = q->fifo[q->fhead];
+            item *it = q->rq[0];
             char *k = strdup(it->key);
             if (!k) {
                 rc = CTRL_ERR_NOMEM;
                 break;
             }
-            fifo_pop(q);
+            ready_pop(q);
+            if (priority)
+                *priority = it->prio;
             it->dirty = false;
             it->processing = true;
             it->started_at = t;
@@ -668,7 +798,7 @@ void ctrl_workqueue_done(ctrl_workqueue *q, const char *key)
         q->st.work_count++;
         if (q->metrics)
             ctrl_metrics_observe(q->metrics, "workqueue_work_duration_seconds", q->labels, s);
-        if (it->dirty && !fifo_push(q, it))
+        if (it->dirty && !ready_push(q, it))
             it->dirty = false;
         refresh_gauges(q, t);
         maybe_release(q, it);

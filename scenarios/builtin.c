@@ -9,6 +9,7 @@
 #include "cronjob.h"
 #include "replicaset.h"
 #include "scn/run.h"
+#include "webapp.h"
 
 static int replicaset_setup(ctrl_manager *mgr, const json_t *config, void *user)
 {
@@ -40,6 +41,18 @@ static int cronjob_setup(ctrl_manager *mgr, const json_t *config, void *user)
     return example_cronjob_setup(mgr, config);
 }
 
+static int webapp_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_webapp_setup(mgr, config);
+}
+
+static int webapp_buggy_setup(ctrl_manager *mgr, const json_t *config, void *user)
+{
+    (void)user;
+    return example_webapp_buggy_setup(mgr, config);
+}
+
 void scn_register_examples(void)
 {
     static bool done;
@@ -51,4 +64,6 @@ void scn_register_examples(void)
     scn_register_controller("singleton-buggy", singleton_buggy_setup, NULL);
     scn_register_controller("singleton-fixed", singleton_fixed_setup, NULL);
     scn_register_controller("singleton-dedup", singleton_dedup_setup, NULL);
+    scn_register_controller("webapp", webapp_setup, NULL);
+    scn_register_controller("webapp-buggy", webapp_buggy_setup, NULL);
 }

@@ -510,9 +510,52 @@ static bool eval_all(const scn_cond *c, const scn_lookup *lk, out *o)
     return true;
 }
 
+/* The first sub-condition that holds, else the last one's message. */
+static bool eval_any(const scn_cond *c, const scn_lookup *lk, out *o)
+{
+    size_t start = o->used;
+    for (size_t i = 0; i < c->n_all; i++) {
+        o->used = start;
+        if (o->buf && o->len)
+            o->buf[start] = '\0';
+        if (eval(c->all[i], lk, o))
+            return true;
+    }
+    if (c->n_all > 1) {
+        /* Keep the last failure's words, and say none held. */
+        char last[512];
+        snprintf(last, sizeof last, "%s", o->buf && o->len > start ? o->buf + start : "");
+        o->used = start;
+        if (o->buf && o->len)
+            o->buf[start] = '\0';
+        put(o, "none of %zu conditions holds (the last: %s)", c->n_all, last);
+    }
+    return false;
+}
+
+static bool eval_not(const scn_cond *c, const scn_lookup *lk, out *o)
+{
+    size_t start = o->used;
+    bool held = eval(c->all[0], lk, o);
+    char inner[512];
+    snprintf(inner, sizeof inner, "%s", o->buf && o->len > start ? o->buf + start : "");
+    o->used = start;
+    if (o->buf && o->len)
+        o->buf[start] = '\0';
+    if (held)
+        put(o, "expected this not to hold: %s", inner);
+    else
+        put(o, "as expected, %s", inner);
+    return !held;
+}
+
 static bool eval(const scn_cond *c, const scn_lookup *lk, out *o)
 {
     switch (c->kind) {
+    case SCN_COND_ANY:
+        return eval_any(c, lk, o);
+    case SCN_COND_NOT:
+        return eval_not(c, lk, o);
     case SCN_COND_EXISTS:
     case SCN_COND_ABSENT:
         return eval_presence(c, lk, o);

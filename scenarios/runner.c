@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "kc/cluster.h"
 #include "leadership.h"
 #include "replay_run.h"
 #include "scheduler.h"
@@ -32,10 +33,15 @@
 #define DEFAULT_WAIT_NS (5 * CTRL_MINUTE)
 #define DEFAULT_MAX_VIRTUAL_NS (24 * CTRL_HOUR)
 
+/* One controller's manager in one manager replica. Manager replica k runs
+ * every controller whose replicas > k, each in a manager of its own (its
+ * own Lease kube-system/<controller> and User-Agent), all crashed,
+ * partitioned and restarted together, as one process would be. */
 typedef struct replica {
     struct run *r;
     const scn_controller_ref *ref;
-    int index;
+    int index; /* in run.reps (controller by controller): the seed's offset */
+    int k;     /* the manager replica it belongs to: what steps address */
     char ua[200];
     ctrl_manager *mgr;
     pthread_t thread;
@@ -43,6 +49,7 @@ typedef struct replica {
     atomic_bool exited;
     int rc;
     uint64_t block_rule;   /* drops all its requests (crash, partition); 0 = none */
+    uint64_t watch_rule;   /* refuses its watches while it stops (restart); 0 = none */
     uint64_t crash_rule;   /* fires at the moment it must crash; 0 = none */
     bool crash_when_fired; /* crash_rule: crash once it fired (else: once it matched) */
     bool crashed;
@@ -51,10 +58,13 @@ typedef struct replica {
     char base_ua[160]; /* "scenario/<controller>-<k>" */
 } replica;
 
-/* A crashed incarnation: frozen until teardown, then stopped and freed. */
+/* A crashed incarnation: frozen until teardown, then stopped and freed. It
+ * keeps the fault rule that drops all it sends (block_rule) to the end: a
+ * restart unblocks the new incarnation's User-Agent, never the old one. */
 typedef struct zombie {
     ctrl_manager *mgr;
     pthread_t thread;
+    uint64_t block_rule;
     struct zombie *next;
 } zombie;
 
@@ -64,13 +74,24 @@ typedef struct ready_watch {
     char thread[512];
 } ready_watch;
 
+/* A crash armed for a whole manager replica at its nth write (atWrite):
+ * with several managers in it, their writes count together. */
+typedef struct crash_plan {
+    long at_write;       /* n; 0 = none armed */
+    unsigned long count; /* its writes counted before the rules now armed */
+} crash_plan;
+
 typedef struct run {
     const scn_scenario *sc;
     scn__sched *sched;
     fakeapi_server *srv;
     replica *reps;
     size_t nreps;
-    json_t *faults; /* scenario name -> rule id */
+    int n_mgr;                      /* manager replicas: the most replicas any controller has */
+    crash_plan *plans;              /* per manager replica */
+    kc_config *kc;                  /* the scenario's cluster (sc->cluster), or NULL */
+    scn_controller_ref cluster_ref; /* the cluster's replica's ref (k -1: no step names it) */
+    json_t *faults;                 /* scenario name -> rule id */
     scn_run_result *res;
     long max_steps;
     uint64_t seed;
@@ -85,7 +106,7 @@ typedef struct run {
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
     const scn_run_options *opts;
-    json_t *writes_used;       /* what expectWrite steps read and took (replay_run.h) */
+    json_t *writes_used;   /* what expectWrite steps read and took (replay_run.h) */
     char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
     bool temp_record;      /* record_path is the run's own, removed at the end */
 } run;
@@ -235,6 +256,26 @@ static void stderr_log(const char *line, void *user)
     fprintf(stderr, "%s\n", line);
 }
 
+/* splitmix64's finaliser: a well-mixed 64-bit function of x. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t scn__manager_seed(uint64_t run_seed, int index, int incarnation)
+{
+    /* The first incarnation keeps the seed runs have always had, so that
+     * traces recorded before restarts drew fresh seeds stay the same. */
+    uint64_t first = run_seed * 1000003 + (uint64_t)index + 1;
+    if (incarnation <= 1)
+        return first;
+    uint64_t s = mix64(mix64(first) ^ (uint64_t)incarnation);
+    return s ? s : 1; /* 0 asks libctrl for a random seed */
+}
+
 static int start_replica(run *r, replica *rep)
 {
     /* Each incarnation has its own User-Agent, so that the server's watches
@@ -259,7 +300,7 @@ static int start_replica(run *r, replica *rep)
         .user_agent = rep->ua,
         .clock = scn__sched_ctrl_clock(r->sched),
         .hooks = scn__sched_group_hooks(r->sched, rep->group = ++r->next_group),
-        .seed = r->seed * 1000003 + (uint64_t)rep->index + 1,
+        .seed = scn__manager_seed(r->seed, rep->index, rep->incarnation),
         .identity = rep->ua,
         .release_on_cancel = true,
         .log_level = r->verbose ? CTRL_LOG_INFO : CTRL_LOG_ERROR,
@@ -272,11 +313,18 @@ static int start_replica(run *r, replica *rep)
         ctrl_error_deinit(&err);
         return -1;
     }
-    scn_setup_fn setup;
-    void *user;
-    scn__find_controller(rep->ref->name, &setup, &user);
-    if ((rc = setup(rep->mgr, rep->ref->config, user)) < 0)
-        return fail(r, -1, "controller %s: setup failed: %s", rep->ref->name, ctrl_strerror(rc));
+    if (rep->ref == &r->cluster_ref) {
+        char msg[512] = "";
+        if ((rc = kc_setup(rep->mgr, r->kc, msg, sizeof msg)) < 0)
+            return fail(r, -1, "cluster: setup failed: %s", msg[0] ? msg : kc_strerror(rc));
+    } else {
+        scn_setup_fn setup;
+        void *user;
+        scn__find_controller(rep->ref->name, &setup, &user);
+        if ((rc = setup(rep->mgr, rep->ref->config, user)) < 0)
+            return fail(r, -1, "controller %s: setup failed: %s", rep->ref->name,
+                        ctrl_strerror(rc));
+    }
     atomic_store(&rep->exited, false);
     char name[256];
     snprintf(name, sizeof name, "manager %s", rep->ua);
@@ -288,25 +336,6 @@ static int start_replica(run *r, replica *rep)
 
 /* Let the scheduler run until quiet, crashing replicas whose crash point came. */
 static int quiet(run *r, int step);
-
-/* Stop a manager and wait for its threads, still under the scheduler. */
-static void stop_replica(run *r, replica *rep)
-{
-    if (!rep->thread_started)
-        return;
-    ctrl_manager_stop(rep->mgr);
-    char err[256];
-    for (int i = 0; i < 100000 && !atomic_load(&rep->exited); i++) {
-        if (scn__sched_step(r->sched, err, sizeof err) <= 0 &&
-            scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), INT64_MAX) < 0)
-            usleep(1000); /* a watch being torn down outside the turns */
-        fakeapi_clock_advanced(r->srv);
-    }
-    pthread_join(rep->thread, NULL);
-    rep->thread_started = false;
-    ctrl_manager_free(rep->mgr);
-    rep->mgr = NULL;
-}
 
 static int block_client(run *r, replica *rep)
 {
@@ -342,22 +371,83 @@ static void crash_replica(run *r, replica *rep)
     block_client(r, rep);
     zombie *z = malloc(sizeof *z);
     if (z) {
-        *z = (zombie){.mgr = rep->mgr, .thread = rep->thread, .next = r->zombies};
+        *z = (zombie){.mgr = rep->mgr,
+                      .thread = rep->thread,
+                      .block_rule = rep->block_rule,
+                      .next = r->zombies};
         r->zombies = z;
+        rep->block_rule = 0; /* the zombie's now */
     }
     rep->mgr = NULL;
     rep->thread_started = false;
 }
 
+/* Crash manager replica k: every controller's manager in it. */
+static void crash_group(run *r, int k)
+{
+    r->plans[k].at_write = 0;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].k == k)
+            crash_replica(r, &r->reps[i]);
+}
+
+static int add_crash_rule(run *r, replica *rep, json_t *rule, fakeapi_error *err)
+{
+    char *text = rule ? json_dumps(rule, JSON_COMPACT) : NULL;
+    json_decref(rule);
+    if (rep->crash_rule)
+        fakeapi_fault_remove(r->srv, rep->crash_rule);
+    rep->crash_rule = 0;
+    int rc = text ? fakeapi_fault_add_rule_json(r->srv, text, &rep->crash_rule, err) : -1;
+    free(text);
+    rep->crash_when_fired = true;
+    return rc;
+}
+
+/* Drop every write of rep after the next `allowed` (the crash comes before
+ * the first one dropped), so nothing more it sends in the turn it crashes in
+ * reaches the server. */
+static int arm_write_crash(run *r, replica *rep, long allowed, fakeapi_error *err)
+{
+    json_t *rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "agent", rep->ua, "verb",
+                             "create,update,patch,delete", "when", "after", (json_int_t)allowed,
+                             "action", "drop", 1);
+    if (rule && allowed == 0)
+        json_object_set_new(rule, "when", json_object());
+    return add_crash_rule(r, rep, rule, err);
+}
+
 static void check_crash_points(run *r)
 {
-    for (size_t i = 0; i < r->nreps; i++) {
-        replica *rep = &r->reps[i];
-        unsigned long matched = 0, fired = 0;
-        if (!rep->crash_rule || fakeapi_fault_hits(r->srv, rep->crash_rule, &matched, &fired) < 0)
+    for (int k = 0; k < r->n_mgr; k++) {
+        bool hit = false;
+        int armed = 0;
+        unsigned long writes = 0;
+        for (size_t i = 0; i < r->nreps && !hit; i++) {
+            replica *rep = &r->reps[i];
+            unsigned long matched = 0, fired = 0;
+            if (rep->k != k || !rep->crash_rule ||
+                fakeapi_fault_hits(r->srv, rep->crash_rule, &matched, &fired) < 0)
+                continue;
+            armed++;
+            writes += matched;
+            hit = rep->crash_when_fired ? fired > 0 : matched > 0;
+        }
+        if (hit) {
+            crash_group(r, k);
             continue;
-        if (rep->crash_when_fired ? fired > 0 : matched > 0)
-            crash_replica(r, rep);
+        }
+        /* atWrite over several managers: what one of them wrote counts for
+         * all, so each one's rule is armed again with what is left (only one
+         * thread runs at a time, so no other could write meanwhile). */
+        crash_plan *pl = &r->plans[k];
+        if (!pl->at_write || armed < 2 || writes == 0)
+            continue;
+        pl->count += writes;
+        long left = pl->at_write - 1 - (long)pl->count;
+        for (size_t i = 0; i < r->nreps; i++)
+            if (r->reps[i].k == k && r->reps[i].crash_rule)
+                arm_write_crash(r, &r->reps[i], left > 0 ? left : 0, NULL);
     }
 }
 
@@ -540,6 +630,10 @@ static int step_patch(run *r, int n, const scn_step *st, bool scale)
         if (asprintf(&body, "{\"spec\":{\"replicas\":%ld}}", st->replicas) < 0)
             body = NULL;
     } else {
+        if (st->subresource) {
+            strncat(path, "/", sizeof path - strlen(path) - 1);
+            strncat(path, st->subresource, sizeof path - strlen(path) - 1);
+        }
         if (st->patch_type && !strcmp(st->patch_type, "json"))
             ctype = "application/json-patch+json";
         else if (st->patch_type && !strcmp(st->patch_type, "strategic"))
@@ -580,73 +674,136 @@ static int step_fault(run *r, int n, const scn_step *st)
     return 0;
 }
 
-static replica *replica_at(run *r, int n, int index)
-{
-    if (index < 0 || (size_t)index >= r->nreps) {
-        fail(r, n, "no replica %d (the scenario runs %zu)", index, r->nreps);
-        return NULL;
-    }
-    return &r->reps[index];
-}
-
-static replica *addressed_replica(run *r, int n, const scn_step *st);
+static int addressed_replica(run *r, int n, const scn_step *st);
 
 static int step_crash(run *r, int n, const scn_step *st)
 {
-    replica *rep = addressed_replica(r, n, st);
-    if (!rep)
+    int k = addressed_replica(r, n, st);
+    if (k < 0)
         return -1;
     if (st->crash_at_write <= 0 && !st->crash_after) {
-        crash_replica(r, rep);
+        crash_group(r, k);
         return 0;
     }
-    /* Arm a rule: at the nth write the request is dropped (the crash comes
-     * before it), or after a matching request (it is applied, the answer
-     * never read). */
-    json_t *rule;
-    if (st->crash_at_write > 0) {
-        /* Every write from the nth on is dropped, so nothing more the
-         * replica sends in the turn it crashes in reaches the server. */
-        rule = json_pack("{s:{s:s, s:s}, s:{s:I}, s:{s:b}}", "match", "agent", rep->ua, "verb",
-                         "create,update,patch,delete", "when", "after",
-                         (json_int_t)st->crash_at_write - 1, "action", "drop", 1);
-        if (st->crash_at_write == 1)
-            json_object_set_new(rule, "when", json_object());
-        rep->crash_when_fired = true;
-    } else {
-        rule = json_pack("{s:O, s:{s:b}}", "match", st->crash_after, "action", "loseResponse", 1);
-        json_object_set_new(json_object_get(rule, "match"), "agent", json_string(rep->ua));
-        json_object_set_new(rule, "when", json_pack("{s:i}", "first", 1));
-        rep->crash_when_fired = true;
+    /* Arm a rule for each of its managers: at the nth write the request is
+     * dropped (the crash comes before it), or after a matching request (it
+     * is applied, the answer never read). */
+    r->plans[k] = (crash_plan){.at_write = st->crash_at_write > 0 ? st->crash_at_write : 0};
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k)
+            continue;
+        fakeapi_error err = {0};
+        int rc;
+        if (st->crash_at_write > 0) {
+            rc = arm_write_crash(r, rep, st->crash_at_write - 1, &err);
+        } else {
+            json_t *rule =
+                json_pack("{s:O, s:{s:b}}", "match", st->crash_after, "action", "loseResponse", 1);
+            if (rule) {
+                json_object_set_new(json_object_get(rule, "match"), "agent", json_string(rep->ua));
+                json_object_set_new(rule, "when", json_pack("{s:i}", "first", 1));
+            }
+            rc = add_crash_rule(r, rep, rule, &err);
+        }
+        if (rc < 0)
+            return fail(r, n, "crash: %s", err.message);
     }
-    char *text = json_dumps(rule, JSON_COMPACT);
-    json_decref(rule);
-    fakeapi_error err = {0};
-    int rc = text ? fakeapi_fault_add_rule_json(r->srv, text, &rep->crash_rule, &err) : -1;
-    free(text);
-    return rc < 0 ? fail(r, n, "crash: %s", err.message) : 0;
+    return 0;
+}
+
+/* Stop the running managers of replica k, together, still under the
+ * scheduler. libctrl ends an open watch by waking its thread outside the
+ * turns, at a moment no seed decides; so first the replica's watches are
+ * closed and new ones refused (a fault rule on each User-Agent), and the
+ * run goes quiet: the informers take the ends of their streams as the
+ * driver releases them and wait on the clock to watch again. Then the
+ * managers stop as a process does on SIGTERM (controllers end, the Lease is
+ * released), every wake-up on the clock. */
+static int stop_group(run *r, int n, int k)
+{
+    bool any = false;
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k || !rep->thread_started)
+            continue;
+        char rule[300];
+        snprintf(rule, sizeof rule,
+                 "{\"match\":{\"agent\":\"%s\",\"verb\":\"watch\"},\"action\":{\"drop\":true}}",
+                 rep->ua);
+        fakeapi_error err = {0};
+        if (fakeapi_fault_add_rule_json(r->srv, rule, &rep->watch_rule, &err) < 0)
+            return fail(r, n, "restart: %s", err.message);
+        fakeapi_close_watches(r->srv, rep->ua);
+        any = true;
+    }
+    if (!any)
+        return 0;
+    if (quiet(r, n) < 0)
+        return -1;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].k == k && r->reps[i].thread_started) /* quiet may have crashed it */
+            ctrl_manager_stop(r->reps[i].mgr);
+    char err[256];
+    for (int it = 0; it < 100000; it++) {
+        bool running = false;
+        for (size_t i = 0; i < r->nreps; i++)
+            running |=
+                r->reps[i].k == k && r->reps[i].thread_started && !atomic_load(&r->reps[i].exited);
+        if (!running)
+            break;
+        if (scn__sched_step(r->sched, err, sizeof err) <= 0 &&
+            scn__sched_advance(r->sched, fakeapi_next_deadline(r->srv), INT64_MAX) < 0)
+            usleep(1000); /* nothing to run and no deadline: should not happen */
+        fakeapi_clock_advanced(r->srv);
+    }
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k)
+            continue;
+        if (rep->thread_started) {
+            pthread_join(rep->thread, NULL);
+            rep->thread_started = false;
+            ctrl_manager_free(rep->mgr);
+            rep->mgr = NULL;
+        }
+        if (rep->watch_rule)
+            fakeapi_fault_remove(r->srv, rep->watch_rule);
+        rep->watch_rule = 0;
+    }
+    return 0;
 }
 
 static int step_replica(run *r, int n, const scn_step *st)
 {
-    replica *rep = addressed_replica(r, n, st);
-    if (!rep)
+    int k = addressed_replica(r, n, st);
+    if (k < 0 || (st->kind == SCN_STEP_RESTART && stop_group(r, n, k) < 0))
         return -1;
-    switch (st->kind) {
-    case SCN_STEP_RESTART:
-        if (rep->thread_started)
-            stop_replica(r, rep);
-        unblock_client(r, rep);
-        rep->crashed = false;
-        return start_replica(r, rep);
-    case SCN_STEP_PARTITION:
-        return block_client(r, rep) < 0 ? fail(r, n, "partition failed") : 0;
-    case SCN_STEP_HEAL:
-        unblock_client(r, rep);
-        return 0;
-    default:
-        return fail(r, n, "internal: not a replica step");
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k)
+            continue;
+        switch (st->kind) {
+        case SCN_STEP_RESTART:
+            unblock_client(r, rep);
+            rep->crashed = false;
+            if (start_replica(r, rep) < 0)
+                return -1;
+            break;
+        case SCN_STEP_PARTITION:
+            if (block_client(r, rep) < 0)
+                return fail(r, n, "partition failed");
+            break;
+        case SCN_STEP_HEAL:
+            unblock_client(r, rep);
+            break;
+        default:
+            return fail(r, n, "internal: not a replica step");
+        }
     }
+    if (st->kind == SCN_STEP_RESTART)
+        r->plans[k].at_write = 0;
+    return 0;
 }
 
 static int step_advance(run *r, int n, int64_t d)
@@ -839,6 +996,27 @@ static void hash_trace(run *r)
     r->res->trace_lines = lines;
 }
 
+/*
+ * The cluster (docs/cluster.md): the built-in controllers, nodes and kubelet
+ * on a manager of their own. Its replica is the last of r->reps, after the
+ * controllers under test (so that they keep their indexes, and with them
+ * their seeds), and its k is -1: no crash, partition or restart step
+ * addresses it.
+ */
+static int start_cluster(run *r)
+{
+    char msg[512] = "";
+    int rc = kc_config_new(r->sc->cluster, r->sc->cluster_dir, &r->kc, msg, sizeof msg);
+    if (rc < 0)
+        return fail(r, -1, "cluster: %s", msg[0] ? msg : kc_strerror(rc));
+    r->cluster_ref = (scn_controller_ref){.name = "cluster", .replicas = 1};
+    replica *rep = &r->reps[r->nreps];
+    *rep = (replica){.r = r, .ref = &r->cluster_ref, .index = (int)r->nreps, .k = -1};
+    snprintf(rep->base_ua, sizeof rep->base_ua, "scenario/cluster");
+    r->nreps++;
+    return start_replica(r, rep);
+}
+
 static int setup(run *r)
 {
     fakeapi_options fo = {
@@ -866,8 +1044,13 @@ static int setup(run *r)
     size_t n = 0;
     for (size_t i = 0; i < r->sc->n_controllers; i++)
         n += (size_t)(r->sc->controllers[i].replicas > 0 ? r->sc->controllers[i].replicas : 1);
-    r->reps = calloc(n ? n : 1, sizeof *r->reps);
-    if (!r->reps)
+    r->n_mgr = 1;
+    for (size_t i = 0; i < r->sc->n_controllers; i++)
+        if (r->sc->controllers[i].replicas > r->n_mgr)
+            r->n_mgr = r->sc->controllers[i].replicas;
+    r->reps = calloc(n + 1, sizeof *r->reps); /* + the cluster's */
+    r->plans = calloc((size_t)r->n_mgr, sizeof *r->plans);
+    if (!r->reps || !r->plans)
         return fail(r, -1, "out of memory");
     for (size_t i = 0; i < r->sc->n_controllers; i++) {
         const scn_controller_ref *ref = &r->sc->controllers[i];
@@ -878,13 +1061,15 @@ static int setup(run *r)
         }
         for (int k = 0; k < (ref->replicas > 0 ? ref->replicas : 1); k++) {
             replica *rep = &r->reps[r->nreps];
-            *rep = (replica){.r = r, .ref = ref, .index = (int)r->nreps};
+            *rep = (replica){.r = r, .ref = ref, .index = (int)r->nreps, .k = k};
             snprintf(rep->base_ua, sizeof rep->base_ua, "scenario/%s-%d", ref->name, k);
             r->nreps++;
             if (start_replica(r, rep) < 0)
                 return -1;
         }
     }
+    if (r->sc->cluster && start_cluster(r) < 0)
+        return -1;
     return quiet(r, -1) < 0 ? -1 : check_invariants(r, -1);
 }
 
@@ -892,7 +1077,15 @@ static int setup(run *r)
 static void stop_all(run *r)
 {
     scn__sched_free_run(r->sched);
-    /* Requests held back by delays are answered now: their clients stop. */
+    /* Requests held back by delays are answered now, so that their clients
+     * stop; but a crashed replica's are dropped: what it sent never reaches
+     * the store, not even now. Everything else it sends from now on meets
+     * the rule that drops all it sends (zombie.block_rule). */
+    uint64_t ids[64];
+    size_t n_ids;
+    while (r->srv && (n_ids = scn__sched_take_frozen_held(r->sched, ids, 64)) > 0)
+        for (size_t i = 0; i < n_ids; i++)
+            fakeapi_request_drop(r->srv, ids[i]);
     if (r->srv)
         fakeapi_hold_delays(r->srv, false);
     /* Let every held watch flow: informers still syncing must see their
@@ -937,6 +1130,8 @@ static void teardown(run *r)
         fakeapi_record_open(r->srv, NULL, NULL, NULL);
     stop_all(r);
     free(r->reps);
+    free(r->plans);
+    kc_config_free(r->kc); /* after the managers whose controllers held it */
     if (r->srv)
         fakeapi_trace_open(r->srv, NULL, NULL);
     if (r->trace_path[0])
@@ -1000,13 +1195,23 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
 
 /* ---- leadership: the singleLeader invariant, and steps addressed to the leader ---- */
 
-/* The replica a client belongs to, exactly (scn__client_is). */
+/* Whose writes a singleLeader invariant judges: the run, and when its Lease
+ * is the one a scenario controller's managers elect on (kube-system/<name>),
+ * that controller alone (another controller in the same manager replica
+ * elects on its own Lease, or none). */
+typedef struct leader_scope {
+    run *r;
+    const scn_controller_ref *only; /* NULL: every controller */
+} leader_scope;
+
+/* The manager replica a client belongs to, exactly (scn__client_is). */
 static int replica_of_client(void *ud, const char *client, char *identity, size_t len)
 {
-    run *r = ud;
-    for (size_t i = 0; i < r->nreps; i++)
-        if (scn__client_is(r->reps[i].base_ua, client, identity, len))
-            return (int)i;
+    const leader_scope *sc = ud;
+    for (size_t i = 0; i < sc->r->nreps; i++)
+        if ((!sc->only || sc->r->reps[i].ref == sc->only) &&
+            scn__client_is(sc->r->reps[i].base_ua, client, identity, len))
+            return sc->r->reps[i].k;
     return -1;
 }
 
@@ -1016,12 +1221,16 @@ static bool single_leader_holds(run *r, size_t i, char *msg, size_t len)
         snprintf(msg, len, "out of memory");
         return false;
     }
-    if (!r->leaders[i] &&
-        scn__leadership_new(r->sc->invariants[i], r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
+    const scn_cond *c = r->sc->invariants[i];
+    if (!r->leaders[i] && scn__leadership_new(c, r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
         snprintf(msg, len, "cannot read the trace %s", r->trace_path);
         return false;
     }
-    return scn__leadership_check(r->leaders[i], replica_of_client, r, msg, len);
+    leader_scope scope = {.r = r};
+    for (size_t k = 0; k < r->sc->n_controllers && c->ns && c->name; k++)
+        if (strcmp(c->ns, "kube-system") == 0 && strcmp(c->name, r->sc->controllers[k].name) == 0)
+            scope.only = &r->sc->controllers[k];
+    return scn__leadership_check(r->leaders[i], replica_of_client, &scope, msg, len);
 }
 
 static void free_leadership(run *r)
@@ -1034,60 +1243,67 @@ static void free_leadership(run *r)
     r->replica_names = NULL;
 }
 
-/* The running replica that holds the Lease of the one leader-elected
- * controller (the parser checked there is one): not crashed, and its
- * manager has not exited (as it does when it loses the Lease). */
-static replica *leader_replica(run *r, int n)
+/* The manager replica whose manager of the controller called name (NULL:
+ * the one leader-elected controller, which the parser checked there is)
+ * holds its Lease and runs: not crashed, and its manager has not exited (as
+ * it does when it loses the Lease). -1 and a failure otherwise. */
+static int leader_replica(run *r, int n, const char *name)
 {
     const scn_controller_ref *ref = NULL;
     for (size_t i = 0; i < r->sc->n_controllers && !ref; i++)
-        if (r->sc->controllers[i].replicas > 1)
+        if (name ? strcmp(r->sc->controllers[i].name, name) == 0
+                 : r->sc->controllers[i].replicas > 1)
             ref = &r->sc->controllers[i];
-    if (!ref) {
-        fail(r, n, "replica: leader: no controller is leader-elected");
-        return NULL;
-    }
+    if (!ref)
+        return fail(r, n, "replica: leader: no controller %s%s",
+                    name ? "named " : "is leader-elected", name ? name : "");
     json_t *lease = NULL;
     if (fakeapi_get(r->srv, "coordination.k8s.io/v1", "Lease", "kube-system", ref->name, &lease,
-                    NULL) < 0) {
-        fail(r, n, "replica: leader: no Lease kube-system/%s yet", ref->name);
-        return NULL;
-    }
+                    NULL) < 0)
+        return fail(r, n, "replica: leader: no Lease kube-system/%s yet", ref->name);
     const char *holder =
         json_string_value(json_object_get(json_object_get(lease, "spec"), "holderIdentity"));
-    replica *found = NULL;
-    for (size_t i = 0; i < r->nreps && holder && !found; i++)
+    int found = -1;
+    for (size_t i = 0; i < r->nreps && holder && found < 0; i++)
         if (r->reps[i].ref == ref && r->reps[i].thread_started && !r->reps[i].crashed &&
             !atomic_load(&r->reps[i].exited) && strcmp(r->reps[i].ua, holder) == 0)
-            found = &r->reps[i];
-    if (!found)
+            found = r->reps[i].k;
+    if (found < 0)
         fail(r, n, "replica: leader: Lease kube-system/%s is held by %s, no running replica",
              ref->name, holder && *holder ? holder : "nobody");
     json_decref(lease);
     return found;
 }
 
-/* The replica a crash, restart, partition or heal step addresses: an index,
- * the leader now, or a name an earlier step gave; named "as" if asked. */
-static replica *addressed_replica(run *r, int n, const scn_step *st)
+/* The manager replica a crash, restart, partition or heal step addresses:
+ * an index, the leader now, or a name an earlier step gave; named "as" if
+ * asked. -1 (and a failure) if there is none. */
+static int addressed_replica(run *r, int n, const scn_step *st)
 {
-    replica *rep;
+    int k;
     json_t *named = NULL;
-    if (!r->replica_names && !(r->replica_names = json_object())) {
-        fail(r, n, "out of memory");
-        return NULL;
-    }
+    if (!r->replica_names && !(r->replica_names = json_object()))
+        return fail(r, n, "out of memory");
     if (!st->replica_ref)
-        rep = replica_at(r, n, st->replica);
+        k = st->replica;
     else if (strcmp(st->replica_ref, "leader") == 0)
-        rep = leader_replica(r, n);
+        k = leader_replica(r, n, st->replica_controller);
     else if ((named = json_object_get(r->replica_names, st->replica_ref)))
-        rep = replica_at(r, n, (int)json_integer_value(named));
+        k = (int)json_integer_value(named);
     else
-        rep = NULL, fail(r, n, "no replica is named %s", st->replica_ref);
-    if (rep && st->replica_as)
-        json_object_set_new(r->replica_names, st->replica_as, json_integer(rep->index));
-    if (rep && r->verbose)
-        fprintf(stderr, "scenario: step %d addresses replica %d (%s)\n", n, rep->index, rep->ua);
-    return rep;
+        return fail(r, n, "no replica is named %s", st->replica_ref);
+    if (k < 0)
+        return -1;
+    if (k >= r->n_mgr)
+        return fail(r, n, "no replica %d (the scenario runs %d)", k, r->n_mgr);
+    if (st->replica_as)
+        json_object_set_new(r->replica_names, st->replica_as, json_integer(k));
+    if (r->verbose) {
+        fprintf(stderr, "scenario: step %d addresses replica %d:", n, k);
+        for (size_t i = 0; i < r->nreps; i++)
+            if (r->reps[i].k == k)
+                fprintf(stderr, " %s", r->reps[i].ua);
+        fprintf(stderr, "\n");
+    }
+    return k;
 }

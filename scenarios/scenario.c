@@ -18,6 +18,7 @@
 #include "scenario_int.h"
 #include "scn_parse.h"
 
+#include "kc/cluster.h"
 #include "kh/yaml.h"
 
 #include <errno.h>
@@ -86,7 +87,30 @@ static size_t n_elected(const scn__parser *p)
     return n;
 }
 
-/* replica: N, leader, or a name bound by an earlier step's "as"; then "as". */
+/* replica: leader, controller: NAME: NAME must be a leader-elected
+ * controller of the scenario. */
+static int parse_leader_of(scn__parser *p, const json_t *body, scn_step *st, const char *field)
+{
+    json_t *v = json_object_get(body, "controller");
+    char f[FIELD_LEN];
+    size_t i;
+
+    scn__sub(f, sizeof f, "%s.controller", field);
+    for (i = 0; i < p->s->n_controllers; i++)
+        if (strcmp(p->s->controllers[i].name, st->replica_controller) == 0)
+            break;
+    if (i == p->s->n_controllers)
+        return scn__fail(p, v, f, "the scenario runs no controller \"%s\"", st->replica_controller);
+    if (p->s->controllers[i].replicas < 2)
+        return scn__fail(p, v, f,
+                         "controller \"%s\" is not leader-elected (it runs in 1 replica; "
+                         "a controller with replicas above 1 elects on kube-system/%s)",
+                         st->replica_controller, st->replica_controller);
+    return 0;
+}
+
+/* replica: N, leader, or a name bound by an earlier step's "as"; then
+ * "controller" (with leader only) and "as". */
 static int parse_replica(scn__parser *p, const json_t *body, scn_step *st, const char *field)
 {
     json_t *v = json_object_get(body, "replica");
@@ -94,13 +118,20 @@ static int parse_replica(scn__parser *p, const json_t *body, scn_step *st, const
     int rc;
     char f[FIELD_LEN];
 
+    if ((rc = scn__get_string(p, body, "controller", field, false, &st->replica_controller)) != 0)
+        return rc;
     scn__sub(f, sizeof f, "%s.replica", field);
     if (json_is_string(v) && strcmp(json_string_value(v), "leader") == 0) {
-        if (n_elected(p) != 1)
+        if (st->replica_controller) {
+            if ((rc = parse_leader_of(p, body, st, field)) != 0)
+                return rc;
+        } else if (n_elected(p) != 1) {
             return scn__fail(p, v, f,
                              "replica: leader needs exactly one leader-elected controller (one "
-                             "with replicas above 1); the scenario has %zu",
+                             "with replicas above 1), or controller: NAME to say whose Lease; "
+                             "the scenario has %zu",
                              n_elected(p));
+        }
         st->replica_ref = json_string_value(v);
     } else if (json_is_string(v)) {
         if (!json_object_get(p->replica_names, json_string_value(v)))
@@ -114,9 +145,16 @@ static int parse_replica(scn__parser *p, const json_t *body, scn_step *st, const
             return rc;
         if (r >= p->n_replicas)
             return scn__fail(p, v, f,
-                             "replica %ld does not exist: the controllers run %d replica%s (0..%d)",
+                             "replica %ld does not exist: the controllers run %d manager "
+                             "replica%s (0..%d; replica i runs every controller whose replicas "
+                             "is above i, the most replicas of any controller sets the count)",
                              r, p->n_replicas, p->n_replicas == 1 ? "" : "s", p->n_replicas - 1);
         st->replica = (int)r;
+    }
+    if (st->replica_controller && (!st->replica_ref || strcmp(st->replica_ref, "leader") != 0)) {
+        scn__sub(f, sizeof f, "%s.controller", field);
+        return scn__fail(p, json_object_get(body, "controller"), f,
+                         "controller goes with replica: leader (it says whose Lease)");
     }
     if ((rc = scn__get_string(p, body, "as", field, false, &st->replica_as)) != 0)
         return rc;
@@ -175,9 +213,10 @@ static int step_apply(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_patch(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"apiVersion", "kind",  "namespace", "name",
-                                       "type",       "patch", NULL};
+    static const char *const keys[] = {"apiVersion", "kind",  "namespace",   "name",
+                                       "type",       "patch", "subresource", NULL};
     static const char *const types[] = {"merge", "json", "strategic", NULL};
+    static const char *const subresources[] = {"status", "scale", NULL};
     scn__ref r = {0};
     json_t *patch;
     char f[FIELD_LEN];
@@ -186,8 +225,14 @@ static int step_patch(scn__parser *p, json_t *body, const char *field, scn_step 
     st->patch_type = "merge";
     if ((rc = scn__check_keys(p, body, field, keys)) != 0 ||
         (rc = scn__get_ref(p, body, field, true, &r)) ||
-        (rc = scn__get_string(p, body, "type", field, false, &st->patch_type)) != 0)
+        (rc = scn__get_string(p, body, "type", field, false, &st->patch_type)) != 0 ||
+        (rc = scn__get_string(p, body, "subresource", field, false, &st->subresource)) != 0)
         return rc;
+    if (st->subresource && !scn__is_one_of(st->subresource, subresources)) {
+        scn__sub(f, sizeof f, "%s.subresource", field);
+        return scn__fail(p, json_object_get(body, "subresource"), f,
+                         "unknown subresource \"%s\"; expected status or scale", st->subresource);
+    }
     if (!scn__is_one_of(st->patch_type, types)) {
         scn__sub(f, sizeof f, "%s.type", field);
         return scn__fail(p, json_object_get(body, "type"), f,
@@ -293,7 +338,7 @@ static int step_fault(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"replica", "as", "atWrite", "after", NULL};
+    static const char *const keys[] = {"replica", "controller", "as", "atWrite", "after", NULL};
     static const char *const match_keys[] = {"verb",      "subresource", "group", "resource",
                                              "namespace", "name",        NULL};
     json_t *after, *v;
@@ -307,7 +352,8 @@ static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step 
         return scn__fail(p, body, field,
                          "expected now, {replica: N}, {replica: N, atWrite: N} or "
                          "{replica: N, after: {verb, resource, ...}} (N: an index, leader or "
-                         "a name; as: NAME names it for later steps)");
+                         "a name; controller: C with leader: C's leader; as: NAME names it for "
+                         "later steps)");
     if ((rc = scn__check_keys(p, body, field, keys)) != 0 ||
         (rc = parse_replica(p, body, st, field)) != 0 ||
         (rc = scn__get_int(p, body, "atWrite", field, 1, 1000000000, &st->crash_at_write)) != 0)
@@ -338,12 +384,13 @@ static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_replica_only(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"replica", "as", NULL};
+    static const char *const keys[] = {"replica", "controller", "as", NULL};
     int rc;
 
     if (json_is_null(body))
         return 0;
-    if ((rc = scn__need_type(p, body, field, JSON_OBJECT, "{replica: N, as: NAME}")) != 0 ||
+    if ((rc = scn__need_type(p, body, field, JSON_OBJECT,
+                             "{replica: N, controller: C, as: NAME}")) != 0 ||
         (rc = scn__check_keys(p, body, field, keys)) != 0)
         return rc;
     return parse_replica(p, body, st, field);
@@ -610,12 +657,38 @@ static int parse_diff(scn__parser *p, json_t *v)
     return 0;
 }
 
+/* cluster: true (the defaults), false, or a cluster document, checked now
+ * so that its mistakes are the scenario's, with a line. */
+static int parse_cluster(scn__parser *p, json_t *v)
+{
+    scn_scenario *s = p->s;
+    if (!v || json_is_false(v))
+        return 0;
+    if (!json_is_true(v) && !json_is_object(v))
+        return scn__fail(p, v, "cluster",
+                         "expected true or a cluster document ({nodes: 3, stages: FILE, ...}), "
+                         "found %s",
+                         scn__type_name(v));
+    s->cluster = json_is_true(v) ? json_object() : json_deep_copy(v);
+    s->cluster_dir = scn__keep(p, p->dir[0] ? p->dir : ".");
+    if (!s->cluster || !s->cluster_dir)
+        return scn__oom(p);
+    char msg[512] = "";
+    kc_config *cfg = NULL;
+    int rc = kc_config_new(s->cluster, s->cluster_dir, &cfg, msg, sizeof msg);
+    kc_config_free(cfg);
+    if (rc == KC_ERR_NOMEM)
+        return scn__oom(p);
+    if (rc < 0)
+        return scn__fail(p, v, "cluster", "%s", msg);
+    return 0;
+}
+
 static int parse_top(scn__parser *p, json_t *doc)
 {
-    static const char *const keys[] = {"name",        "description", "seed",
-                                       "controllers", "fixtures",    "maxVirtualTime",
-                                       "steps",       "invariants",  "diff",
-                                       NULL};
+    static const char *const keys[] = {"name",     "description",    "seed",  "controllers",
+                                       "fixtures", "maxVirtualTime", "steps", "invariants",
+                                       "diff",     "cluster",        NULL};
     scn_scenario *s = p->s;
     json_t *v;
     int rc;
@@ -648,6 +721,8 @@ static int parse_top(scn__parser *p, json_t *doc)
         return scn__fail(p, v, "maxVirtualTime", "must be above 0");
     v = json_object_get(doc, "controllers");
     if (v && (rc = parse_controllers(p, v)) != 0)
+        return rc;
+    if ((rc = parse_cluster(p, json_object_get(doc, "cluster"))) != 0)
         return rc;
     if ((rc = parse_fixtures(p, json_object_get(doc, "fixtures"))) != 0 ||
         (rc = parse_steps(p, json_object_get(doc, "steps"))) != 0 ||
@@ -792,6 +867,7 @@ void scn_scenario_free(scn_scenario *s)
         json_decref(s->controllers[i].config);
     free(s->controllers);
     json_decref(s->fixtures);
+    json_decref(s->cluster);
     for (size_t i = 0; i < s->n_steps; i++) {
         json_decref(s->steps[i].manifest);
         json_decref(s->steps[i].rule);

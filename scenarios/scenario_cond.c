@@ -30,8 +30,8 @@ void scn__cond_free(scn_cond *c)
 
 int scn__parse_cond(scn__parser *p, json_t *v, const char *field, scn_cond **out);
 
-static const char *const cond_kinds[] = {"exists", "absent",       "field", "count",
-                                         "all",    "singleLeader", NULL};
+static const char *const cond_kinds[] = {"exists", "absent", "field",        "count", "all",
+                                         "any",    "not",    "singleLeader", NULL};
 static const char *const leader_keys[] = {"namespace", "name", "leaseDuration", NULL};
 static const char *const presence_keys[] = {"apiVersion", "kind", "namespace", "name", NULL};
 static const char *const field_keys[] = {
@@ -245,7 +245,19 @@ static int parse_cond_body(scn__parser *p, const char *kind, json_t *body, const
 
     if (strcmp(kind, "singleLeader") == 0)
         return parse_single_leader(p, body, field, c);
-    if (strcmp(kind, "all") == 0) {
+    if (strcmp(kind, "not") == 0) {
+        bool saved = p->history_ok;
+        c->kind = SCN_COND_NOT;
+        c->all = calloc(1, sizeof *c->all);
+        if (!c->all)
+            return scn__oom(p);
+        p->history_ok = false;
+        if ((rc = scn__parse_cond(p, body, field, &c->all[0])) == 0)
+            c->n_all = 1;
+        p->history_ok = saved;
+        return rc;
+    }
+    if (strcmp(kind, "all") == 0 || strcmp(kind, "any") == 0) {
         json_t *item;
         size_t i;
         bool saved = p->history_ok;
@@ -253,7 +265,7 @@ static int parse_cond_body(scn__parser *p, const char *kind, json_t *body, const
             return rc;
         if (json_array_size(body) == 0)
             return scn__fail(p, body, field, "an empty list of conditions");
-        c->kind = SCN_COND_ALL;
+        c->kind = kind[1] == 'l' ? SCN_COND_ALL : SCN_COND_ANY;
         c->all = calloc(json_array_size(body), sizeof *c->all);
         if (!c->all)
             return scn__oom(p);

@@ -734,6 +734,24 @@ void scn__sched_request_held(scn__sched *s, uint64_t id, int64_t due)
     pthread_mutex_unlock(&s->mu);
 }
 
+size_t scn__sched_take_frozen_held(scn__sched *s, uint64_t *ids, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&s->mu);
+    for (sheld **p = &s->held; *p;) {
+        sheld *h = *p;
+        if (!(h->t && h->t->group && h->t->group->frozen) || n >= max) {
+            p = &h->next;
+            continue;
+        }
+        ids[n++] = h->id;
+        *p = h->next;
+        free(h);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 bool scn__sched_io_waiting(scn__sched *s, const char *name)
 {
     bool found = false;

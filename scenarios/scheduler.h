@@ -85,6 +85,10 @@ typedef struct scn__outside {
  * point). During teardown the request is only noted.
  */
 void scn__sched_request_held(scn__sched *s, uint64_t id, int64_t due);
+/* Forget the held requests of frozen groups' threads (a crashed replica's,
+ * never to be answered) and return how many; their ids go to ids (up to
+ * max of them). The caller drops them at the server. */
+size_t scn__sched_take_frozen_held(scn__sched *s, uint64_t *ids, size_t max);
 void scn__sched_set_outside(scn__sched *s, const scn__outside *o);
 
 /*

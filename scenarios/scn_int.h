@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "scn/run.h"
 
@@ -33,5 +34,11 @@ void scn__list_controllers(char *buf, size_t len);
  * events only while that thread waits for them. */
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
                                const char *api_version, const char *kind);
+
+/* The seed of a manager (jitter, identities): from the run's seed, its
+ * place among the run's managers (controller by controller, then replica)
+ * and its incarnation (1, then 2 after the first restart, ...). The same
+ * arguments give the same seed; each incarnation draws a fresh one. */
+uint64_t scn__manager_seed(uint64_t run_seed, int index, int incarnation);
 
 #endif

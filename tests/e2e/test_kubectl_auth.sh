@@ -101,7 +101,8 @@ check "TokenReview refuses a token whose signature is wrong" \
 
 # --- drain through pods/eviction ---------------------------------------------
 # kubectl 1.32 sends its Eviction as JSON (and the DeleteOptions of its
-# fallback delete as protobuf).
+# fallback delete as protobuf). No kubelet runs here: with a grace period
+# (the default 30 s) a bound pod would stay Terminating, so these have none.
 
 cat >"$D/node.yaml" <<'EOF_'
 apiVersion: v1
@@ -116,6 +117,7 @@ metadata:
   labels: {app: w}
 spec:
   nodeName: n1
+  terminationGracePeriodSeconds: 0
   containers: [{name: c, image: nginx:1}]
 ---
 apiVersion: v1
@@ -125,6 +127,7 @@ metadata:
   labels: {app: w}
 spec:
   nodeName: n1
+  terminationGracePeriodSeconds: 0
   containers: [{name: c, image: nginx:1}]
 EOF_
 cat >"$D/pdb.yaml" <<'EOF_'

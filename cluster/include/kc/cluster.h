@@ -90,6 +90,8 @@ typedef struct kc_cluster kc_cluster;
 
 typedef struct kc_cluster_options {
     kc_config *config;        /* borrowed (a reference is taken); NULL = defaults */
+    const char *kubeconfig;   /* log in with this kubeconfig instead (https, certificates);
+                               * NULL = plain url */
     const ctrl_clock *clock;  /* NULL = real time */
     ctrl_log_level log_level; /* default INFO ... */
     bool quiet;               /* ... and no log lines at all when set */
@@ -99,7 +101,7 @@ typedef struct kc_cluster_options {
 
 /*
  * Start a manager running the cluster's controllers against the API server
- * at url (e.g. fakeapi_url(api)) on a thread of its own, and wait until
+ * at url (e.g. fakeapi_url(api)), or the one opts->kubeconfig names, on a thread of its own, and wait until
  * its caches have synced and its nodes exist. opts may be NULL. Metrics and
  * health endpoints are off. Returns 0 or a negative code (errbuf says why).
  */

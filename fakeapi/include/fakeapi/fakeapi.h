@@ -217,6 +217,11 @@ int fakeapi_watch_release(fakeapi_server *srv, uint64_t id, size_t n);
 /* Answer the delayed request held with this id (fakeapi_options.on_held):
  * 0, or FAKEAPI_ERR_NOT_FOUND if no request is held with it. Any thread. */
 int fakeapi_request_release(fakeapi_server *srv, uint64_t id);
+/* Drop it instead, as a drop fault does: it is never applied, and its
+ * connection closes unanswered (a client that crashed while the server held
+ * its request must not have it reach the store). 0, or
+ * FAKEAPI_ERR_NOT_FOUND. Any thread. */
+int fakeapi_request_drop(fakeapi_server *srv, uint64_t id);
 /* Hold delayed requests (with on_held set) or stop: every held request is
  * then answered at once, and later delays end at their time. */
 void fakeapi_hold_delays(fakeapi_server *srv, bool hold);

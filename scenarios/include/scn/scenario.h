@@ -61,6 +61,9 @@ typedef enum scn_cond_kind {
      * the runner over the run's trace (scenarios/leadership.h), not by
      * scn_cond_eval, which says it cannot. */
     SCN_COND_SINGLE_LEADER,
+
+    SCN_COND_ANY, /* at least one sub-condition (in all, n_all) */
+    SCN_COND_NOT, /* the sub-condition all[0] fails ("if A then B": any: [not: A, B]) */
 } scn_cond_kind;
 
 typedef enum scn_cmp {
@@ -92,7 +95,7 @@ struct scn_cond {
      * .spec.replicas": value_from is then a FIELD condition without a cmp whose object
      * and path name that field. */
     scn_cond *value_from; /* FIELD, COUNT: compare with another object's field (may be NULL) */
-    scn_cond **all;       /* ALL */
+    scn_cond **all;       /* ALL, ANY; NOT: its one sub-condition */
     size_t n_all;
     int line;
     const char *text; /* the condition as written, for messages */
@@ -123,10 +126,13 @@ typedef enum scn_step_kind {
 typedef struct scn_step {
     scn_step_kind kind;
     int line;
-    const char *text;       /* as written, for the trace and messages */
-    json_t *manifest;       /* APPLY: array of objects (files read, Lists expanded);
-                             * PATCH: the patch (an object; an array for "json") */
-    const char *patch_type; /* PATCH: "merge" (default), "json", "strategic" */
+    const char *text;        /* as written, for the trace and messages */
+    json_t *manifest;        /* APPLY: array of objects (files read, Lists expanded);
+                              * PATCH: the patch (an object; an array for "json") */
+    const char *patch_type;  /* PATCH: "merge" (default), "json", "strategic" */
+    const char *subresource; /* PATCH: "status" or "scale" to patch that subresource
+                              * (what the object's own endpoint ignores); NULL: the
+                              * object itself */
     const char *api_version, *kind_name, *ns, *name; /* PATCH, DELETE, SCALE */
     long replicas;                                   /* SCALE */
     json_t *rule;           /* FAULT add: the rule as fakeapi reads it (docs/faults.md);
@@ -144,11 +150,16 @@ typedef struct scn_step {
 
     /* CRASH, RESTART, PARTITION, HEAL: when not NULL, the replica instead of
      * `replica`: "leader" (the replica holding the Lease of the one
-     * leader-elected controller when the step runs) or a name that an
+     * leader-elected controller, or of replica_controller, when the step
+     * runs) or a name that an
      * earlier step's replica_as gave. replica_as (may be NULL) names the
      * replica this step addresses, for later steps. */
     const char *replica_ref;
     const char *replica_as;
+    /* With replica_ref "leader": the controller whose Lease
+     * (kube-system/<controller>) names the leader; NULL: the scenario's one
+     * leader-elected controller. */
+    const char *replica_controller;
 
     /* APPLY: when not NULL, a server-side apply of each object as this field
      * manager (force: taking over conflicting fields); NULL creates or
@@ -197,7 +208,13 @@ typedef struct scn_scenario {
     scn_cond **invariants;
     size_t n_invariants;
     int64_t max_virtual_ns; /* the whole run's limit in virtual time (default 24 h) */
-    void *priv_;            /* parser-owned storage */
+    /* cluster: the built-in controllers, nodes and kubelet (docs/cluster.md)
+     * run beside the controllers under test, on a manager of their own that
+     * no replica step addresses. NULL: none. The cluster document, checked
+     * when parsed; cluster_dir: where its relative file names start. */
+    json_t *cluster;
+    const char *cluster_dir;
+    void *priv_; /* parser-owned storage */
 } scn_scenario;
 
 /* Parse a scenario from text (file names messages and resolves relative

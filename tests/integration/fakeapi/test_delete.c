@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
@@ -92,6 +93,96 @@ Test(delete, pod_delete_returns_the_object)
     json_decref(d);
     json_decref(p);
     cr_assert(gone("/api/v1/namespaces/default/pods/p"));
+}
+
+/* Seconds since the epoch of an RFC 3339 time in whole seconds. */
+static long long epoch_s(const char *ts)
+{
+    struct tm tm = {0};
+    cr_assert(ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm), "time %s", ts ? ts : "(none)");
+    return (long long)timegm(&tm);
+}
+
+#define GP(name) S("/api/v1/namespaces/default/pods/%s", name)
+
+static json_t *mk_pod(const char *name, const char *spec_extra, const char *meta_extra)
+{
+    return req(201, "POST", "/api/v1/namespaces/default/pods",
+               S("{'metadata':{'name':'%s'%s},'spec':{'containers':[{'name':'c','image':'i'}]%s}}",
+                 name, meta_extra, spec_extra));
+}
+
+Test(delete, graceful_pod_deletion)
+{
+    /* A bound pod: kept with deletionTimestamp = now + its grace (30). */
+    json_t *p = mk_pod("p", ",'nodeName':'n1'", "");
+    long long created = epoch_s(jstr(p, "metadata.creationTimestamp"));
+    json_t *d = req(200, "DELETE", GP("p"), NULL);
+    cr_assert_str_eq(jstr(d, "kind"), "Pod");
+    cr_assert_eq(jint(d, "metadata.deletionGracePeriodSeconds"), 30);
+    long long when = epoch_s(jstr(d, "metadata.deletionTimestamp"));
+    cr_assert(when - created >= 29 && when - created <= 32, "deletionTimestamp %lld s on",
+              when - created);
+    json_decref(d);
+    json_t *g = req(200, "GET", GP("p"), NULL);
+    cr_assert_eq(jint(g, "metadata.deletionGracePeriodSeconds"), 30);
+    json_decref(g);
+
+    /* A shorter grace shortens it (from the first request's time); a longer
+     * one changes nothing. */
+    d = req(200, "DELETE", GP("p"), "{'gracePeriodSeconds':10}");
+    cr_assert_eq(jint(d, "metadata.deletionGracePeriodSeconds"), 10);
+    cr_assert_eq(epoch_s(jstr(d, "metadata.deletionTimestamp")), when - 20);
+    json_decref(d);
+    d = req(200, "DELETE", S("%s?gracePeriodSeconds=20", GP("p")), NULL);
+    cr_assert_eq(jint(d, "metadata.deletionGracePeriodSeconds"), 10);
+    json_decref(d);
+
+    /* Its kubelet writes status meanwhile: the pod stays. */
+    json_decref(req_ct(200, "PATCH", S("%s/status", GP("p")), "application/merge-patch+json",
+                       "{'status':{'phase':'Running'}}"));
+    cr_assert(exists(GP("p")));
+
+    /* Grace 0 (the kubelet's final delete) removes it. */
+    d = req(200, "DELETE", S("%s?gracePeriodSeconds=0", GP("p")), NULL);
+    json_decref(d);
+    cr_assert(gone(GP("p")));
+    json_decref(p);
+
+    /* Deleted at once: never bound, already ended, no grace of its own. */
+    json_decref(mk_pod("unbound", "", ""));
+    json_decref(req(200, "DELETE", GP("unbound"), NULL));
+    cr_assert(gone(GP("unbound")));
+    json_decref(mk_pod("ended", ",'nodeName':'n1'", ""));
+    json_decref(req_ct(200, "PATCH", S("%s/status", GP("ended")), "application/merge-patch+json",
+                       "{'status':{'phase':'Succeeded'}}"));
+    json_decref(req(200, "DELETE", GP("ended"), NULL));
+    cr_assert(gone(GP("ended")));
+    json_decref(mk_pod("quick", ",'nodeName':'n1','terminationGracePeriodSeconds':0", ""));
+    json_decref(req(200, "DELETE", GP("quick"), NULL));
+    cr_assert(gone(GP("quick")));
+
+    /* A finalizer outlasts grace 0; its removal then ends the pod. */
+    json_decref(mk_pod("held", ",'nodeName':'n1'", ",'finalizers':['example.com/hold']"));
+    json_decref(req(200, "DELETE", GP("held"), "{'gracePeriodSeconds':5}"));
+    d = req(200, "DELETE", GP("held"), "{'gracePeriodSeconds':0}");
+    cr_assert_eq(jint(d, "metadata.deletionGracePeriodSeconds"), 0);
+    json_decref(d);
+    cr_assert(exists(GP("held")));
+    clear_finalizers(GP("held"));
+    cr_assert(gone(GP("held")));
+
+    /* An eviction deletes gracefully too. */
+    json_decref(mk_pod("ev", ",'nodeName':'n1'", ""));
+    json_decref(req(201, "POST", S("%s/eviction", GP("ev")),
+                    "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'ev'}}"));
+    g = req(200, "GET", GP("ev"), NULL);
+    cr_assert_eq(jint(g, "metadata.deletionGracePeriodSeconds"), 30);
+    json_decref(g);
+    json_decref(req(201, "POST", S("%s/eviction", GP("ev")),
+                    "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'ev'},"
+                    "'deleteOptions':{'gracePeriodSeconds':0}}"));
+    cr_assert(gone(GP("ev")));
 }
 
 Test(delete, finalizers_defer_deletion)

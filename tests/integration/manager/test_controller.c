@@ -4,7 +4,9 @@
  * fakeapi on port 0 and the real informer cache: each result kind,
  * requeue-after and backoff on a fake clock, terminal errors, the owner
  * and map handlers, predicates, max_concurrent_reconciles, graceful stop
- * with reconciles in flight, logs, hooks and metrics.
+ * with reconciles in flight, logs (also through the ctrl_logger handle),
+ * hooks and metrics, the priority queue (initial list low, results'
+ * priorities), the reconcile timeout.
  */
 #include <criterion/criterion.h>
 
@@ -70,6 +72,7 @@ static const ctrl_clock fake = {.now_ns = fc_now, .wait_until = fc_wait, .ud = &
 typedef struct rec {
     pthread_mutex_t mu;
     char keys[MAX_CALLS][128];
+    int prios[MAX_CALLS];
     int n;
     ctrl_result (*decide)(const ctrl_request *req, int nth);
     int sleep_ms;
@@ -77,6 +80,7 @@ typedef struct rec {
     atomic_int in_flight[16];
     atomic_bool saw_cancel, finished;
     char log_line[2048];
+    char helper_line[2048];
 } rec;
 
 static rec R;
@@ -197,8 +201,10 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     int nth = 0;
     for (int i = 0; i < R.n; i++)
         nth += strcmp(R.keys[i], key) == 0;
-    if (R.n < MAX_CALLS)
+    if (R.n < MAX_CALLS) {
+        R.prios[R.n] = ctrl_ctx_priority(ctx);
         snprintf(R.keys[R.n++], sizeof R.keys[0], "%s", key);
+    }
     pthread_mutex_unlock(&R.mu);
 
     /* names "w<i>" share an in-flight counter per i: never two at once */
@@ -230,6 +236,8 @@ static void log_sink(const char *line, void *user)
     pthread_mutex_lock(&R.mu);
     if (strstr(line, "msg=reconciling") && !R.log_line[0])
         snprintf(R.log_line, sizeof R.log_line, "%s", line);
+    if (strstr(line, "msg=\"from a helper\"") && !R.helper_line[0])
+        snprintf(R.helper_line, sizeof R.helper_line, "%s", line);
     pthread_mutex_unlock(&R.mu);
 }
 
@@ -642,4 +650,215 @@ Test(controller, injected_events_without_an_informer)
     cr_assert_str_eq(R.keys[1], "ns/x");
     json_decref(g1);
     json_decref(g2);
+}
+
+/* ---- the logger handle ---- */
+
+/* A helper that is given only the logger. */
+static void helper_logs(const ctrl_logger *lg, int replicas)
+{
+    ctrl_logger_debug(lg, "dropped below the level");
+    ctrl_logger_info(lg, "from a helper", ctrl_kv_int("replicas", replicas),
+                     ctrl_kv_bool("ready", true), "note", "n");
+}
+
+static ctrl_result reconcile_with_helper(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    (void)req;
+    (void)user;
+    helper_logs(ctrl_ctx_logger(ctx), 3);
+    pthread_mutex_lock(&R.mu);
+    snprintf(R.keys[R.n++], sizeof R.keys[0], "%s", ctrl_ctx_reconcile_id(ctx));
+    pthread_mutex_unlock(&R.mu);
+    return ctrl_done();
+}
+
+Test(controller, logger_handle_carries_the_reconcile_context)
+{
+    rec_reset();
+    cr_assert_eq(
+        ctrl__logger_new(&(ctrl__log_options){.level = CTRL_LOG_INFO, .sink = log_sink}, &logger),
+        0);
+    ctrl__controller_config cfg = {
+        .name = "cms", .reconcile = reconcile_with_helper, .logger = logger, .seed = 7};
+    cr_assert_eq(ctrl__controller_new(&cfg, &ctl), 0);
+    int idx = -1;
+    cr_assert_eq(ctrl__controller_watch(ctl, NULL, ctrl_handler_for_object(), NULL, &idx), 0);
+    json_t *o = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", "ns1", "name", "obj");
+    ctrl__controller_event(ctl, idx, CTRL__EVENT_ADD, NULL, o);
+    json_decref(o);
+    cr_assert_eq(ctrl__controller_start(ctl), 0);
+    WAIT_FOR(calls() == 1, 5000);
+    ctrl__controller_stop(ctl);
+    char want[256];
+    snprintf(want, sizeof want,
+             "logger=controller msg=\"from a helper\" controller=cms namespace=ns1 name=obj "
+             "reconcileID=%s replicas=3 ready=true note=n",
+             R.keys[0]);
+    cr_assert(strstr(R.helper_line, want), "%s\nwant: %s", R.helper_line, want);
+    cr_assert_not(ctrl_logger_enabled(NULL, CTRL_LOG_ERROR), "no ctx, no lines");
+    cr_assert_null(ctrl_ctx_logger(NULL));
+    ctrl_logger_error(NULL, "nowhere"); /* a NULL handle writes nothing */
+}
+
+/* ---- the priority queue ---- */
+
+/* A stopped controller "cms" with one worker, its informer synced (the
+ * initial list queued), workers not started. */
+static void synced_controller(const ctrl_controller_options *o)
+{
+    ctrl__controller_config cfg = {
+        .name = "cms",
+        .reconcile = reconcile,
+        .options = o ? *o : (ctrl_controller_options){0},
+        .cache = cache,
+        .client = client,
+        .clock = &fake,
+        .metrics = metrics,
+        .seed = 1,
+    };
+    cr_assert_eq(ctrl__controller_new(&cfg, &ctl), 0);
+    ctrl_informer *inf = NULL;
+    cr_assert_eq(ctrl_cache_informer(cache, "v1", "ConfigMap", NULL, &inf, NULL), 0);
+    cr_assert_eq(ctrl__controller_watch(ctl, inf, ctrl_handler_for_object(), NULL, NULL), 0);
+    cr_assert_eq(ctrl__controller_wait_synced(ctl, 10 * CTRL_SECOND), 0);
+}
+
+static void initial_list_then_change(bool no_priority_queue)
+{
+    rec_reset();
+    for (int i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "init%d", i);
+        put_cm(name, NULL, "1");
+    }
+    synced_controller(&(ctrl_controller_options){.no_priority_queue = no_priority_queue});
+    ctrl_workqueue *q = ctrl__controller_queue(ctl);
+    WAIT_FOR(ctrl_workqueue_len(q) == 5, 5000);
+    put_cm("changed", NULL, "1"); /* a watch event after the initial list */
+    WAIT_FOR(ctrl_workqueue_len(q) == 6, 5000);
+    cr_assert_eq(ctrl_metrics_value(metrics, "workqueue_depth", "name=\"cms\",priority=\"-100\""),
+                 no_priority_queue ? 0 : 5);
+    cr_assert_eq(ctrl__controller_start(ctl), 0);
+    WAIT_FOR(calls() == 6, 5000);
+    int first_init = no_priority_queue ? 0 : 1;
+    int changed_at = no_priority_queue ? 5 : 0;
+    cr_assert_str_eq(R.keys[changed_at], "default/changed");
+    cr_assert_eq(R.prios[changed_at], 0);
+    for (int i = 0; i < 5; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "default/init%d", i);
+        cr_assert_str_eq(R.keys[first_init + i], want, "FIFO within a priority");
+        cr_assert_eq(R.prios[first_init + i], no_priority_queue ? 0 : CTRL_PRIORITY_LOW);
+    }
+}
+
+Test(controller, initial_list_goes_after_a_later_change)
+{
+    initial_list_then_change(false);
+}
+
+Test(controller, without_the_priority_queue_keys_are_fifo)
+{
+    initial_list_then_change(true);
+}
+
+/* init0: requeue after 1 s keeping its (low) priority; init1: requeue
+ * after 1 s at priority 50; then done. */
+static ctrl_result requeue_with_priorities(const ctrl_request *req, int nth)
+{
+    if (nth > 0)
+        return ctrl_done();
+    if (!strcmp(req->name, "init1"))
+        return ctrl_with_priority(ctrl_requeue_after(CTRL_SECOND), 50);
+    return ctrl_requeue_after(CTRL_SECOND);
+}
+
+Test(controller, a_result_sets_the_priority_of_its_requeue)
+{
+    rec_reset();
+    R.decide = requeue_with_priorities;
+    put_cm("init0", NULL, "1");
+    put_cm("init1", NULL, "1");
+    synced_controller(NULL);
+    WAIT_FOR(ctrl_workqueue_len(ctrl__controller_queue(ctl)) == 2, 5000);
+    cr_assert_eq(ctrl__controller_start(ctl), 0);
+    WAIT_FOR(calls() == 2, 5000);
+    WAIT_FOR(ctrl__controller_idle(ctl), 2000);
+    cr_assert_str_eq(R.keys[0], "default/init0");
+    /* Both requeues become ready at the same clock time, init0's first:
+     * init1 goes first with the priority its result named, init0 keeps
+     * the low priority of the initial list. */
+    fc_advance(CTRL_SECOND);
+    WAIT_FOR(calls() == 4, 5000);
+    cr_assert_str_eq(R.keys[2], "default/init1");
+    cr_assert_eq(R.prios[2], 50);
+    cr_assert_str_eq(R.keys[3], "default/init0");
+    cr_assert_eq(R.prios[3], CTRL_PRIORITY_LOW);
+}
+
+/* ---- the reconcile timeout ---- */
+
+typedef struct timeout_seen {
+    atomic_bool started, cancelled_at_start, saw_cancel;
+    _Atomic int64_t deadline;
+} timeout_seen;
+
+static timeout_seen TS;
+
+/* "slow" waits (real time, bounded) until its ctx says cancelled; others
+ * return at once. */
+static ctrl_result reconcile_until_cancelled(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    (void)user;
+    if (strcmp(req->name, "slow") != 0)
+        return ctrl_done();
+    atomic_store(&TS.deadline, ctrl_ctx_deadline(ctx));
+    atomic_store(&TS.cancelled_at_start, ctrl_ctx_cancelled(ctx));
+    atomic_store(&TS.started, true);
+    for (int i = 0; i < 5000 && !ctrl_ctx_cancelled(ctx); i++)
+        usleep(1000);
+    atomic_store(&TS.saw_cancel, ctrl_ctx_cancelled(ctx));
+    return ctrl_done();
+}
+
+Test(controller, reconcile_timeout_cancels_the_ctx_and_is_counted)
+{
+    memset(&TS, 0, sizeof TS);
+    ctrl__controller_config cfg = {
+        .name = "cms",
+        .reconcile = reconcile_until_cancelled,
+        .options = {.reconcile_timeout_ns = 30 * CTRL_SECOND},
+        .clock = &fake,
+        .metrics = metrics,
+    };
+    cr_assert_eq(ctrl__controller_new(&cfg, &ctl), 0);
+    int idx = -1;
+    cr_assert_eq(ctrl__controller_watch(ctl, NULL, ctrl_handler_for_object(), NULL, &idx), 0);
+    const char *timeouts = "controller=\"cms\"";
+    cr_assert_eq(metric("controller_runtime_reconcile_timeouts_total", timeouts), 0);
+    cr_assert_eq(metric("controller_runtime_reconcile_panics_total", timeouts), 0,
+                 "the series exists, at 0");
+    cr_assert_eq(ctrl__controller_start(ctl), 0);
+    json_t *fast = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", "ns", "name", "fast");
+    ctrl__controller_event(ctl, idx, CTRL__EVENT_ADD, NULL, fast);
+    json_decref(fast);
+    WAIT_FOR(ctrl__controller_idle(ctl) && TOTAL("success") == 1, 5000);
+    cr_assert_eq(metric("controller_runtime_reconcile_timeouts_total", timeouts), 0,
+                 "a quick reconcile is no timeout");
+
+    int64_t t0 = fc_now(&fc);
+    json_t *slow = json_pack("{s:{s:s,s:s}}", "metadata", "namespace", "ns", "name", "slow");
+    ctrl__controller_event(ctl, idx, CTRL__EVENT_ADD, NULL, slow);
+    json_decref(slow);
+    WAIT_FOR(atomic_load(&TS.started), 5000);
+    cr_assert_eq(atomic_load(&TS.deadline), t0 + 30 * CTRL_SECOND);
+    cr_assert_not(atomic_load(&TS.cancelled_at_start));
+    fc_advance(29 * CTRL_SECOND);
+    usleep(20 * 1000);
+    cr_assert_eq(TOTAL("success"), 1, "still running before its deadline");
+    fc_advance(CTRL_SECOND);
+    WAIT_FOR(TOTAL("success") == 2, 5000);
+    cr_assert(atomic_load(&TS.saw_cancel), "the ctx reported cancelled at the deadline");
+    cr_assert_eq(metric("controller_runtime_reconcile_timeouts_total", timeouts), 1);
 }

@@ -1,7 +1,10 @@
 /*
  * test_manager.c - the Manager against an in-process fakeapi: start order
  * and reverse stop, starting twice, graceful shutdown, a failing runnable,
- * the health and metrics endpoints over HTTP, the signal context.
+ * the health and metrics endpoints over HTTP, the signal context; a
+ * leader-election-gated controller's cache and queue are warm before the
+ * manager is elected; controller names are unique unless a controller
+ * skips the check.
  */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
@@ -33,6 +36,7 @@ static void teardown(void)
 }
 
 TestSuite(manager, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(controllers, .init = setup, .fini = teardown, .timeout = 60);
 
 static void quiet(const char *line, void *user)
 {
@@ -520,4 +524,134 @@ Test(signals, signal_stops_gracefully, .timeout = 60)
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status), "child exited normally (status %d)", status);
     cr_assert_eq(WEXITSTATUS(status), 0);
+}
+
+/* ---- controllers in the manager ---- */
+
+static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
+static int reconciles;
+static char name_line[2048];
+
+static ctrl_result count_reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    (void)ctx, (void)req, (void)user;
+    pthread_mutex_lock(&rec_mu);
+    reconciles++;
+    pthread_mutex_unlock(&rec_mu);
+    return ctrl_done();
+}
+
+static int reconciled(void)
+{
+    pthread_mutex_lock(&rec_mu);
+    int n = reconciles;
+    pthread_mutex_unlock(&rec_mu);
+    return n;
+}
+
+static void apply(const char *doc)
+{
+    fakeapi_error e = {0};
+    cr_assert_eq(fakeapi_apply(api, doc, strlen(doc), &e), 0, "%s", e.message);
+}
+
+Test(controllers, leader_gated_cache_is_warm_before_election)
+{
+    reconciles = 0;
+    for (int i = 0; i < 3; i++) {
+        char doc[256];
+        snprintf(doc, sizeof doc,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"namespace\":"
+                 "\"default\",\"name\":\"cm%d\"}}",
+                 i);
+        apply(doc);
+    }
+    /* Someone else holds the Lease: this manager waits one lease duration
+     * (from when it first sees the record) before it may take over. */
+    apply("{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
+          "\"namespace\":\"default\",\"name\":\"warm-lock\"},\"spec\":{\"holderIdentity\":"
+          "\"other\",\"leaseDurationSeconds\":3}}");
+    ctrl_manager_options o = base_opts();
+    o.leader_election = true;
+    o.leader_election_id = "warm-lock";
+    o.leader_election_namespace = "default";
+    o.identity = "me";
+    o.lease_duration_ns = 3 * CTRL_SECOND;
+    o.renew_deadline_ns = 2 * CTRL_SECOND;
+    o.retry_period_ns = 200 * CTRL_MILLISECOND;
+    ctrl_manager *mgr = NULL;
+    cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &mgr, NULL), 0);
+    cr_assert_eq(
+        ctrl_builder_complete(ctrl_builder_named(ctrl_builder_for(mgr, "v1", "ConfigMap"), "cms"),
+                              count_reconcile, NULL),
+        0);
+    runner r;
+    int64_t t0 = now_ns();
+    run_bg(&r, mgr);
+    ctrl_metrics *m = ctrl_manager_metrics(mgr);
+    const char *low = "name=\"cms\",priority=\"-100\"";
+    while (ctrl_metrics_value(m, "workqueue_depth", low) < 3 && now_ns() - t0 < 2 * CTRL_SECOND)
+        sleep_ms(5);
+    /* Not elected yet: the informer has synced and the initial list waits
+     * in the queue; no worker runs. */
+    cr_assert_not(ctrl_manager_is_leader(mgr));
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", low), 3, "the queue is warm");
+    cr_assert_lt(now_ns() - t0, 3 * CTRL_SECOND, "warm well before the Lease could be taken");
+    cr_assert_eq(reconciled(), 0);
+    cr_assert_eq(ctrl_manager_elected(mgr, 10 * CTRL_SECOND), 0);
+    while (reconciled() < 3 && now_ns() - t0 < 15 * CTRL_SECOND)
+        sleep_ms(5);
+    cr_assert_eq(reconciled(), 3, "elected: the warm queue is worked off");
+    ctrl_manager_stop(mgr);
+    pthread_join(r.t, NULL);
+    ctrl_manager_free(mgr);
+}
+
+static void name_sink(const char *line, void *user)
+{
+    (void)user;
+    pthread_mutex_lock(&rec_mu);
+    if (strstr(line, "must be unique") && !name_line[0])
+        snprintf(name_line, sizeof name_line, "%s", line);
+    pthread_mutex_unlock(&rec_mu);
+}
+
+Test(controllers, names_are_unique_unless_validation_is_skipped)
+{
+    ctrl_manager_options o = base_opts();
+    o.metrics_addr = "0";
+    o.log_sink = name_sink;
+    ctrl_manager *mgr = NULL;
+    cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &mgr, NULL), 0);
+    ctrl_controller_options skip = {.skip_name_validation = true};
+    cr_assert_eq(
+        ctrl_builder_complete(ctrl_builder_named(ctrl_builder_for(mgr, "v1", "ConfigMap"), "same"),
+                              count_reconcile, NULL),
+        0);
+    name_line[0] = '\0';
+    cr_assert_eq(
+        ctrl_builder_complete(ctrl_builder_named(ctrl_builder_for(mgr, "v1", "Secret"), "same"),
+                              count_reconcile, NULL),
+        CTRL_ERR_ARG, "a duplicate name is refused");
+    cr_assert(strstr(name_line, "controller=same"), "the refusal is logged: %s", name_line);
+    cr_assert_eq(ctrl_builder_complete(
+                     ctrl_builder_with_options(
+                         ctrl_builder_named(ctrl_builder_for(mgr, "v1", "Secret"), "same"), &skip),
+                     count_reconcile, NULL),
+                 0, "allowed with skip_name_validation");
+    /* The default (the kind in lower case) collides the same way. */
+    cr_assert_eq(
+        ctrl_builder_complete(ctrl_builder_for(mgr, "v1", "Secret"), count_reconcile, NULL), 0);
+    cr_assert_eq(
+        ctrl_builder_complete(ctrl_builder_for(mgr, "v1", "Secret"), count_reconcile, NULL),
+        CTRL_ERR_ARG);
+    /* Per manager: another manager may use the same names. */
+    ctrl_manager *other = NULL;
+    cr_assert_eq(ctrl_manager_new_for_config(cfg, &o, &other, NULL), 0);
+    cr_assert_eq(ctrl_builder_complete(
+                     ctrl_builder_named(ctrl_builder_for(other, "v1", "ConfigMap"), "same"),
+                     count_reconcile, NULL),
+                 0);
+    ctrl_manager_free(other);
+    ctrl_manager_free(mgr);
 }

@@ -1,6 +1,7 @@
 /*
  * test_log.c - the structured logger: logfmt and JSON lines, quoting, the
- * level filter (arguments not evaluated), the sink, the length cap.
+ * level filter (arguments not evaluated), the sink, the length cap, typed
+ * values (ctrl_kv_*) in both formats.
  */
 #include <criterion/criterion.h>
 
@@ -117,5 +118,85 @@ Test(log, long_values_are_cut_and_json_stays_valid)
     cr_assert_gt(strlen(json_string_value(json_object_get(j, "a"))), 1000);
     json_decref(j);
     free(big);
+    ctrl__logger_free(l);
+}
+
+Test(log, typed_values_in_text)
+{
+    static sink s;
+    s.n = 0;
+    ctrl__logger *l = new_logger(&s, CTRL_LOG_DEBUG, CTRL_LOG_TEXT);
+    json_t *spec = json_pack("{s:i,s:[s,b]}", "replicas", 3, "tags", "a b", 1);
+    json_t *str = json_string("plain");
+    CTRL__LOG(l, CTRL_LOG_INFO, "t", "typed", ctrl_kv_int("n", -42), "s", "x",
+              ctrl_kv_bool("ok", 7), ctrl_kv_bool("no", 0), ctrl_kv_float("ratio", 0.1),
+              ctrl_kv_int("big", 9007199254740993LL), ctrl_kv_json("spec", spec),
+              ctrl_kv_json("str", str), ctrl_kv_json("none", NULL), ctrl_kv_str("after", "end"));
+    cr_assert_eq(s.n, 1);
+    cr_assert_str_eq(s.lines[0],
+                     "ts=2023-11-14T22:13:20.123Z level=info logger=t msg=typed n=-42 s=x ok=true "
+                     "no=false ratio=0.1 big=9007199254740993 "
+                     "spec=\"{\\\"replicas\\\":3,\\\"tags\\\":[\\\"a b\\\",true]}\" str=plain "
+                     "none=null after=end");
+    json_decref(spec);
+    json_decref(str);
+    ctrl__logger_free(l);
+}
+
+Test(log, typed_values_in_json)
+{
+    static sink s;
+    s.n = 0;
+    ctrl__logger *l = new_logger(&s, CTRL_LOG_DEBUG, CTRL_LOG_JSON);
+    json_t *spec = json_pack("{s:i,s:{s:n}}", "replicas", 3, "nested", "x");
+    json_t *arr = json_pack("[i,s]", 1, "two");
+    json_t *str = json_string("q\"uote");
+    ctrl__log(l, CTRL_LOG_WARN, "t", "typed", ctrl_kv_int("n", 5), ctrl_kv_bool("ok", true),
+              ctrl_kv_float("half", 0.5), ctrl_kv_float("nan", 0.0 / 0.0),
+              ctrl_kv_json("spec", spec), ctrl_kv_json("arr", arr), ctrl_kv_json("str", str),
+              ctrl_kv_json("null", NULL), "plain", "p", (const char *)0);
+    cr_assert_eq(s.n, 1);
+    json_error_t e;
+    json_t *j = json_loads(s.lines[0], 0, &e);
+    cr_assert_not_null(j, "valid JSON: %s (%s)", e.text, s.lines[0]);
+    cr_assert(json_is_integer(json_object_get(j, "n")), "%s", s.lines[0]);
+    cr_assert_eq(json_integer_value(json_object_get(j, "n")), 5);
+    cr_assert(json_is_true(json_object_get(j, "ok")), "%s", s.lines[0]);
+    cr_assert(json_is_real(json_object_get(j, "half")), "%s", s.lines[0]);
+    cr_assert_float_eq(json_real_value(json_object_get(j, "half")), 0.5, 1e-12);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "nan")), "NaN");
+    cr_assert(json_equal(json_object_get(j, "spec"), spec), "%s", s.lines[0]);
+    cr_assert(json_equal(json_object_get(j, "arr"), arr), "%s", s.lines[0]);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "str")), "q\"uote");
+    cr_assert(json_is_null(json_object_get(j, "null")), "%s", s.lines[0]);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "plain")), "p");
+    /* The keys keep their order. */
+    cr_assert(strstr(s.lines[0], "\"n\":5,\"ok\":true,\"half\":0.5,"), "%s", s.lines[0]);
+    json_decref(j);
+    json_decref(spec);
+    json_decref(arr);
+    json_decref(str);
+    ctrl__logger_free(l);
+}
+
+Test(log, typed_value_too_long_is_cut_and_json_stays_valid)
+{
+    static sink s;
+    s.n = 0;
+    ctrl__logger *l = new_logger(&s, CTRL_LOG_DEBUG, CTRL_LOG_JSON);
+    json_t *big = json_array();
+    for (int i = 0; i < 4000; i++)
+        json_array_append_new(big, json_string("xxxxxxxx"));
+    ctrl__log(l, CTRL_LOG_INFO, "t", "big", ctrl_kv_json("a", big), ctrl_kv_int("b", 1),
+              (const char *)0);
+    cr_assert_eq(s.n, 1);
+    cr_assert_lt(strlen(s.lines[0]), CTRL__LOG_LINE_MAX);
+    json_error_t e;
+    json_t *j = json_loads(s.lines[0], 0, &e);
+    cr_assert_not_null(j, "a cut line is still JSON: %s", e.text);
+    cr_assert(json_is_string(json_object_get(j, "a")), "written as a cut string");
+    cr_assert_gt(strlen(json_string_value(json_object_get(j, "a"))), 1000);
+    json_decref(j);
+    json_decref(big);
     ctrl__logger_free(l);
 }

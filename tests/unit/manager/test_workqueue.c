@@ -1,7 +1,7 @@
 /*
  * test_workqueue.c - the rate-limited delaying work queue: dedup, one key in
  * flight, delayed adds on a fake clock, backoff, the token bucket, forget,
- * shutdown with and without drain, many threads, metrics.
+ * shutdown with and without drain, many threads, metrics, priorities.
  */
 #include <criterion/criterion.h>
 
@@ -431,7 +431,7 @@ Test(workqueue, metrics_series)
     ctrl_workqueue_add(q, "a");
     ctrl_workqueue_add(q, "b");
     cr_assert_eq(ctrl_metrics_value(m, "workqueue_adds_total", "name=\"demo\""), 2);
-    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"demo\""), 2);
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"demo\",priority=\"0\""), 2);
     fc_advance(&fc, 2 * CTRL_SECOND);
     char *k = get_key(q);
     fc_advance(&fc, 3 * CTRL_SECOND);
@@ -440,7 +440,7 @@ Test(workqueue, metrics_series)
     cr_assert_float_eq(st.queue_seconds_sum, 2.0, 1e-9);
     cr_assert_float_eq(st.unfinished_work_seconds, 3.0, 1e-9);
     cr_assert_float_eq(st.longest_running_seconds, 3.0, 1e-9);
-    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"demo\""), 1);
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"demo\",priority=\"0\""), 1);
     cr_assert_float_eq(
         ctrl_metrics_value(m, "workqueue_longest_running_processor_seconds", "name=\"demo\""), 3.0,
         1e-9);
@@ -461,6 +461,151 @@ Test(workqueue, metrics_series)
     cr_assert_not_null(strstr(text, "workqueue_adds_total{name=\"demo\"} 2\n"));
     free(text);
     free(k);
+    ctrl_workqueue_free(q);
+    ctrl_metrics_free(m);
+}
+
+/* ---- priorities ---- */
+
+static void add_prio(ctrl_workqueue *q, const char *key, int prio)
+{
+    ctrl_workqueue_add_with_opts(q, key, &(ctrl_workqueue_add_opts){.priority = prio});
+}
+
+static void expect_get_prio(ctrl_workqueue *q, const char *want, int want_prio)
+{
+    char *k = NULL;
+    int prio = 12345;
+    cr_assert_eq(ctrl_workqueue_get_with_priority(q, &k, &prio), 0);
+    cr_assert_str_eq(k, want);
+    cr_assert_eq(prio, want_prio, "%s: priority %d, want %d", k, prio, want_prio);
+    ctrl_workqueue_done(q, k);
+    free(k);
+}
+
+Test(workqueue, higher_priority_first_fifo_within_a_priority)
+{
+    ctrl_workqueue *q = new_queue(&(ctrl_workqueue_options){.name = "p"});
+    add_prio(q, "low1", CTRL_PRIORITY_LOW);
+    add_prio(q, "low2", CTRL_PRIORITY_LOW);
+    ctrl_workqueue_add(q, "mid1"); /* priority 0 */
+    add_prio(q, "high1", 10);
+    add_prio(q, "low3", CTRL_PRIORITY_LOW);
+    add_prio(q, "mid2", 0);
+    add_prio(q, "high2", 10);
+    for (int i = 0; i < 20; i++) { /* enough to exercise the heap's order */
+        char k[16];
+        snprintf(k, sizeof k, "z%02d", i);
+        add_prio(q, k, -5);
+    }
+    cr_assert_eq(ctrl_workqueue_len(q), 27);
+    expect_get_prio(q, "high1", 10);
+    expect_get_prio(q, "high2", 10);
+    expect_get_prio(q, "mid1", 0);
+    expect_get_prio(q, "mid2", 0);
+    for (int i = 0; i < 20; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "z%02d", i);
+        expect_get_prio(q, k, -5);
+    }
+    expect_get_prio(q, "low1", CTRL_PRIORITY_LOW);
+    expect_get_prio(q, "low2", CTRL_PRIORITY_LOW);
+    expect_get_prio(q, "low3", CTRL_PRIORITY_LOW);
+    cr_assert_eq(ctrl_workqueue_len(q), 0);
+    ctrl_workqueue_free(q);
+}
+
+Test(workqueue, dedup_keeps_the_higher_priority)
+{
+    ctrl_workqueue *q = new_queue(&(ctrl_workqueue_options){.name = "p"});
+    add_prio(q, "a", CTRL_PRIORITY_LOW);
+    add_prio(q, "b", 0);
+    add_prio(q, "c", 0);
+    add_prio(q, "a", 5);                 /* raised: one entry, now first */
+    add_prio(q, "b", CTRL_PRIORITY_LOW); /* lower: ignored */
+    cr_assert_eq(ctrl_workqueue_len(q), 3);
+    ctrl_workqueue_stats st;
+    ctrl_workqueue_stats_get(q, &st);
+    cr_assert_eq(st.adds, 3, "the repeated adds were merged");
+    expect_get_prio(q, "a", 5);
+    expect_get_prio(q, "b", 0);
+    expect_get_prio(q, "c", 0);
+    cr_assert_eq(ctrl_workqueue_len(q), 0);
+    ctrl_workqueue_free(q);
+}
+
+Test(workqueue, priority_of_a_key_added_while_processing)
+{
+    ctrl_workqueue *q = new_queue(NULL);
+    add_prio(q, "k", 3);
+    char *k = NULL;
+    int prio = 0;
+    cr_assert_eq(ctrl_workqueue_get_with_priority(q, &k, &prio), 0);
+    cr_assert_eq(prio, 3);
+    add_prio(q, "k", CTRL_PRIORITY_LOW);
+    add_prio(q, "k", 1); /* the higher of the two re-adds */
+    add_prio(q, "other", 0);
+    ctrl_workqueue_done(q, k);
+    free(k);
+    expect_get_prio(q, "k", 1);
+    expect_get_prio(q, "other", 0);
+    /* Once handed out, a key's next add starts afresh (a low add stays low). */
+    add_prio(q, "k", CTRL_PRIORITY_LOW);
+    add_prio(q, "x", 0);
+    expect_get_prio(q, "x", 0);
+    expect_get_prio(q, "k", CTRL_PRIORITY_LOW);
+    ctrl_workqueue_free(q);
+}
+
+Test(workqueue, delayed_and_rate_limited_adds_carry_their_priority)
+{
+    ctrl_workqueue *q =
+        new_queue(&(ctrl_workqueue_options){.name = "p", .clock = &fake, .bucket_qps = -1});
+    ctrl_workqueue_add_with_opts(
+        q, "later", &(ctrl_workqueue_add_opts){.after_ns = CTRL_SECOND, .priority = 7});
+    /* A second delayed add: earliest deadline, highest priority. */
+    ctrl_workqueue_add_with_opts(
+        q, "later", &(ctrl_workqueue_add_opts){.after_ns = 500 * CTRL_MILLISECOND, .priority = 2});
+    ctrl_workqueue_add(q, "now");
+    /* Rate-limited with an after: the sooner of the two (5 ms backoff). */
+    ctrl_workqueue_add_with_opts(q, "retry",
+                                 &(ctrl_workqueue_add_opts){.after_ns = 10 * CTRL_SECOND,
+                                                            .rate_limited = true,
+                                                            .priority = 4});
+    cr_assert_eq(ctrl_workqueue_num_requeues(q, "retry"), 1);
+    cr_assert_eq(ctrl_workqueue_len(q), 1);
+    fc_advance(&fc, 500 * CTRL_MILLISECOND);
+    cr_assert_eq(ctrl_workqueue_len(q), 3);
+    expect_get_prio(q, "later", 7);
+    expect_get_prio(q, "retry", 4);
+    expect_get_prio(q, "now", 0);
+    ctrl_workqueue_free(q);
+}
+
+Test(workqueue, depth_metric_by_priority)
+{
+    ctrl_metrics *m = NULL;
+    cr_assert_eq(ctrl_metrics_new(&m), 0);
+    ctrl_workqueue *q = new_queue(&(ctrl_workqueue_options){.name = "d", .metrics = m});
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"d\",priority=\"0\""), 0);
+    add_prio(q, "a", CTRL_PRIORITY_LOW);
+    add_prio(q, "b", CTRL_PRIORITY_LOW);
+    add_prio(q, "c", 0);
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"d\",priority=\"-100\""), 2);
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"d\",priority=\"0\""), 1);
+    add_prio(q, "a", 0); /* raised: moves from one series to the other */
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"d\",priority=\"-100\""), 1);
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"d\",priority=\"0\""), 2);
+    /* Raised, it keeps the place of its first add among its new equals. */
+    expect_get_prio(q, "a", 0);
+    expect_get_prio(q, "c", 0);
+    expect_get_prio(q, "b", CTRL_PRIORITY_LOW);
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"d\",priority=\"-100\""), 0);
+    cr_assert_eq(ctrl_metrics_value(m, "workqueue_depth", "name=\"d\",priority=\"0\""), 0);
+    char *text = ctrl_metrics_text(m);
+    cr_assert_not_null(strstr(text, "workqueue_depth{name=\"d\",priority=\"-100\"} 0\n"), "%s",
+                       text);
+    free(text);
     ctrl_workqueue_free(q);
     ctrl_metrics_free(m);
 }

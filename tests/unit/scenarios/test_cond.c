@@ -309,6 +309,25 @@ Test(cond, all)
           "expected .spec.replicas of ReplicaSet default/web to equal 4, found 3");
 }
 
+Test(cond, any_and_not)
+{
+    holds("{any: [{field: {" RS ", path: .spec.replicas, equals: 4}}, {exists: {" RS "}}]}",
+          "expected ReplicaSet default/web to exist, found it (resourceVersion 12)");
+    fails("{any: [{field: {" RS ", path: .spec.replicas, equals: 4}}, {field: {" RS
+          ", path: .status.replicas, equals: 3}}]}",
+          "none of 2 conditions holds (the last: expected .status.replicas of ReplicaSet "
+          "default/web to equal 3, found 2)");
+    holds("{not: {field: {" RS ", path: .spec.replicas, equals: 4}}}",
+          "as expected, expected .spec.replicas of ReplicaSet default/web to equal 4, found 3");
+    fails("{not: {exists: {" RS "}}}", "expected this not to hold: expected ReplicaSet "
+                                       "default/web to exist, found it (resourceVersion 12)");
+    /* "if the ReplicaSet wants 3, it has 3": an implication, broken here */
+    fails("{any: [{not: {field: {" RS ", path: .spec.replicas, equals: 3}}}, {field: {" RS
+          ", path: .status.replicas, equalsField: {" RS ", path: .spec.replicas}}}]}",
+          "none of 2 conditions holds (the last: expected .status.replicas of ReplicaSet "
+          "default/web to equal .spec.replicas of ReplicaSet default/web (3), found 2)");
+}
+
 Test(cond, failures_of_the_lookup_and_small_buffers)
 {
     scn_lookup broken = {fake_get, failing_list, NULL};

@@ -477,15 +477,20 @@ Test(scenario, other_errors)
               4, "invariants[0].field.atLeast", "expected a number, found a string");
     parse_err("name: x\ninvariants:\n  - count: {apiVersion: v1, kind: Pod, equals: -1}\n", 3,
               "invariants[0].count.equals", "expected a count");
+    parse_err("name: x\ninvariants:\n  - some: []\n", 3, "invariants[0].some",
+              "unknown condition; expected one of: exists, absent, field, count, all, any, not");
     parse_err("name: x\ninvariants:\n  - any: []\n", 3, "invariants[0].any",
-              "unknown condition; expected one of: exists, absent, field, count, all");
+              "an empty list of conditions");
+    parse_err("name: x\ninvariants:\n  - not: {exists: {kind: Pod, name: p}}\n", 3,
+              "invariants[0].not.exists.apiVersion", "required field is missing");
     parse_err("name: x\ninvariants:\n  - all: []\n", 3, "invariants[0].all",
               "an empty list of conditions");
     parse_err("name: x\ninvariants:\n  - all:\n    - exists: {kind: Pod, name: p}\n", 4,
               "invariants[0].all[0].exists.apiVersion", "required field is missing");
     /* replicas, faults, crashes */
     parse_err("name: x\ncontrollers: [rs]\nsteps:\n  - crash: {replica: 1}\n", 4,
-              "steps[0].crash.replica", "replica 1 does not exist: the controllers run 1 replica");
+              "steps[0].crash.replica",
+              "replica 1 does not exist: the controllers run 1 manager replica (0..0; ");
     parse_err("name: x\nsteps:\n  - fault: {remove: nope}\n", 3, "steps[0].fault.remove",
               "no fault named \"nope\" is in force here");
     parse_err("name: x\nsteps:\n  - fault: {name: a, rule: {}}\n  - fault: {name: a, rule: {}}\n",
@@ -516,6 +521,89 @@ Test(scenario, other_errors)
     parse_err("name: x\ncontrollers: [{name: a, replicas: 0}]\n", 2, "controllers[0].replicas",
               "0 is out of range [1, 16]");
     parse_err("name: x\nseed: -1\n", 2, "seed", "expected an integer >= 0");
+}
+
+Test(scenario, patch_subresource)
+{
+    scn_scenario *s =
+        parse_ok("name: x\n"
+                 "steps:\n"
+                 "  - patch: {apiVersion: example.com/v1, kind: PodSet, namespace: "
+                 "default, name: web, subresource: status,\n"
+                 "            patch: {status: {replicas: 2}}}\n"
+                 "  - patch: {apiVersion: v1, kind: Pod, namespace: default, name: p,\n"
+                 "            patch: {spec: {x: 1}}}\n");
+    cr_assert_str_eq(s->steps[0].subresource, "status");
+    cr_assert_str_eq(s->steps[0].patch_type, "merge");
+    cr_assert_null(s->steps[1].subresource, "the object itself by default");
+    scn_scenario_free(s);
+    parse_err("name: x\nsteps:\n  - patch: {apiVersion: v1, kind: Pod, name: p, subresource: "
+              "spec,\n             patch: {}}\n",
+              3, "steps[0].patch.subresource",
+              "unknown subresource \"spec\"; expected status or scale");
+    parse_err("name: x\nsteps:\n  - patch: {apiVersion: v1, kind: Pod, name: p, subresource: 1,\n"
+              "             patch: {}}\n",
+              3, "steps[0].patch.subresource", "expected a string");
+}
+
+/* replica: leader, controller: NAME: the leader on NAME's Lease. */
+Test(scenario, leader_of_a_controller)
+{
+    scn_scenario *s = parse_ok("name: x\n"
+                               "controllers: [{name: a, replicas: 2}, {name: b, replicas: 3}, c]\n"
+                               "steps:\n"
+                               "  - crash: {replica: leader, controller: b, as: old}\n"
+                               "  - partition: {replica: leader, controller: a}\n"
+                               "  - restart: {replica: old}\n");
+    cr_assert_str_eq(s->steps[0].replica_ref, "leader");
+    cr_assert_str_eq(s->steps[0].replica_controller, "b");
+    cr_assert_str_eq(s->steps[1].replica_controller, "a");
+    cr_assert_null(s->steps[2].replica_controller);
+    scn_scenario_free(s);
+    const char *two = "name: x\ncontrollers: [{name: a, replicas: 2}, {name: b, replicas: 3}, c]\n"
+                      "steps:\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s  - crash: {replica: leader}\n", two);
+    parse_err(text, 4, "steps[0].crash.replica",
+              "replica: leader needs exactly one leader-elected controller (one with replicas "
+              "above 1), or controller: NAME to say whose Lease; the scenario has 2");
+    snprintf(text, sizeof text, "%s  - heal: {replica: leader, controller: d}\n", two);
+    parse_err(text, 4, "steps[0].heal.controller", "the scenario runs no controller \"d\"");
+    snprintf(text, sizeof text, "%s  - crash: {replica: leader, controller: c}\n", two);
+    parse_err(text, 4, "steps[0].crash.controller",
+              "controller \"c\" is not leader-elected (it runs in 1 replica; a controller with "
+              "replicas above 1 elects on kube-system/c)");
+    snprintf(text, sizeof text, "%s  - crash: {replica: 1, controller: a}\n", two);
+    parse_err(text, 4, "steps[0].crash.controller", "controller goes with replica: leader");
+}
+
+/* Replica i is the manager replica running every controller whose replicas
+ * are above i: two controllers of one replica each are one replica, 0. */
+Test(scenario, replica_numbering_counts_manager_replicas)
+{
+    parse_err("name: x\ncontrollers: [memcached, deployment-sim]\nsteps:\n"
+              "  - crash: {replica: 1}\n",
+              4, "steps[0].crash.replica",
+              "replica 1 does not exist: the controllers run 1 manager replica (0..0; replica i "
+              "runs every controller whose replicas is above i");
+    parse_err("name: x\ncontrollers: [a, {name: b, replicas: 3}]\nsteps:\n"
+              "  - partition: {replica: 3}\n",
+              4, "steps[0].partition.replica",
+              "replica 3 does not exist: the controllers run 3 manager replicas (0..2;");
+    scn_scenario *s = parse_ok("name: x\n"
+                               "controllers: [a, {name: b, replicas: 3}, {name: c, replicas: 2}]\n"
+                               "steps:\n"
+                               "  - crash: {replica: 0}\n"
+                               "  - partition: {replica: 2}\n"
+                               "  - heal: {replica: 2}\n"
+                               "  - restart: {replica: 0}\n");
+    cr_assert_eq(s->n_steps, 4);
+    cr_assert_eq(s->steps[0].kind, SCN_STEP_CRASH);
+    cr_assert_eq(s->steps[0].replica, 0);
+    cr_assert_null(s->steps[0].replica_ref);
+    cr_assert_eq(s->steps[1].replica, 2, "replica 2 runs b only, and exists");
+    cr_assert_eq(s->steps[3].kind, SCN_STEP_RESTART);
+    scn_scenario_free(s);
 }
 
 static int no_get(void *ud, const char *api_version, const char *kind, const char *ns,
