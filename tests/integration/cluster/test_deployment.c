@@ -430,3 +430,64 @@ Test(deployment, proportional_scaling_mid_rollout)
     cr_assert_str_eq(wl_ann(rs, "deployment.kubernetes.io/max-replicas"), "18");
     json_decref(rs);
 }
+
+Test(deployment, adopts_an_orphan_replica_set_with_its_template)
+{
+    wl_apply(
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+        "\"web-manual\",\"namespace\":\"default\",\"labels\":{\"app\":\"web\","
+        "\"pod-template-hash\":\"manual\"}},\"spec\":{\"replicas\":1,\"selector\":"
+        "{\"matchLabels\":{\"app\":\"web\",\"pod-template-hash\":\"manual\"}},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\",\"pod-template-hash\":"
+        "\"manual\"}},\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"nginx:1\"}]}}}}");
+    make_deploy("web", 2, NULL, NULL);
+    cr_assert(drive("web"));
+    cr_assert_eq(wl_count("apps/v1", "ReplicaSet", NULL), 1, "no second ReplicaSet");
+    json_t *rs = wl_get("apps/v1", "ReplicaSet", "web-manual");
+    json_t *d = wl_get("apps/v1", "Deployment", "web");
+    json_t *ref =
+        json_array_get(json_object_get(json_object_get(rs, "metadata"), "ownerReferences"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(ref, "uid")), wl_str(d, "metadata.uid"));
+    cr_assert(json_is_true(json_object_get(ref, "controller")));
+    cr_assert_eq(wl_int(rs, "spec.replicas", -1), 2);
+    cr_assert_str_eq(wl_ann(rs, "deployment.kubernetes.io/revision"), "1");
+    json_decref(rs);
+    json_decref(d);
+}
+
+static bool dcond_reason(const char *name, const char *type, const char *reason)
+{
+    json_t *d = wl_get("apps/v1", "Deployment", name);
+    const char *r = d ? cond_field(d, type, "reason") : NULL;
+    bool ok = reason ? r && !strcmp(r, reason) : !r;
+    json_decref(d);
+    return ok;
+}
+
+Test(deployment, replica_failure_reaches_the_deployment)
+{
+    uint64_t id = 0;
+    fakeapi_error err = {0};
+    cr_assert_eq(fakeapi_fault_add(api,
+                                   &(fakeapi_fault){
+                                       .verb = "create",
+                                       .resource = "pods",
+                                       .subresource = "",
+                                       .action = FAKEAPI_FAULT_ERROR,
+                                       .status = 403,
+                                       .reason = "Forbidden",
+                                       .message = "pods is forbidden: exceeded quota: q",
+                                   },
+                                   &id, &err),
+                 0, "%s", err.message);
+    make_deploy("web", 2, NULL, NULL);
+    cr_assert(WL_WAIT(dcond_reason("web", "ReplicaFailure", "FailedCreate")));
+    json_t *d = wl_get("apps/v1", "Deployment", "web");
+    cr_assert_str_eq(cond_field(d, "ReplicaFailure", "status"), "True");
+    cr_assert_str_eq(cond_field(d, "ReplicaFailure", "message"),
+                     "pods is forbidden: exceeded quota: q");
+    json_decref(d);
+    cr_assert_eq(fakeapi_fault_remove(api, id), 0);
+    cr_assert(drive("web"));
+    cr_assert(WL_WAIT(dcond_reason("web", "ReplicaFailure", NULL)));
+}
