@@ -6,10 +6,12 @@
  * kube-controller-manager writes them, scaling, a rolling update that
  * never goes past maxSurge or below maxUnavailable, Recreate, `rollout
  * undo` as kubectl does it, paused, the progress deadline, the history
- * limit and proportional scaling mid-rollout.
+ * limit, proportional scaling mid-rollout, an orphan ReplicaSet adopted,
+ * ReplicaFailure passed up, and a hash collision.
  *
  * Every wait is a poll with a bound; nothing asserts on timing.
  */
+#include "podutil.h"
 #include "workloads.h"
 
 static void up(void)
@@ -490,4 +492,43 @@ Test(deployment, replica_failure_reaches_the_deployment)
     cr_assert_eq(fakeapi_fault_remove(api, id), 0);
     cr_assert(drive("web"));
     cr_assert(WL_WAIT(dcond_reason("web", "ReplicaFailure", NULL)));
+}
+
+Test(deployment, a_hash_collision_bumps_collision_count)
+{
+    /* Paused: no ReplicaSet yet; the stored (defaulted) template gives the
+     * hash the controller will use. */
+    make_deploy("web", 1, NULL, ",\"paused\":true");
+    json_t *d = NULL;
+    cr_assert(WL_WAIT((d = wl_get("apps/v1", "Deployment", "web")) != NULL));
+    char hash0[16], hash1[16];
+    kc__template_hash(json_object_get(json_object_get(d, "spec"), "template"), -1, hash0,
+                      sizeof hash0);
+    kc__template_hash(json_object_get(json_object_get(d, "spec"), "template"), 1, hash1,
+                      sizeof hash1);
+    json_decref(d);
+    cr_assert_str_neq(hash0, hash1);
+    /* Someone else's ReplicaSet holds the name (another template, labels
+     * the Deployment does not select). */
+    wl_apply("{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+             "\"web-%s\",\"namespace\":\"default\",\"labels\":{\"app\":\"other\"}},\"spec\":"
+             "{\"replicas\":0,\"selector\":{\"matchLabels\":{\"app\":\"other\"}},\"template\":"
+             "{\"metadata\":{\"labels\":{\"app\":\"other\"}},\"spec\":{\"containers\":[{\"name\":"
+             "\"app\",\"image\":\"busybox\"}]}}}}",
+             hash0);
+    patch_deploy("web", "{\"spec\":{\"paused\":false}}");
+    cr_assert(drive("web"));
+    d = wl_get("apps/v1", "Deployment", "web");
+    cr_assert_eq(wl_int(d, "status.collisionCount", 0), 1);
+    json_decref(d);
+    char name[64];
+    snprintf(name, sizeof name, "web-%s", hash1);
+    json_t *rs = wl_get("apps/v1", "ReplicaSet", name);
+    cr_assert(rs, "the new ReplicaSet is %s", name);
+    cr_assert_str_eq(wl_str(rs, "metadata.labels.pod-template-hash"), hash1);
+    json_decref(rs);
+    snprintf(name, sizeof name, "web-%s", hash0);
+    rs = wl_get("apps/v1", "ReplicaSet", name);
+    cr_assert_str_eq(wl_str(rs, "metadata.labels.app"), "other", "the other one is untouched");
+    json_decref(rs);
 }
