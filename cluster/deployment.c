@@ -1432,7 +1432,7 @@ int kc__deployment_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t
     ctrl_builder *b = ctrl_builder_for(mgr, "apps/v1", "Deployment");
     ctrl_builder_named(b, kc__controller_name("deployment", name, sizeof name));
     ctrl_builder_watches(b, "apps/v1", "ReplicaSet", ctrl_handler_from_map(rs_to_deployments, s),
-                         NULL);
+                         ctrl_pred_resource_version_changed());
     ctrl_builder_watches(
         b, "v1", "Pod", ctrl_handler_from_map(pod_to_deployment, s),
         ctrl_pred_funcs(&(ctrl_predicate_funcs){.create = no, .update = no2, .remove = NULL}));

@@ -539,7 +539,10 @@ int kc__replicaset_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t
     char name[64];
     ctrl_builder *b = ctrl_builder_for(mgr, "apps/v1", "ReplicaSet");
     ctrl_builder_named(b, kc__controller_name("replicaset", name, sizeof name));
-    ctrl_builder_watches(b, "v1", "Pod", ctrl_handler_from_map(pod_to_rs, s), NULL);
+    /* A resync (the same resourceVersion) changes nothing, as upstream's
+     * updatePod. */
+    ctrl_builder_watches(b, "v1", "Pod", ctrl_handler_from_map(pod_to_rs, s),
+                         ctrl_pred_resource_version_changed());
     ctrl_builder_with_user_free(b, rs_ctl_free);
     rc = ctrl_builder_complete(b, reconcile, s);
     if (rc < 0 && errbuf && errlen)

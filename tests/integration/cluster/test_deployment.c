@@ -433,6 +433,14 @@ Test(deployment, proportional_scaling_mid_rollout)
     json_decref(rs);
 }
 
+static bool rs_observed(const char *name)
+{
+    json_t *rs = wl_get("apps/v1", "ReplicaSet", name);
+    bool ok = rs && wl_int(rs, "status.observedGeneration", 0) >= 1;
+    json_decref(rs);
+    return ok;
+}
+
 Test(deployment, adopts_an_orphan_replica_set_with_its_template)
 {
     wl_apply(
@@ -442,6 +450,10 @@ Test(deployment, adopts_an_orphan_replica_set_with_its_template)
         "{\"matchLabels\":{\"app\":\"web\",\"pod-template-hash\":\"manual\"}},"
         "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\",\"pod-template-hash\":"
         "\"manual\"}},\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"nginx:1\"}]}}}}");
+    /* Once the ReplicaSet controller has written its status, the cluster's
+     * cache (one for both controllers) holds it: the Deployment's first
+     * pass sees it. */
+    cr_assert(WL_WAIT(rs_observed("web-manual")));
     make_deploy("web", 2, NULL, NULL);
     cr_assert(drive("web"));
     cr_assert_eq(wl_count("apps/v1", "ReplicaSet", NULL), 1, "no second ReplicaSet");
