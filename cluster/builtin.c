@@ -30,6 +30,10 @@ static const builtin table[] = {
     {"cronjob", kc__cronjob_setup},
     {"endpoints", kc__endpoints_setup},
     {"endpointslice", kc__endpointslice_setup},
+    {"serviceaccount", kc__serviceaccount_setup},
+    {"serviceaccount-token", kc__satoken_setup},
+    {"root-ca-cert-publisher", kc__rootca_setup},
+    {"disruption", kc__disruption_setup},
     {NULL, NULL},
 };
 

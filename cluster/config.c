@@ -21,7 +21,8 @@
 #define DEFAULT_CIDR "10.244.0.0/16"
 
 static const char *const all_keys[] = {"nodes",   "node",   "podCIDR", "controllers",
-                                       "disable", "stages", NULL};
+                                       "disable", "stages", "caCert", /* cacert.c */
+                                       NULL};
 static const char *const node_keys[] = {"name",   "cpu",    "memory", "pods", "ephemeral-storage",
                                         "labels", "taints", NULL};
 

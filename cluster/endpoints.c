@@ -40,6 +40,8 @@
 #define NAME "endpoints"
 #define MANAGED_BY_LABEL "endpoints.kubernetes.io/managed-by"
 #define MANAGED_BY "endpoint-controller"
+#define OVER_CAPACITY_KEY "endpoints.kubernetes.io/over-capacity"
+#define MAX_CAPACITY 1000
 
 typedef struct ep_ctl {
     kc_config *cfg;
@@ -243,6 +245,51 @@ fail:
     return NULL;
 }
 
+/* Keep the first n addresses of arr (in place). */
+static void keep_first(json_t *arr, size_t n)
+{
+    while (json_array_size(arr) > n)
+        json_array_remove(arr, json_array_size(arr) - 1);
+}
+
+/*
+ * truncateEndpoints: at most MAX_CAPACITY addresses over all subsets,
+ * ready ones first, each subset keeping its share (rounded up; the last
+ * ones get what is left). True when anything was cut.
+ */
+static bool truncate_subsets(json_t *subsets)
+{
+    size_t ready = 0, not_ready = 0, i;
+    json_t *sub;
+    json_array_foreach(subsets, i, sub)
+    {
+        ready += json_array_size(json_object_get(sub, "addresses"));
+        not_ready += json_array_size(json_object_get(sub, "notReadyAddresses"));
+    }
+    if (ready + not_ready <= MAX_CAPACITY)
+        return false;
+    bool cut_ready = ready > MAX_CAPACITY;
+    size_t max = cut_ready ? MAX_CAPACITY : MAX_CAPACITY - ready;
+    size_t total = cut_ready ? ready : not_ready, room = max;
+    json_array_foreach(subsets, i, sub)
+    {
+        json_t *list = json_object_get(sub, cut_ready ? "addresses" : "notReadyAddresses");
+        size_t in = json_array_size(list);
+        size_t share = (in * max + total - 1) / total;
+        if (share > room)
+            share = room;
+        keep_first(list, share);
+        if (cut_ready)
+            json_object_del(sub, "notReadyAddresses");
+        else if (!json_array_size(list))
+            json_object_del(sub, "notReadyAddresses");
+        if (cut_ready && !json_array_size(list))
+            json_object_del(sub, "addresses");
+        room -= json_array_size(list);
+    }
+    return true;
+}
+
 /* The address of pod for svc (podToEndpointAddressForService). */
 static json_t *pod_address(const json_t *pod, const json_t *svc)
 {
@@ -379,13 +426,14 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         return ctrl_err(rc);
     if (!kc__svc_has_selector(svc))
         goto out; /* endpoints made by hand: not ours */
-    rc = ctrl_informer_list(e->pods, req->ns, NULL, &pods);
+    rc = kc__svc_pods(e->pods, svc, &pods);
     selected = json_array();
     if (rc < 0 || !selected) {
         res = ctrl_err(rc < 0 ? rc : CTRL_ERR_NOMEM);
         goto out;
     }
     subsets = subsets_for(svc, pods, selected);
+    bool truncated = subsets && truncate_subsets(subsets);
     labels = labels_for(svc);
     if (!subsets || !labels) {
         res = ctrl_err(CTRL_ERR_NOMEM);
@@ -398,7 +446,8 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         res = ctrl_err(rc);
         goto out;
     }
-    if (cur && same_subsets(cur, subsets) && same_labels(cur, labels))
+    if (cur && same_subsets(cur, subsets) && same_labels(cur, labels) &&
+        !ctrl_obj_annotation(cur, OVER_CAPACITY_KEY) == !truncated)
         goto out;
     obj = cur ? json_incref(cur)
               : json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "Endpoints",
@@ -415,6 +464,10 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     } else if (ctrl_obj_annotation(obj, KC_TRIGGER_ANNOTATION)) {
         ctrl_obj_set_annotation(obj, KC_TRIGGER_ANNOTATION, NULL);
     }
+    if (truncated)
+        ctrl_obj_set_annotation(obj, OVER_CAPACITY_KEY, "truncated");
+    else if (ctrl_obj_annotation(obj, OVER_CAPACITY_KEY))
+        ctrl_obj_set_annotation(obj, OVER_CAPACITY_KEY, NULL);
     if (json_array_size(subsets))
         json_object_set(obj, "subsets", subsets);
     else

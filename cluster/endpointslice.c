@@ -11,7 +11,8 @@
  * never made twice. Each selected pod with an IPv4 address (being deleted
  * or not; Succeeded and Failed pods are out) is one endpoint: addresses,
  * conditions {ready, serving, terminating} as upstream computes them,
- * hostname (when the pod's subdomain is the Service), nodeName, targetRef;
+ * hostname (when the pod's subdomain is the Service), nodeName, zone (the
+ * node's topology.kubernetes.io/zone label, from the Node cache), targetRef;
  * the ports are the Service's ports resolved for that pod (FindPort), and
  * endpoints are grouped into slices by that port list.
  *
@@ -49,10 +50,11 @@
 #define MANAGED_BY_LABEL "endpointslice.kubernetes.io/managed-by"
 #define MANAGED_BY "endpointslice-controller.k8s.io"
 #define MAX_PER_SLICE 100
+#define ZONE_LABEL "topology.kubernetes.io/zone"
 
 typedef struct es_ctl {
     kc_config *cfg;
-    ctrl_informer *svcs, *pods;
+    ctrl_informer *svcs, *pods, *nodes;
     kc_trigger *trig;
 } es_ctl;
 
@@ -68,7 +70,8 @@ static void es_free(void *p)
 
 /* ---- desired state ---- */
 
-static json_t *endpoint_for(const json_t *pod, const json_t *svc, const char *ip)
+static json_t *endpoint_for(const json_t *pod, const json_t *svc, const char *ip,
+                            ctrl_informer *nodes)
 {
     bool serving = kc__pod_ready(pod), terminating = ctrl_obj_deleting(pod);
     bool ready =
@@ -83,8 +86,17 @@ static json_t *endpoint_for(const json_t *pod, const json_t *svc, const char *ip
     if (kc__pod_hostname_for(pod, svc))
         json_object_set_new(ep, "hostname", json_string(ctrl_obj_get_string(pod, "spec.hostname")));
     const char *node = ctrl_obj_get_string(pod, "spec.nodeName");
-    if (node && *node)
+    if (node && *node) {
         json_object_set_new(ep, "nodeName", json_string(node));
+        /* The zone of the pod's node, when the node says. */
+        json_t *n = NULL;
+        if (ctrl_informer_get(nodes, "", node, &n) == 0) {
+            const char *zone = ctrl_obj_label(n, ZONE_LABEL);
+            if (zone && *zone)
+                json_object_set_new(ep, "zone", json_string(zone));
+        }
+        json_decref(n);
+    }
     return ep;
 }
 
@@ -126,7 +138,8 @@ static char *ports_key(const json_t *ports)
  * "eps": {pod name: endpoint}}; selected gets every selected pod (for the
  * trigger tracker). NULL when out of memory.
  */
-static json_t *desired_groups(const json_t *svc, const json_t *pods, json_t *selected)
+static json_t *desired_groups(const json_t *svc, const json_t *pods, json_t *selected,
+                              ctrl_informer *nodes)
 {
     json_t *groups = json_object();
     size_t i;
@@ -141,7 +154,7 @@ static json_t *desired_groups(const json_t *svc, const json_t *pods, json_t *sel
         const char *ip = kc__pod_ip(pod);
         if (!kc__pod_in_endpoints(pod, true) || !ip || strchr(ip, ':'))
             continue;
-        json_t *ports = ports_for(pod, svc), *ep = endpoint_for(pod, svc, ip);
+        json_t *ports = ports_for(pod, svc), *ep = endpoint_for(pod, svc, ip, nodes);
         char *key = ports ? ports_key(ports) : NULL;
         json_t *g = key ? json_object_get(groups, key) : NULL;
         if (key && !g) {
@@ -515,10 +528,10 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out;
     p.svc = svc;
     selected = json_array();
-    rc = ctrl_informer_list(e->pods, req->ns, NULL, &pods);
+    rc = kc__svc_pods(e->pods, svc, &pods);
     if (rc == 0 && !selected)
         rc = CTRL_ERR_NOMEM;
-    if (rc == 0 && !(groups = desired_groups(svc, pods, selected)))
+    if (rc == 0 && !(groups = desired_groups(svc, pods, selected, e->nodes)))
         rc = CTRL_ERR_NOMEM;
     if (rc == 0 && !(p.labels = labels_for(svc)))
         rc = CTRL_ERR_NOMEM;
@@ -563,6 +576,8 @@ int kc__endpointslice_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, siz
     int rc = ctrl_cache_informer(cache, "v1", "Service", NULL, &e->svcs, NULL);
     if (rc == 0)
         rc = ctrl_cache_informer(cache, "v1", "Pod", NULL, &e->pods, NULL);
+    if (rc == 0)
+        rc = ctrl_cache_informer(cache, "v1", "Node", NULL, &e->nodes, NULL);
     e->trig = kc__trigger_new();
     if (rc == 0 && !e->trig)
         rc = KC_ERR_NOMEM;

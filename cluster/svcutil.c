@@ -5,6 +5,7 @@
 #include "svcutil.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,55 @@ json_t *kc__svc_map_pod(const json_t *pod, void *user)
     }
     json_decref(svcs);
     return out;
+}
+
+/* A label key or value that can go into a selector string as it is. */
+static bool plain_token(const char *s)
+{
+    return s && *s &&
+           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./") ==
+               strlen(s);
+}
+
+int kc__svc_pods(void *pod_informer, const json_t *svc, json_t **out)
+{
+    enum { CAP = 4096 };
+    char sel[CAP];
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    /* The selector as a label selector string, so the cache hands out only
+     * the matching pods; anything unusual lists them all (and filters). */
+    json_object_foreach(ctrl_obj_get(svc, "spec.selector"), k, v)
+    {
+        const char *val = json_string_value(v);
+        int w = plain_token(k) && plain_token(val) && n < CAP
+                    ? snprintf(sel + n, CAP - n, "%s%s=%s", n ? "," : "", k, val)
+                    : -1;
+        if (w < 0 || (size_t)w >= CAP - n) {
+            n = 0;
+            break;
+        }
+        n += (size_t)w;
+    }
+    sel[n] = 0;
+    json_t *all = NULL, *mine = json_array();
+    int rc = mine ? ctrl_informer_list(pod_informer, ctrl_obj_namespace(svc), n ? sel : NULL, &all)
+                  : CTRL_ERR_NOMEM;
+    if (rc < 0) {
+        json_decref(mine);
+        return rc;
+    }
+    size_t i;
+    json_t *pod;
+    json_array_foreach(all, i, pod)
+    {
+        if (kc__svc_selects(svc, pod))
+            json_array_append(mine, pod);
+    }
+    json_decref(all);
+    *out = mine;
+    return 0;
 }
 
 const char *kc__pod_ip(const json_t *pod)

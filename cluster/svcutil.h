@@ -32,6 +32,12 @@ bool kc__svc_selects(const json_t *svc, const json_t *pod);
  */
 json_t *kc__svc_map_pod(const json_t *pod, void *user);
 
+/*
+ * The pods of svc's namespace its selector matches, from the pod informer
+ * (a ctrl_informer *): *out a new array. 0 or a negative ctrl_errcode.
+ */
+int kc__svc_pods(void *pod_informer, const json_t *svc, json_t **out);
+
 /* ShouldPodBeInEndpoints: not terminal, has an IP, and (unless
  * include_terminating) not being deleted. */
 bool kc__pod_in_endpoints(const json_t *pod, bool include_terminating);

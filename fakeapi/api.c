@@ -60,10 +60,10 @@ static int from_status(const fakeapi__resp *resp, fakeapi_error *err)
 }
 
 /* Run one request; on 2xx store the parsed body in *out (if non-NULL). */
-static int run(fakeapi_server *srv, const char *method, const char *path, json_t *query,
-               const char *ctype, const json_t *body, json_t **out, fakeapi_error *err)
+/* One in-process request with a body as text (NULL: none). */
+static int run_text(fakeapi_server *srv, const char *method, const char *path, json_t *query,
+                    const char *ctype, const char *text, json_t **out, fakeapi_error *err)
 {
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_t *q = query ? json_incref(query) : json_object();
     fakeapi__req req = {.method = method,
                         .path = path,
@@ -79,12 +79,24 @@ static int run(fakeapi_server *srv, const char *method, const char *path, json_t
     if (resp.status >= 300) {
         rc = from_status(&resp, err);
     } else if (out) {
-        *out = json_loadb(resp.body, resp.body_len, 0, NULL);
-        if (!*out)
+        json_t *obj = json_loadb(resp.body, resp.body_len, 0, NULL);
+        if (!obj)
             rc = fail(err, FAKEAPI_ERR_INTERNAL, 500, "InternalError", "unparsable response");
+        else
+            *out = obj;
     }
     fakeapi__resp_deinit(&resp);
     json_decref(q);
+    return rc;
+}
+
+static int run(fakeapi_server *srv, const char *method, const char *path, json_t *query,
+               const char *ctype, const json_t *body, json_t **out, fakeapi_error *err)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (body && !text)
+        return fail(err, FAKEAPI_ERR_NOMEM, 500, "InternalError", "out of memory");
+    int rc = run_text(srv, method, path, query, ctype, text, out, err);
     free(text);
     return rc;
 }
@@ -245,6 +257,72 @@ int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kin
     return rc < 0 ? rc : run(srv, "DELETE", path, NULL, NULL, NULL, NULL, err);
 }
 
+int fakeapi_patch(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                  const char *name, fakeapi_patch_type type, const char *patch,
+                  const fakeapi_patch_options *opts, json_t **out, fakeapi_error *err)
+{
+    static const char *const ctypes[] = {
+        "application/merge-patch+json", "application/json-patch+json",
+        "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
+    static const fakeapi_patch_options none;
+    if (!opts)
+        opts = &none;
+    if (!name || !*name)
+        return fail(err, FAKEAPI_ERR_INVALID, 400, "BadRequest", "name is required");
+    if ((unsigned)type > FAKEAPI_PATCH_APPLY || !patch)
+        return fail(err, FAKEAPI_ERR_INVALID, 400, "BadRequest",
+                    !patch ? "no patch" : "unknown patch type");
+    if (opts->subresource && strcmp(opts->subresource, "status") &&
+        strcmp(opts->subresource, "scale"))
+        return fail(err, FAKEAPI_ERR_INVALID, 400, "BadRequest",
+                    "subresource: \"status\", \"scale\" or none");
+    char path[1100];
+    int rc = kind_path(srv, api_version, kind, ns, name, path, sizeof path - 16, err);
+    if (rc < 0)
+        return rc;
+    if (opts->subresource) {
+        strcat(path, "/");
+        strcat(path, opts->subresource);
+    }
+    json_t *q = json_object();
+    if (!q)
+        return fail(err, FAKEAPI_ERR_NOMEM, 500, "InternalError", "out of memory");
+    if (opts->field_manager)
+        json_object_set_new(q, "fieldManager", json_string(opts->field_manager));
+    if (opts->force)
+        json_object_set_new(q, "force", json_string("true"));
+    rc = run_text(srv, "PATCH", path, q, ctypes[type], patch, out, err);
+    json_decref(q);
+    return rc;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode %XX and '+' in place, as a server reads a query string. */
+static void url_decode(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        int hi, lo;
+        if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
+            *w++ = (char)(hi * 16 + lo);
+            r += 2;
+        } else {
+            *w++ = *r == '+' ? ' ' : *r;
+        }
+    }
+    *w = '\0';
+}
+
 /* Split "path?query" into a path and a query object. */
 static json_t *parse_query(const char *path, char *buf, size_t len)
 {
@@ -258,6 +336,9 @@ static json_t *parse_query(const char *path, char *buf, size_t len)
         char *eq = strchr(kv, '=');
         if (eq)
             *eq++ = '\0';
+        url_decode(kv);
+        if (eq)
+            url_decode(eq);
         json_object_set_new(q, kv, json_string(eq ? eq : ""));
     }
     return q;

@@ -231,29 +231,35 @@ typedef struct plan {
     ctrl_predicate *p;
 } plan;
 
-/* The cache as a client reader: only kinds it already holds. Callers change
- * what they get before they write it back: the cache's reads are copies of
- * the caller's own already (ctrl/cache.h). */
+/* The cache as a client reader: only kinds it already holds, once their
+ * informer has synced (before that its store is partial: a get would say
+ * NotFound for an object that exists, so the read goes to the server;
+ * controller-runtime blocks the read until the sync instead, which a
+ * turn-based scheduler could not let happen). Callers change what they get
+ * before they write it back: the cache's reads are copies of the caller's
+ * own already (ctrl/cache.h). */
+static ctrl_informer *synced_informer(ctrl_cache *cache, const char *api_version, const char *kind)
+{
+    ctrl_informer *inf;
+    if (!ctrl_cache_has(cache, api_version, kind) ||
+        ctrl_cache_informer(cache, api_version, kind, NULL, &inf, NULL) < 0 ||
+        !ctrl_informer_has_synced(inf))
+        return NULL;
+    return inf;
+}
+
 static int cache_get(void *ud, const char *api_version, const char *kind, const char *ns,
                      const char *name, json_t **out)
 {
-    ctrl_cache *cache = ud;
-    ctrl_informer *inf;
-    if (!ctrl_cache_has(cache, api_version, kind) ||
-        ctrl_cache_informer(cache, api_version, kind, NULL, &inf, NULL) < 0)
-        return 1;
-    return ctrl_informer_get(inf, ns ? ns : "", name, out);
+    ctrl_informer *inf = synced_informer(ud, api_version, kind);
+    return inf ? ctrl_informer_get(inf, ns ? ns : "", name, out) : 1;
 }
 
 static int cache_list(void *ud, const char *api_version, const char *kind, const char *ns,
                       const char *label_selector, json_t **items)
 {
-    ctrl_cache *cache = ud;
-    ctrl_informer *inf;
-    if (!ctrl_cache_has(cache, api_version, kind) ||
-        ctrl_cache_informer(cache, api_version, kind, NULL, &inf, NULL) < 0)
-        return 1;
-    return ctrl_informer_list(inf, ns && *ns ? ns : NULL, label_selector, items);
+    ctrl_informer *inf = synced_informer(ud, api_version, kind);
+    return inf ? ctrl_informer_list(inf, ns && *ns ? ns : NULL, label_selector, items) : 1;
 }
 
 int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
@@ -358,6 +364,9 @@ int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
         .options = opts,
         .cache = cache,
         .client = client,
+        /* The manager's own client, which reads from the server
+         * (controller-runtime's mgr.GetAPIReader()). */
+        .api_reader = parent,
         .metrics = ctrl_manager_metrics(mgr),
         .clock = ctrl__manager_clock(mgr),
         .hooks = ctrl__manager_hooks(mgr),
@@ -381,6 +390,7 @@ int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
         .ud = c,
         .needs_leader = !opts.no_leader_election,
     };
+    ctrl__controller_set_configuring(c, true); /* its run waits for the watches */
     rc = ctrl_manager_add(mgr, &r);
     if (rc < 0) {
         ctrl__controller_free(c);
@@ -395,6 +405,7 @@ int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
         if (wrc < 0 && rc == 0)
             rc = wrc;
     }
+    ctrl__controller_set_configuring(c, false);
 out:
     for (size_t i = 0; i < nplans; i++) {
         ctrl_handler_free(plans[i].h);

@@ -44,6 +44,7 @@
 #define MAX_WATCHES 256
 #define MAX_WORKERS 1024
 #define SYNC_TIMEOUT (2 * CTRL_MINUTE)
+#define SYNC_SLICE (100 * CTRL_MILLISECOND)
 
 typedef struct watch {
     ctrl__controller *c;
@@ -79,6 +80,7 @@ struct ctrl__controller {
     pthread_t *workers;
     int nworkers;
     bool started, stopped, halted;
+    bool configuring; /* the builder is still adding watches: run waits */
 
     atomic_bool cancelled;
     atomic_int active;
@@ -656,12 +658,32 @@ int ctrl__controller_run(void *ud)
     ctrl__controller *c = ud;
     if (!c)
         return CTRL_ERR_ARG;
+    /* A controller added while the manager runs may start before its
+     * builder has added its watches: wait for them first. */
     pthread_mutex_lock(&c->mu);
+    while (c->configuring && !c->halted)
+        ctrl_clock_wait_until(clk(c), &c->cv, &c->mu, INT64_MAX);
     bool halted = c->halted;
     pthread_mutex_unlock(&c->mu);
     if (halted)
         return 0;
-    int rc = ctrl__controller_wait_synced(c, SYNC_TIMEOUT);
+    /* Wait in slices, so that a halt (the manager stopping) ends the wait:
+     * an informer that never syncs (its kind is not served) must not hold
+     * the shutdown for the whole sync timeout. */
+    int64_t start = ctrl_clock_now(clk(c));
+    int rc;
+    for (;;) {
+        rc = ctrl__controller_wait_synced(c, SYNC_SLICE);
+        if (rc != CTRL_ERR_TIMEOUT)
+            break;
+        pthread_mutex_lock(&c->mu);
+        halted = c->halted;
+        pthread_mutex_unlock(&c->mu);
+        if (halted)
+            return 0;
+        if (ctrl_clock_now(clk(c)) - start >= SYNC_TIMEOUT)
+            break;
+    }
     if (rc < 0) {
         CTRL__LOG(c->log, CTRL_LOG_ERROR, "controller", "Could not wait for Cache to sync",
                   "controller", c->name, "error", ctrl_strerror(rc));
@@ -771,6 +793,16 @@ const char *ctrl_ctx_controller(ctrl_ctx *ctx)
 ctrl_recorder *ctrl_ctx_recorder(ctrl_ctx *ctx)
 {
     return ctx && ctx->c->mgr ? ctrl_manager_recorder(ctx->c->mgr, ctx->c->name) : NULL;
+}
+
+void ctrl__controller_set_configuring(ctrl__controller *c, bool on)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->configuring = on;
+    ctrl_clock_notify(clk(c), &c->cv);
+    pthread_mutex_unlock(&c->mu);
 }
 
 void ctrl__controller_set_user_free(ctrl__controller *c, void (*user_free)(void *user))

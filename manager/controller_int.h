@@ -122,8 +122,9 @@ void ctrl__controller_free(ctrl__controller *c);
 
 /*
  * The ctrl_runnable callbacks (ud = the controller): run waits for sync
- * (2 minutes, as controller-runtime's CacheSyncTimeout), starts, blocks
- * until halt, stops and returns 0. The manager can tell a controller's
+ * (2 minutes on the controller's clock, as controller-runtime's
+ * CacheSyncTimeout; a halt meanwhile ends it and run returns 0), starts,
+ * blocks until halt, stops and returns 0. The manager can tell a controller's
  * runnable by r->start == ctrl__controller_run, and then owns r->ud: it
  * must ctrl__controller_free it after stopping the cache.
  */
@@ -139,6 +140,11 @@ const char *ctrl__controller_name(const ctrl__controller *c);
 /* Its options' skip_name_validation: the manager does not hold its name
  * against other controllers'. */
 bool ctrl__controller_skips_name_validation(const ctrl__controller *c);
+/* While on, ctrl__controller_run waits (before it waits for the informers
+ * to sync) until it is turned off or the controller is halted: the builder
+ * turns it on before it adds the controller to a running manager and off
+ * once the watches are registered. Any thread. */
+void ctrl__controller_set_configuring(ctrl__controller *c, bool on);
 /* Call user_free(user) when c is freed (NULL: nothing). Before c starts. */
 void ctrl__controller_set_user_free(ctrl__controller *c, void (*user_free)(void *user));
 ctrl_workqueue *ctrl__controller_queue(ctrl__controller *c);

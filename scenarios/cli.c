@@ -140,9 +140,11 @@ static int parse_option(cli *c, const char *opt, const char *val)
         c->shard_count = (int)n;
     else if (!strcmp(opt, "--runs") && val && parse_u64(val, &n) == 0 && n >= 1 && n <= 100000)
         c->runs = (unsigned)n;
-    else if (!strcmp(opt, "--plugin") && val)
-        return load_plugin(val) < 0 ? -1 : 1;
-    else
+    else if (!strcmp(opt, "--plugin") && val) {
+        if (load_plugin(val) < 0)
+            return -1;
+        scn__hint_plugin(val);
+    } else
         return -1;
     return 1;
 }
@@ -174,7 +176,9 @@ static int parse_args(int argc, char **argv, cli *c)
 
 static void replay_hint(FILE *f, const char *file, uint64_t seed)
 {
-    fprintf(f, "  replay: scenario replay %s --seed %" PRIu64 " --trace trace.jsonl\n", file, seed);
+    char cmd[4096];
+    scn__replay_command(cmd, sizeof cmd, file, seed);
+    fprintf(f, "  replay: %s\n", cmd);
 }
 
 static void print_result(const char *file, const scn_scenario *sc, const scn_run_result *r)
@@ -196,10 +200,10 @@ static void junit_add(scn_junit *j, const char *file, const scn_scenario *sc,
 {
     if (!j)
         return;
-    char name[300], out[600];
+    char name[300], out[4100];
     snprintf(name, sizeof name, "%s seed=%" PRIu64, sc && sc->name ? sc->name : file, r->seed);
-    snprintf(out, sizeof out, "scenario replay %s --seed %" PRIu64 " --trace trace.jsonl\n", file,
-             r->seed);
+    scn__replay_command(out, sizeof out - 1, file, r->seed);
+    strcat(out, "\n");
     scn_junit_case jc = {.name = name,
                          .classname = file,
                          .time_s = r->real_seconds,
@@ -433,6 +437,7 @@ static int cmd_replay(cli *c)
 
 int scn_main(int argc, char **argv)
 {
+    scn__hint_program(argc > 0 ? argv[0] : NULL);
     if (argc >= 2 && !strcmp(argv[1], "import"))
         return scn__cmd_import(argc, argv);
     if (argc >= 2 && (!strcmp(argv[1], "trace-to-audit") || !strcmp(argv[1], "audit-to-trace")))

@@ -47,6 +47,8 @@ static int plugin(const char *path, bool replacing)
         fprintf(stderr, "scenario: %s: scn_plugin_init failed\n", path);
         return -1;
     }
+    if (!replacing) /* the replay runs the scenario's own controllers */
+        scn__hint_plugin(path);
     return 0;
 }
 
@@ -182,7 +184,9 @@ int scn__cmd_diff(int argc, char **argv)
     printf(" replaced\n");
     if (r.differ)
         printf("%s", r.report);
-    printf("  replay: scenario replay %s --seed %" PRIu64 " --trace trace.jsonl\n", file, seed);
+    char cmd[4096];
+    scn__replay_command(cmd, sizeof cmd, file, seed);
+    printf("  replay: %s\n", cmd);
     status = r.differ ? 1 : 0;
     scn_diff_result_deinit(&r);
 out:
@@ -331,7 +335,9 @@ int scn__cmd_shrink(int argc, char **argv)
            r.budget_exhausted ? "; the budget ran out (smaller, maybe not the least)" : "");
     printf("  fails: %s\n", r.failure.message);
     printf("  wrote %s\n", outp);
-    printf("  replay: scenario replay %s --seed %" PRIu64 " --trace trace.jsonl\n", outp, r.seed);
+    char cmd[4096];
+    scn__replay_command(cmd, sizeof cmd, outp, r.seed);
+    printf("  replay: %s\n", cmd);
     status = 0;
     scn_shrink_result_deinit(&r);
 out:

@@ -41,4 +41,12 @@ void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
  * arguments give the same seed; each incarnation draws a fresh one. */
 uint64_t scn__manager_seed(uint64_t run_seed, int index, int incarnation);
 
+/* The command that replays a run (replay_hint.c), as this program was
+ * started: scn_main gives its argv[0] (hint_program, which also forgets
+ * the plugins), and each --plugin loaded is added (hint_plugin).
+ * "PROGRAM replay FILE --seed N --trace trace.jsonl [--plugin LIB]...". */
+void scn__hint_program(const char *argv0);
+void scn__hint_plugin(const char *path);
+void scn__replay_command(char *buf, size_t len, const char *file, uint64_t seed);
+
 #endif

@@ -23,6 +23,8 @@
  *                                 # all of kc_controller_names())
  *   disable: [job]                # or all but these
  *   stages: FILE | [rule, ...]    # pod lifecycle rules (docs/cluster.md)
+ *   caCert: PEM | FILE            # the CA published in kube-root-ca.crt and
+ *                                 # token Secrets (default: a placeholder)
  *
  * Threads: kc_config_* from any one thread; a kc_config is immutable once
  * made and may be shared by several managers (reference-counted).

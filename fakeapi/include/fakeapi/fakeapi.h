@@ -189,13 +189,13 @@ int fakeapi_compact(fakeapi_server *srv, uint64_t revision);
 
 /* One open watch, as fakeapi_watches() reports it. */
 typedef struct fakeapi_watch_info {
-    uint64_t id;        /* stable for the watch's life */
-    char resource[128]; /* store key: "apps/deployments", "/pods" */
+    uint64_t id;           /* stable for the watch's life */
+    char resource[128];    /* store key: "apps/deployments", "/pods" */
     char api_version[128]; /* what the watch was asked through: "apps/v1" */
     char kind[64];         /* "Deployment" */
-    char ns[64];        /* "" = every namespace or cluster-scoped */
-    char client[128];   /* the request's User-Agent */
-    size_t pending;     /* events written but not yet delivered */
+    char ns[64];           /* "" = every namespace or cluster-scoped */
+    char client[128];      /* the request's User-Agent */
+    size_t pending;        /* events written but not yet delivered */
     bool held;
 } fakeapi_watch_info;
 
@@ -366,6 +366,34 @@ int fakeapi_list(fakeapi_server *srv, const char *api_version, const char *kind,
  */
 int fakeapi_delete(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
                    const char *name, fakeapi_error *err);
+
+/* How fakeapi_patch reads the patch (the Content-Type a client would send). */
+typedef enum fakeapi_patch_type {
+    FAKEAPI_PATCH_MERGE = 0, /* application/merge-patch+json (RFC 7386) */
+    FAKEAPI_PATCH_JSON,      /* application/json-patch+json (RFC 6902) */
+    FAKEAPI_PATCH_STRATEGIC, /* application/strategic-merge-patch+json */
+    FAKEAPI_PATCH_APPLY,     /* application/apply-patch+yaml: server-side apply; needs
+                              * field_manager */
+} fakeapi_patch_type;
+
+typedef struct fakeapi_patch_options {
+    const char *subresource;   /* "status", "scale", or NULL for the object */
+    const char *field_manager; /* NULL = none (required by APPLY) */
+    bool force;                /* APPLY: take over conflicting fields */
+} fakeapi_patch_options;
+
+/*
+ * Patch one object as a client's PATCH would: patch is the body (JSON text;
+ * YAML or JSON for APPLY), borrowed. opts may be NULL. On success *out (if
+ * non-NULL) is a new reference to the object as stored. Errors as a client
+ * sees them: FAKEAPI_ERR_NOT_FOUND, FAKEAPI_ERR_CONFLICT (an apply conflict:
+ * the fields in err's message), FAKEAPI_ERR_INVALID (a malformed patch, or
+ * one that leaves an invalid object, which is not stored), and the message
+ * and reason in err.
+ */
+int fakeapi_patch(fakeapi_server *srv, const char *api_version, const char *kind, const char *ns,
+                  const char *name, fakeapi_patch_type type, const char *patch,
+                  const fakeapi_patch_options *opts, json_t **out, fakeapi_error *err);
 
 /*
  * Every stored object of every kind (each kind once, in the version it is

@@ -141,10 +141,19 @@ static inline ctrl_result ctrl_with_priority(ctrl_result r, int priority)
 /* What a reconcile can reach. Valid for the duration of the call. */
 typedef struct ctrl_ctx ctrl_ctx;
 
-/* The manager's client for this controller: gets and label-selector lists
- * of kinds the cache holds are answered from the cache, as copies the
- * caller owns and may change; other reads and all writes go to the API
- * server. Its User-Agent names the controller. */
+/*
+ * The manager's client for this controller, as controller-runtime's
+ * default client. Gets and lists with at most a label selector of a kind
+ * the cache holds (every kind a controller of the manager watches, matched
+ * as spelled: "ConfigMap" is not "configmaps") are answered from the cache
+ * once its informer has synced, as copies the caller owns and may change;
+ * other kinds, a kind not synced yet, field-selector and paged lists, and
+ * every write go to the API server. Cached reads can lag the reconcile's
+ * own writes: a write of a stale object fails with a conflict
+ * (ctrl_err_is_conflict; return ctrl_err(rc) to retry), and
+ * ctrl_ctx_api_reader reads live. docs/manager.md, "Reads from the
+ * cache". Its User-Agent names the controller.
+ */
 ctrl_client *ctrl_ctx_client(ctrl_ctx *ctx);
 /* A client that always reads from the API server. */
 ctrl_client *ctrl_ctx_api_reader(ctrl_ctx *ctx);

@@ -142,8 +142,10 @@ typedef struct scn_step {
     bool fault_remove;
     int64_t duration_ns; /* ADVANCE; WAIT timeout (default 5 min) */
     scn_cond *cond;      /* WAIT, EXPECT */
-    int replica;         /* CRASH, RESTART, PARTITION, HEAL: index, default 0; checked
-                          * to be below the most replicas any controller has */
+    int replica;         /* CRASH, RESTART, PARTITION, HEAL: the manager replica (default
+                          * 0), below the most replicas any controller has; the step
+                          * acts on every controller it runs (those whose replicas
+                          * are above it) */
     long crash_at_write; /* CRASH: the replica's nth write from now (0 = now) */
     json_t *crash_after; /* CRASH: after a request matching {verb, subresource, group,
                           * resource, namespace, name} (strings); NULL otherwise */

@@ -212,3 +212,26 @@ const char *fx_pod(const char *ns, const char *name, const char *labels, const c
     free(body);
     return uid;
 }
+
+const char *fx_b64dec(const char *s)
+{
+    static char ring[4][16384];
+    static int next;
+    char *out = ring[next++ % 4];
+    size_t n = 0, bits = 0;
+    unsigned v = 0;
+    for (const char *p = s; *p && *p != '='; p++) {
+        const char *tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *at = strchr(tbl, *p);
+        cr_assert_not_null(at, "not base64: %s", s);
+        v = (v << 6) | (unsigned)(at - tbl);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            cr_assert_lt(n, sizeof ring[0] - 1);
+            out[n++] = (char)((v >> bits) & 0xff);
+        }
+    }
+    out[n] = 0;
+    return out;
+}

@@ -56,4 +56,7 @@ const char *fx_pod(const char *ns, const char *name, const char *labels, const c
 /* Set a pod's Ready condition (and time). */
 void fx_pod_ready(const char *ns, const char *name, bool ready, const char *since);
 
+/* Decode standard base64: a new string (static ring buffer), asserting it is valid. */
+const char *fx_b64dec(const char *s);
+
 #endif

@@ -11,7 +11,7 @@
 
 #define EP "/api/v1/namespaces/default/endpoints/"
 #define SVCS "/api/v1/namespaces/default/services"
-#define WAIT_MS 10000
+#define WAIT_MS 30000
 
 static void setup(void)
 {
@@ -199,4 +199,58 @@ Test(endpoints, selectorless_recreate_and_delete)
     json_decref(fx_req(0, "DELETE", SVCS "/web", NULL));
     json_t *gone = fx_wait_field(EP "web", "metadata.name", "null", WAIT_MS);
     cr_assert_null(gone, "the Endpoints outlived its Service");
+}
+
+Test(endpoints, over_capacity_truncated, .timeout = 120)
+{
+    json_decref(fx_req(201, "POST", SVCS,
+                       "{\"metadata\":{\"name\":\"big\"},\"spec\":{\"selector\":{\"app\":\"big\"},"
+                       "\"ports\":[{\"port\":80}]}}"));
+    /* 1,001 ready pods, and 5 unready ones: the ready ones come first. */
+    for (int i = 0; i < 1006; i++)
+        fx_pod("default", fx_s("b%04d", i), "{\"app\":\"big\"}", NULL, NULL,
+               fx_s("10.3.%d.%d", i / 250, i % 250 + 1), i < 1001, NULL);
+    json_t *ep = NULL;
+    bool ok = false;
+    for (int i = 0; i < WAIT_MS / 5 && !ok; i++) {
+        json_decref(ep);
+        ep = fx_get(EP "big");
+        ok = ep && json_array_size(fx_at(ep, "subsets.0.addresses")) == 1000 &&
+             json_object_get(fx_at(ep, "metadata.annotations"),
+                             "endpoints.kubernetes.io/over-capacity");
+        if (!ok)
+            fx_sleep_ms(5);
+    }
+    cr_assert(ok, "1,000 addresses and the over-capacity annotation");
+    cr_assert_eq(json_array_size(json_object_get(ep, "subsets")), 1);
+    cr_assert_null(fx_at(ep, "subsets.0.notReadyAddresses"));
+    cr_assert_str_eq(json_string_value(json_object_get(fx_at(ep, "metadata.annotations"),
+                                                       "endpoints.kubernetes.io/over-capacity")),
+                     "truncated");
+    /* The first 1,000 by IP (as text): 10.3.4.1, the last of the ready ones, is cut. */
+    json_t *addrs = fx_at(ep, "subsets.0.addresses");
+    size_t i;
+    json_t *a;
+    json_array_foreach(addrs, i, a)
+    {
+        cr_assert_str_neq(json_string_value(json_object_get(a, "ip")), "10.3.4.1");
+    }
+    json_decref(ep);
+
+    /* Back under capacity: the annotation goes. */
+    for (int k = 0; k < 7; k++)
+        json_decref(fx_req(0, "DELETE", fx_s("/api/v1/namespaces/default/pods/b%04d", k), NULL));
+    ok = false;
+    for (int k = 0; k < WAIT_MS / 5 && !ok; k++) {
+        ep = fx_get(EP "big");
+        ok = ep &&
+             !json_object_get(fx_at(ep, "metadata.annotations"),
+                              "endpoints.kubernetes.io/over-capacity") &&
+             json_array_size(fx_at(ep, "subsets.0.addresses")) == 994 &&
+             json_array_size(fx_at(ep, "subsets.0.notReadyAddresses")) == 5;
+        json_decref(ep);
+        if (!ok)
+            fx_sleep_ms(5);
+    }
+    cr_assert(ok, "the over-capacity annotation stayed");
 }

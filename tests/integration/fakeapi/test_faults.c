@@ -230,6 +230,48 @@ Test(faults_held, a_held_delay_ends_when_released)
     cr_assert_eq(d.status, 200);
 }
 
+/* A held write dropped (fakeapi_request_drop: a client that crashed while
+ * the server held its request): never applied, its connection closed
+ * unanswered; the id is then gone. */
+typedef struct bg_post {
+    pthread_t th;
+    CURLcode rc;
+    size_t len;
+} bg_post;
+
+static void *bg_create(void *ud)
+{
+    bg_post *b = ud;
+    hres r =
+        hdo("POST", CM("default"),
+            "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'never'}}", NULL, NULL, NULL);
+    b->rc = r.rc;
+    b->len = r.len;
+    free(r.body);
+    return NULL;
+}
+
+Test(faults_held, a_dropped_held_write_is_never_applied)
+{
+    post_rule("{'match':{'verb':'create','resource':'configmaps'},'action':{'delay':'30s'}}");
+    bg_post b = {0};
+    cr_assert_eq(pthread_create(&b.th, NULL, bg_create, &b), 0);
+    uint64_t id = wait_held();
+    cr_assert_eq(fakeapi_request_drop(srv, id + 1000), FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_eq(fakeapi_request_drop(srv, id), 0);
+    pthread_join(b.th, NULL);
+    cr_assert_eq(b.rc, CURLE_GOT_NOTHING, "want an empty reply, got %d (%s)", b.rc,
+                 curl_easy_strerror(b.rc));
+    cr_assert_eq(b.len, 0);
+    cr_assert_eq(fakeapi_request_drop(srv, id), FAKEAPI_ERR_NOT_FOUND, "dropped twice");
+    cr_assert_eq(fakeapi_request_release(srv, id), FAKEAPI_ERR_NOT_FOUND);
+    json_t *o = NULL;
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "never", &o, NULL),
+                 FAKEAPI_ERR_NOT_FOUND, "the dropped create was applied");
+    /* turning holding off afterwards answers nothing twice */
+    fakeapi_hold_delays(srv, false);
+}
+
 /* ---- actions: drop, truncate, lose the response ---------------------------- */
 
 Test(faults, drop_closes_without_an_answer)

@@ -430,3 +430,89 @@ Test(inprocess, stored_text_round_trips)
     json_decref(got);
     json_decref(created);
 }
+
+Test(inprocess, patch_every_type_and_subresource)
+{
+    fakeapi_error err = {0};
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\ndata: {a: '1', "
+                       "b: '2'}\n",
+                       &err),
+                 0);
+    json_t *o = NULL;
+    /* merge: a key set, a key removed */
+    cr_assert_eq(fakeapi_patch(srv, "v1", "ConfigMap", "default", "p", FAKEAPI_PATCH_MERGE,
+                               "{\"data\": {\"a\": \"x\", \"b\": null}}", NULL, &o, &err),
+                 0, "%s", err.message);
+    cr_assert_str_eq(jstr(o, "data.a"), "x");
+    cr_assert_null(jstr(o, "data.b"));
+    json_decref(o);
+    /* json patch; a failed test operation changes nothing */
+    cr_assert_eq(fakeapi_patch(srv, "v1", "ConfigMap", "default", "p", FAKEAPI_PATCH_JSON,
+                               "[{\"op\": \"test\", \"path\": \"/data/a\", \"value\": \"no\"}, "
+                               "{\"op\": \"add\", \"path\": \"/data/c\", \"value\": \"3\"}]",
+                               NULL, NULL, &err),
+                 FAKEAPI_ERR_INVALID);
+    cr_assert_eq(fakeapi_get(srv, "v1", "ConfigMap", "default", "p", &o, &err), 0);
+    cr_assert_null(jstr(o, "data.c"));
+    json_decref(o);
+    /* server-side apply needs a field manager, then owns its fields */
+    cr_assert_eq(fakeapi_patch(srv, "v1", "ConfigMap", "default", "p", FAKEAPI_PATCH_APPLY,
+                               "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": "
+                               "{\"name\": \"p\"}, \"data\": {\"d\": \"4\"}}",
+                               NULL, NULL, &err),
+                 FAKEAPI_ERR_INVALID);
+    cr_assert_eq(fakeapi_patch(srv, "v1", "ConfigMap", "default", "p", FAKEAPI_PATCH_APPLY,
+                               "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": "
+                               "{\"name\": \"p\"}, \"data\": {\"d\": \"4\"}}",
+                               &(fakeapi_patch_options){.field_manager = "ops"}, &o, &err),
+                 0, "%s", err.message);
+    cr_assert_str_eq(jstr(o, "data.d"), "4");
+    char *mf = json_dumps(json_object_get(json_object_get(o, "metadata"), "managedFields"),
+                          JSON_COMPACT);
+    cr_assert(mf && strstr(mf, "\"manager\":\"ops\""), "%s", mf ? mf : "(none)");
+    free(mf);
+    json_decref(o);
+    /* a status subresource: spec changes there are ignored, status kept */
+    cr_assert_eq(apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: "
+                       "{replicas: 1, selector: {matchLabels: {a: b}}, template: {metadata: "
+                       "{labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}}\n",
+                       &err),
+                 0, "%s", err.message);
+    cr_assert_eq(fakeapi_patch(srv, "apps/v1", "Deployment", "default", "d", FAKEAPI_PATCH_MERGE,
+                               "{\"spec\": {\"replicas\": 5}, \"status\": {\"replicas\": 1}}",
+                               &(fakeapi_patch_options){.subresource = "status"}, &o, &err),
+                 0, "%s", err.message);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "status"), "replicas")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "spec"), "replicas")), 1);
+    json_decref(o);
+    /* errors: no such object, a bad subresource, no patch */
+    cr_assert_eq(fakeapi_patch(srv, "v1", "ConfigMap", "default", "nope", FAKEAPI_PATCH_MERGE,
+                               "{}", NULL, NULL, &err),
+                 FAKEAPI_ERR_NOT_FOUND);
+    cr_assert_eq(err.http_status, 404);
+    cr_assert_eq(fakeapi_patch(srv, "v1", "ConfigMap", "default", "p", FAKEAPI_PATCH_MERGE, "{}",
+                               &(fakeapi_patch_options){.subresource = "log"}, NULL, &err),
+                 FAKEAPI_ERR_INVALID);
+    cr_assert_eq(fakeapi_patch(srv, "v1", "ConfigMap", "default", "p", FAKEAPI_PATCH_MERGE, NULL,
+                               NULL, NULL, &err),
+                 FAKEAPI_ERR_INVALID);
+}
+
+Test(inprocess, request_queries_are_percent_decoded)
+{
+    fakeapi_error err = {0};
+    cr_assert_eq(apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q, labels: "
+                       "{example.com/tier: front}}\n",
+                       &err),
+                 0);
+    int status = 0;
+    json_t *out = NULL;
+    cr_assert_eq(fakeapi_request(srv, "GET",
+                                 "/api/v1/namespaces/default/configmaps?labelSelector=example.com%"
+                                 "2Ftier%3Dfront",
+                                 NULL, NULL, &status, &out),
+                 0);
+    cr_assert_eq(status, 200, "%d", status);
+    cr_assert_eq(json_array_size(json_object_get(out, "items")), 1);
+    json_decref(out);
+}

@@ -862,3 +862,37 @@ Test(controller, reconcile_timeout_cancels_the_ctx_and_is_counted)
     cr_assert(atomic_load(&TS.saw_cancel), "the ctx reported cancelled at the deadline");
     cr_assert_eq(metric("controller_runtime_reconcile_timeouts_total", timeouts), 1);
 }
+
+Test(controller, resync_adds_at_low_priority_changes_at_default)
+{
+    rec_reset();
+    /* This test's cache resyncs every 200 ms (real time). */
+    ctrl_cache_stop(cache);
+    ctrl_cache_free(cache);
+    cache = NULL;
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_cache_new(client, &(ctrl_cache_options){.resync_ns = 200 * CTRL_MILLISECOND},
+                                &cache, &err),
+                 0, "%s", err.message);
+    cr_assert_eq(ctrl_cache_start(cache), 0);
+    put_cm("r", NULL, "1");
+    synced_controller(NULL);
+    cr_assert_eq(ctrl__controller_start(ctl), 0);
+    WAIT_FOR(calls() >= 2, 5000); /* the initial add, then a resync */
+    int before = calls();
+    put_cm("r", NULL, "2"); /* a change */
+    bool changed_seen = false;
+    int64_t until = mono_ms() + 5000;
+    while (!changed_seen && mono_ms() < until) {
+        pthread_mutex_lock(&R.mu);
+        for (int i = before; i < R.n; i++)
+            changed_seen = changed_seen || R.prios[i] == 0;
+        pthread_mutex_unlock(&R.mu);
+        usleep(1000);
+    }
+    pthread_mutex_lock(&R.mu);
+    cr_assert_eq(R.prios[0], CTRL_PRIORITY_LOW, "the initial list");
+    cr_assert_eq(R.prios[1], CTRL_PRIORITY_LOW, "a resync");
+    pthread_mutex_unlock(&R.mu);
+    cr_assert(changed_seen, "the change was queued at priority 0");
+}

@@ -16,8 +16,29 @@ expect_rc() { # WANT CMD...
     [ "$rc" -eq "$want" ] || fail "exit $rc, not $want: $*"
 }
 
+# the replay command names the program that ran and the plugins it loaded
+cat >"$tmp/echo-fails.yaml" <<EOF
+name: echo-fails
+controllers: [echo]
+fixtures:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: hello, namespace: default, annotations: {echo: hi}}}
+steps:
+  - advance: 10s
+  - expect: {field: {apiVersion: v1, kind: ConfigMap, namespace: default, name: hello, path: .data.echo, equals: bye}}
+EOF
+expect_rc 1 "$scn" run "$tmp/echo-fails.yaml" --plugin "$echo_plugin" --seed 4
+grep -qF "replay: $scn replay $tmp/echo-fails.yaml --seed 4 --trace trace.jsonl --plugin $echo_plugin" "$tmp/out" ||
+    fail "the replay command does not load the plugin"
+expect_rc 1 "$scn" explore "$tmp/echo-fails.yaml" --plugin "$echo_plugin" --seeds 1..2
+grep -qF "replay: $scn replay $tmp/echo-fails.yaml --seed 2 --trace trace.jsonl --plugin $echo_plugin" "$tmp/out" ||
+    fail "explore's replay command does not load the plugin"
+
 # diff: the fixed controller from a plugin against the buggy one
 expect_rc 1 "$scn" diff "$ex/singleton-buggy.yaml" --seed 2 --against "$plugin"
+# run A, the one replayed, has the scenario's own controllers: no --against
+grep -qF "replay: $scn replay $ex/singleton-buggy.yaml --seed 2 --trace trace.jsonl" "$tmp/out" ||
+    fail "no replay command (diff)"
+grep -q -- "--plugin" "$tmp/out" && fail "the replacing plugin is in the replay command"
 grep -q '^DIFFER singleton-buggy' "$tmp/out" || fail "no DIFFER line"
 grep -q 'ConfigMap default/demo-data (v1): only in B' "$tmp/out" || fail "no object diff"
 grep -q '.status.configMapName: "demo-<generated-1>" -> "demo-data"' "$tmp/out" || fail "no field diff"
@@ -54,7 +75,7 @@ expect_rc 2 "$scn" diff "$ex/singleton-buggy.yaml" --seed 2 --against "$tmp/miss
 # shrink: 200 steps, one relevant
 expect_rc 0 "$scn" shrink "$src/tests/fixtures/shrink/noisy-200.yaml" --seed 1 --same-failure -o "$tmp/min.yaml"
 grep -q 'steps 200 -> 1,' "$tmp/out" || fail "not shrunk to one step"
-grep -q "replay: scenario replay $tmp/min.yaml --seed 1" "$tmp/out" || fail "no replay command"
+grep -qF "replay: $scn replay $tmp/min.yaml --seed 1" "$tmp/out" || fail "no replay command"
 expect_rc 1 "$scn" run "$tmp/min.yaml"
 grep -q 'found 5' "$tmp/out" || fail "the shrunk scenario does not fail the same way"
 grep -q 'replicas: 5' "$tmp/min.yaml" || fail "the relevant step is gone"
