@@ -483,7 +483,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out;
     }
     const json_t *old = json_object_get(rs, "status");
-    if (!json_equal(st, old ? old : json_object())) {
+    if (!(old ? json_equal(st, old) : !json_object_size(st))) {
         json_object_set(rs, "status", st);
         rc = ctrl_client_update_status(p.c, rs, NULL, NULL, NULL);
         if (ctrl_err_is_conflict(rc)) {
@@ -539,7 +539,10 @@ int kc__replicaset_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t
     char name[64];
     ctrl_builder *b = ctrl_builder_for(mgr, "apps/v1", "ReplicaSet");
     ctrl_builder_named(b, kc__controller_name("replicaset", name, sizeof name));
-    ctrl_builder_watches(b, "v1", "Pod", ctrl_handler_from_map(pod_to_rs, s), NULL);
+    /* A resync (the same resourceVersion) changes nothing, as upstream's
+     * updatePod. */
+    ctrl_builder_watches(b, "v1", "Pod", ctrl_handler_from_map(pod_to_rs, s),
+                         ctrl_pred_resource_version_changed());
     ctrl_builder_with_user_free(b, rs_ctl_free);
     rc = ctrl_builder_complete(b, reconcile, s);
     if (rc < 0 && errbuf && errlen)

@@ -6,10 +6,12 @@
  * kube-controller-manager writes them, scaling, a rolling update that
  * never goes past maxSurge or below maxUnavailable, Recreate, `rollout
  * undo` as kubectl does it, paused, the progress deadline, the history
- * limit and proportional scaling mid-rollout.
+ * limit, proportional scaling mid-rollout, an orphan ReplicaSet adopted,
+ * ReplicaFailure passed up, and a hash collision.
  *
  * Every wait is a poll with a bound; nothing asserts on timing.
  */
+#include "podutil.h"
 #include "workloads.h"
 
 static void up(void)
@@ -428,5 +430,117 @@ Test(deployment, proportional_scaling_mid_rollout)
     json_t *rs = rs_with_image("nginx:bad");
     cr_assert_str_eq(wl_ann(rs, "deployment.kubernetes.io/desired-replicas"), "15");
     cr_assert_str_eq(wl_ann(rs, "deployment.kubernetes.io/max-replicas"), "18");
+    json_decref(rs);
+}
+
+static bool rs_observed(const char *name)
+{
+    json_t *rs = wl_get("apps/v1", "ReplicaSet", name);
+    bool ok = rs && wl_int(rs, "status.observedGeneration", 0) >= 1;
+    json_decref(rs);
+    return ok;
+}
+
+Test(deployment, adopts_an_orphan_replica_set_with_its_template)
+{
+    wl_apply(
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+        "\"web-manual\",\"namespace\":\"default\",\"labels\":{\"app\":\"web\","
+        "\"pod-template-hash\":\"manual\"}},\"spec\":{\"replicas\":1,\"selector\":"
+        "{\"matchLabels\":{\"app\":\"web\",\"pod-template-hash\":\"manual\"}},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\",\"pod-template-hash\":"
+        "\"manual\"}},\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"nginx:1\"}]}}}}");
+    /* Once the ReplicaSet controller has written its status, the cluster's
+     * cache (one for both controllers) holds it: the Deployment's first
+     * pass sees it. */
+    cr_assert(WL_WAIT(rs_observed("web-manual")));
+    make_deploy("web", 2, NULL, NULL);
+    cr_assert(drive("web"));
+    cr_assert_eq(wl_count("apps/v1", "ReplicaSet", NULL), 1, "no second ReplicaSet");
+    json_t *rs = wl_get("apps/v1", "ReplicaSet", "web-manual");
+    json_t *d = wl_get("apps/v1", "Deployment", "web");
+    json_t *ref =
+        json_array_get(json_object_get(json_object_get(rs, "metadata"), "ownerReferences"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(ref, "uid")), wl_str(d, "metadata.uid"));
+    cr_assert(json_is_true(json_object_get(ref, "controller")));
+    cr_assert_eq(wl_int(rs, "spec.replicas", -1), 2);
+    cr_assert_str_eq(wl_ann(rs, "deployment.kubernetes.io/revision"), "1");
+    json_decref(rs);
+    json_decref(d);
+}
+
+static bool dcond_reason(const char *name, const char *type, const char *reason)
+{
+    json_t *d = wl_get("apps/v1", "Deployment", name);
+    const char *r = d ? cond_field(d, type, "reason") : NULL;
+    bool ok = reason ? r && !strcmp(r, reason) : !r;
+    json_decref(d);
+    return ok;
+}
+
+Test(deployment, replica_failure_reaches_the_deployment)
+{
+    uint64_t id = 0;
+    fakeapi_error err = {0};
+    cr_assert_eq(fakeapi_fault_add(api,
+                                   &(fakeapi_fault){
+                                       .verb = "create",
+                                       .resource = "pods",
+                                       .subresource = "",
+                                       .action = FAKEAPI_FAULT_ERROR,
+                                       .status = 403,
+                                       .reason = "Forbidden",
+                                       .message = "pods is forbidden: exceeded quota: q",
+                                   },
+                                   &id, &err),
+                 0, "%s", err.message);
+    make_deploy("web", 2, NULL, NULL);
+    cr_assert(WL_WAIT(dcond_reason("web", "ReplicaFailure", "FailedCreate")));
+    json_t *d = wl_get("apps/v1", "Deployment", "web");
+    cr_assert_str_eq(cond_field(d, "ReplicaFailure", "status"), "True");
+    cr_assert_str_eq(cond_field(d, "ReplicaFailure", "message"),
+                     "pods is forbidden: exceeded quota: q");
+    json_decref(d);
+    cr_assert_eq(fakeapi_fault_remove(api, id), 0);
+    cr_assert(drive("web"));
+    cr_assert(WL_WAIT(dcond_reason("web", "ReplicaFailure", NULL)));
+}
+
+Test(deployment, a_hash_collision_bumps_collision_count)
+{
+    /* Paused: no ReplicaSet yet; the stored (defaulted) template gives the
+     * hash the controller will use. */
+    make_deploy("web", 1, NULL, ",\"paused\":true");
+    json_t *d = NULL;
+    cr_assert(WL_WAIT((d = wl_get("apps/v1", "Deployment", "web")) != NULL));
+    char hash0[16], hash1[16];
+    kc__template_hash(json_object_get(json_object_get(d, "spec"), "template"), -1, hash0,
+                      sizeof hash0);
+    kc__template_hash(json_object_get(json_object_get(d, "spec"), "template"), 1, hash1,
+                      sizeof hash1);
+    json_decref(d);
+    cr_assert_str_neq(hash0, hash1);
+    /* Someone else's ReplicaSet holds the name (another template, labels
+     * the Deployment does not select). */
+    wl_apply("{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+             "\"web-%s\",\"namespace\":\"default\",\"labels\":{\"app\":\"other\"}},\"spec\":"
+             "{\"replicas\":0,\"selector\":{\"matchLabels\":{\"app\":\"other\"}},\"template\":"
+             "{\"metadata\":{\"labels\":{\"app\":\"other\"}},\"spec\":{\"containers\":[{\"name\":"
+             "\"app\",\"image\":\"busybox\"}]}}}}",
+             hash0);
+    patch_deploy("web", "{\"spec\":{\"paused\":false}}");
+    cr_assert(drive("web"));
+    d = wl_get("apps/v1", "Deployment", "web");
+    cr_assert_eq(wl_int(d, "status.collisionCount", 0), 1);
+    json_decref(d);
+    char name[64];
+    snprintf(name, sizeof name, "web-%s", hash1);
+    json_t *rs = wl_get("apps/v1", "ReplicaSet", name);
+    cr_assert(rs, "the new ReplicaSet is %s", name);
+    cr_assert_str_eq(wl_str(rs, "metadata.labels.pod-template-hash"), hash1);
+    json_decref(rs);
+    snprintf(name, sizeof name, "web-%s", hash0);
+    rs = wl_get("apps/v1", "ReplicaSet", name);
+    cr_assert_str_eq(wl_str(rs, "metadata.labels.app"), "other", "the other one is untouched");
     json_decref(rs);
 }
