@@ -310,6 +310,8 @@ static void build_status(json_t *copy, const life *l, const char *host_ip, const
     bool done = !strcmp(l->phase, "Succeeded") || !strcmp(l->phase, "Failed");
     const char *end_reason = !strcmp(l->phase, "Succeeded") ? "PodCompleted" : "PodFailed";
     bool ready = l->state == C_RUNNING && l->ready;
+    if (!ctrl_condition_find(conds, "PodScheduled")) /* bound by hand, past the scheduler */
+        set_cond(conds, "PodScheduled", true, NULL, NULL, wall);
     set_cond(conds, "PodReadyToStartContainers", l->state != C_CREATING && !done, NULL, NULL, wall);
     set_cond(conds, "Initialized", l->state != C_CREATING || json_array_size(istats) == 0,
              done ? end_reason

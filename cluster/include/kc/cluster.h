@@ -23,6 +23,7 @@
  *                                 # all of kc_controller_names())
  *   disable: [job]                # or all but these
  *   stages: FILE | [rule, ...]    # pod lifecycle rules (docs/cluster.md)
+ *   nodeLeaseRenew: 10s           # how often node Leases are renewed (0: once)
  *
  * Threads: kc_config_* from any one thread; a kc_config is immutable once
  * made and may be shared by several managers (reference-counted).

@@ -541,3 +541,41 @@ Test(nodes, graceful_deletion)
     cr_expect(mono_ns() - t0 >= 900 * 1000000LL, "slow went after %lld ms",
               (long long)((mono_ns() - t0) / 1000000));
 }
+
+/* ---- lease renewal ---- */
+
+Test(nodes, leases_renewed_on_the_configured_interval)
+{
+    start("{\"controllers\":[\"nodes\"],\"nodes\":1,\"nodeLeaseRenew\":\"200ms\"}");
+    json_t *lease =
+        wait_for("coordination.k8s.io/v1", "Lease", "kube-node-lease", "node-0", exists, "there");
+    char first[64];
+    snprintf(first, sizeof first, "%s", ctrl_obj_get_string(lease, "spec.renewTime"));
+    json_decref(lease);
+    int64_t t0 = mono_ns();
+    for (;;) {
+        lease = get("coordination.k8s.io/v1", "Lease", "kube-node-lease", "node-0");
+        const char *now = ctrl_obj_get_string(lease, "spec.renewTime");
+        bool renewed = now && strcmp(now, first) > 0;
+        json_decref(lease);
+        if (renewed)
+            break;
+        cr_assert(mono_ns() - t0 < WAIT_NS, "the lease was never renewed");
+        sleep_ms(50);
+    }
+}
+
+Test(nodes, bad_lease_interval_is_refused)
+{
+    cr_assert_eq(fakeapi_start(&(fakeapi_options){.seed = 5}, &api), 0);
+    json_t *doc = json_pack("{s:[s], s:s}", "controllers", "nodes", "nodeLeaseRenew", "often");
+    kc_config *cfg = NULL;
+    char err[512] = "";
+    cr_assert_eq(kc_config_new(doc, NULL, &cfg, err, sizeof err), 0, "%s", err);
+    json_decref(doc);
+    kc_cluster_options o = {.config = cfg, .quiet = true};
+    cr_expect_eq(kc_cluster_start(fakeapi_url(api), &o, &cl, err, sizeof err), KC_ERR_INPUT);
+    cr_expect_str_eq(err, "nodeLeaseRenew: a duration such as \"10s\" or \"1m\", or 0 for never");
+    cr_expect_null(cl);
+    kc_config_free(cfg);
+}
