@@ -579,3 +579,70 @@ Test(nodes, bad_lease_interval_is_refused)
     cr_expect_null(cl);
     kc_config_free(cfg);
 }
+
+/* ---- pod anti-affinity ---- */
+
+static void spread_pod(const char *name, bool anti)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"default\",\"labels\":{\"app\":\"spread\"}},\"spec\":{%s"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}",
+             name,
+             anti ? "\"affinity\":{\"podAntiAffinity\":{"
+                    "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":{"
+                    "\"matchLabels\":{\"app\":\"spread\"}},\"topologyKey\":"
+                    "\"kubernetes.io/hostname\"}]}},"
+                  : "");
+    apply(text);
+}
+
+Test(nodes, pod_anti_affinity_on_hostname)
+{
+    start("{\"controllers\":[\"nodes\",\"scheduler\",\"kubelet\"],\"nodes\":3}");
+    json_t *seen = json_object();
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i);
+        spread_pod(name, true);
+        json_t *p = wait_for("v1", "Pod", "default", name, pod_running_ready, "Running");
+        const char *node = ctrl_obj_get_string(p, "spec.nodeName");
+        cr_expect(!json_object_get(seen, node), "%s shares %s", name, node);
+        json_object_set_new(seen, node, json_true());
+        json_decref(p);
+    }
+    json_decref(seen);
+    spread_pod("s3", true);
+    json_t *p = wait_for("v1", "Pod", "default", "s3", pod_unschedulable, "Unschedulable");
+    cr_expect_str_eq(cond_field(p, "PodScheduled", "message"),
+                     "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+                     "preemption: 0/3 nodes are available: 3 No preemption victims found for "
+                     "incoming pod..");
+    json_decref(p);
+    /* Without rules of its own, the others' rules keep it out too. */
+    spread_pod("plain", false);
+    p = wait_for("v1", "Pod", "default", "plain", pod_unschedulable, "Unschedulable");
+    cr_expect_str_eq(cond_field(p, "PodScheduled", "message"),
+                     "0/3 nodes are available: 3 node(s) didn't satisfy existing pods "
+                     "anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption "
+                     "victims found for incoming pod..");
+    json_decref(p);
+    /* One goes: the first waiting pod takes its place. */
+    cr_assert_eq(fakeapi_delete(api, "v1", "Pod", "default", "s1", NULL), 0);
+    int64_t t0 = mono_ns();
+    for (;;) {
+        json_t *a = pod("s3"), *b = pod("plain");
+        bool placed =
+            ctrl_obj_get_string(a, "spec.nodeName") || ctrl_obj_get_string(b, "spec.nodeName");
+        bool both =
+            ctrl_obj_get_string(a, "spec.nodeName") && ctrl_obj_get_string(b, "spec.nodeName");
+        json_decref(a);
+        json_decref(b);
+        cr_assert(!both, "both took the one free node");
+        if (placed)
+            break;
+        cr_assert(mono_ns() - t0 < WAIT_NS, "nobody took the free node");
+        sleep_ms(20);
+    }
+}
