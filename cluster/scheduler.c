@@ -44,6 +44,7 @@ typedef struct sched_state {
     json_t *acct;    /* "ns/name" -> {"node": s, "assumed": b, "r": [5 ints]} */
     json_t *used;    /* node -> [cpu_m, mem, pods, cpu_m_nz, mem_nz] */
     json_t *unsched; /* "ns/name" -> true */
+    size_t n_anti;   /* acct entries with anti-affinity terms */
 } sched_state;
 
 static void pod_key(const json_t *pod, char *buf, size_t len)
@@ -91,6 +92,8 @@ static void unaccount(sched_state *s, const char *key)
     json_t *e = json_object_get(s->acct, key);
     if (!e)
         return;
+    if (json_object_get(e, "anti"))
+        s->n_anti--;
     used_add(s, json_string_value(json_object_get(e, "node")), json_object_get(e, "r"), -1);
     json_object_del(s->acct, key);
 }
@@ -106,8 +109,11 @@ static void account(sched_state *s, const char *key, const char *node, const jso
     const char *ns = ctrl_obj_namespace(pod);
     json_t *e = json_pack("{s:s, s:b, s:o, s:s, s:O?, s:O?}", "node", node, "assumed", assumed, "r",
                           res_array(r), "ns", ns ? ns : "", "labels", labels, "anti", anti);
-    if (e && json_object_set_new(s->acct, key, e) == 0)
+    if (e && json_object_set_new(s->acct, key, e) == 0) {
         used_add(s, node, json_object_get(e, "r"), +1);
+        if (anti)
+            s->n_anti++;
+    }
 }
 
 static void add_domain(json_t *blocked, const char *key, const json_t *node)
@@ -135,6 +141,8 @@ static json_t *blocked_domains(sched_state *s, const json_t *pod, const json_t *
     if (!out)
         return NULL;
     const json_t *mine = kc__anti_affinity_terms(pod);
+    if (!mine && s->n_anti == 0)
+        return out; /* nothing to look at: the common case, kept cheap */
     const char *ns = ctrl_obj_namespace(pod);
     const json_t *labels = ctrl_obj_get(pod, "metadata.labels");
     const char *key;
