@@ -542,6 +542,10 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     live(ctx, e, r, pod, &l, &next);
     /* l points into e: keep e alive and unchanged until the status is built. */
     pthread_mutex_unlock(&s->mu);
+    /* On a node that is not Ready (False: the kubelet is there but unwell)
+     * no pod is Ready, as the node lifecycle controller also says. */
+    if (!kc__node_ready(node))
+        l.ready = false;
 
     char host_ip[20], ip[20];
     kc__node_internal_ip((size_t)idx, host_ip, sizeof host_ip);
