@@ -6,7 +6,7 @@
  * DESIGN
  * - One controller, "kc-kubelet", For Pod (only pods whose spec.nodeName is
  *   one of ours), with a watch of Nodes that requeues a node's pods when its
- *   readiness changes. Up to WORKERS reconciles at once, never two for one
+ *   readiness changes. WORKERS reconciles at once (one), never two for one
  *   pod.
  * - A pod's life is a function of clock time since the kubelet first saw it
  *   bound (t0), kept here per pod ("ns/name", checked against the uid):
@@ -48,7 +48,9 @@
 #include "podutil.h"
 #include "stages.h"
 
-#define WORKERS 4
+/* One worker: pods are started in the order they were bound, so that their
+ * IPs follow from that order, also under real time. */
+#define WORKERS 1
 #define BACKOFF_BASE (10 * CTRL_SECOND)
 #define BACKOFF_MAX (300 * CTRL_SECOND)
 #define FIRST_HOST 2

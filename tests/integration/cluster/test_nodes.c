@@ -646,3 +646,48 @@ Test(nodes, pod_anti_affinity_on_hostname)
         sleep_ms(20);
     }
 }
+
+/* ---- the same run twice ---- */
+
+/* Start a cluster, create 9 pods at once, and answer {pod: "node ip"}. */
+static json_t *one_run(void)
+{
+    start("{\"controllers\":[\"nodes\",\"scheduler\",\"kubelet\"],\"nodes\":3}");
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "node-%d", i);
+        json_decref(wait_for("v1", "Node", "", name, node_ready, "Ready"));
+    }
+    for (int i = 0; i < 9; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "d%d", i);
+        make_pod(name, NULL);
+    }
+    json_t *out = json_object();
+    for (int i = 0; i < 9; i++) {
+        char name[16], where[64];
+        snprintf(name, sizeof name, "d%d", i);
+        json_t *p = wait_for("v1", "Pod", "default", name, pod_running_ready, "Running");
+        snprintf(where, sizeof where, "%s %s", ctrl_obj_get_string(p, "spec.nodeName"),
+                 ctrl_obj_get_string(p, "status.podIP"));
+        json_object_set_new(out, name, json_string(where));
+        json_decref(p);
+    }
+    teardown();
+    return out;
+}
+
+Test(nodes, same_choices_and_ips_every_run)
+{
+    json_t *a = one_run(), *b = one_run();
+    char *ta = json_dumps(a, JSON_SORT_KEYS), *tb = json_dumps(b, JSON_SORT_KEYS);
+    cr_expect_str_eq(ta, tb);
+    /* Least allocated, ties by name: round robin over the nodes. */
+    cr_expect_str_eq(json_string_value(json_object_get(a, "d0")), "node-0 10.244.0.2");
+    cr_expect_str_eq(json_string_value(json_object_get(a, "d1")), "node-1 10.244.1.2");
+    cr_expect_str_eq(json_string_value(json_object_get(a, "d3")), "node-0 10.244.0.3");
+    free(ta);
+    free(tb);
+    json_decref(a);
+    json_decref(b);
+}
