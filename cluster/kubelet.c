@@ -283,6 +283,34 @@ static void set_cond(json_t *conds, const char *type, bool ok, const char *reaso
         json_object_del(have, "message");
 }
 
+/* The kubelet's order (kubectl describe shows them so); others after. */
+static void order_conditions(json_t *conds)
+{
+    static const char *const order[] = {"PodReadyToStartContainers", "Initialized", "Ready",
+                                        "ContainersReady", "PodScheduled"};
+    json_t *sorted = json_array();
+    if (!sorted)
+        return;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        json_t *c = ctrl_condition_find(conds, order[k]);
+        if (c)
+            json_array_append(sorted, c);
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        bool known = false;
+        for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+            known |= !strcmp(str(c, "type"), order[k]);
+        if (!known)
+            json_array_append(sorted, c);
+    }
+    json_array_clear(conds);
+    json_array_extend(conds, sorted);
+    json_decref(sorted);
+}
+
 /* The pod's status for life l, written into copy (a copy of the pod). */
 static void build_status(json_t *copy, const life *l, const char *host_ip, const char *ip,
                          int64_t wall)
@@ -330,6 +358,7 @@ static void build_status(json_t *copy, const life *l, const char *host_ip, const
              : ready ? NULL
                      : "ContainersNotReady",
              done || ready ? NULL : msg, wall);
+    order_conditions(conds);
     json_object_set_new(st, "phase", json_string(l->phase));
     json_object_set_new(st, "hostIP", json_string(host_ip));
     json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", host_ip));
