@@ -20,8 +20,8 @@
 #define MAX_NODES 5000
 #define DEFAULT_CIDR "10.244.0.0/16"
 
-static const char *const all_keys[] = {"nodes",   "node",   "podCIDR", "controllers",
-                                       "disable", "stages", "caCert", /* cacert.c */
+static const char *const all_keys[] = {"nodes",   "node",   "podCIDR",        "controllers",
+                                       "disable", "stages", "nodeLeaseRenew", "caCert", /* cacert.c */
                                        NULL};
 static const char *const node_keys[] = {"name",   "cpu",    "memory", "pods", "ephemeral-storage",
                                         "labels", "taints", NULL};

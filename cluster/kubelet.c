@@ -6,7 +6,7 @@
  * DESIGN
  * - One controller, "kc-kubelet", For Pod (only pods whose spec.nodeName is
  *   one of ours), with a watch of Nodes that requeues a node's pods when its
- *   readiness changes. Up to WORKERS reconciles at once, never two for one
+ *   readiness changes. WORKERS reconciles at once (one), never two for one
  *   pod.
  * - A pod's life is a function of clock time since the kubelet first saw it
  *   bound (t0), kept here per pod ("ns/name", checked against the uid):
@@ -48,7 +48,9 @@
 #include "podutil.h"
 #include "stages.h"
 
-#define WORKERS 4
+/* One worker: pods are started in the order they were bound, so that their
+ * IPs follow from that order, also under real time. */
+#define WORKERS 1
 #define BACKOFF_BASE (10 * CTRL_SECOND)
 #define BACKOFF_MAX (300 * CTRL_SECOND)
 #define FIRST_HOST 2
@@ -281,6 +283,34 @@ static void set_cond(json_t *conds, const char *type, bool ok, const char *reaso
         json_object_del(have, "message");
 }
 
+/* The kubelet's order (kubectl describe shows them so); others after. */
+static void order_conditions(json_t *conds)
+{
+    static const char *const order[] = {"PodReadyToStartContainers", "Initialized", "Ready",
+                                        "ContainersReady", "PodScheduled"};
+    json_t *sorted = json_array();
+    if (!sorted)
+        return;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        json_t *c = ctrl_condition_find(conds, order[k]);
+        if (c)
+            json_array_append(sorted, c);
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        bool known = false;
+        for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+            known |= !strcmp(str(c, "type"), order[k]);
+        if (!known)
+            json_array_append(sorted, c);
+    }
+    json_array_clear(conds);
+    json_array_extend(conds, sorted);
+    json_decref(sorted);
+}
+
 /* The pod's status for life l, written into copy (a copy of the pod). */
 static void build_status(json_t *copy, const life *l, const char *host_ip, const char *ip,
                          int64_t wall)
@@ -310,6 +340,8 @@ static void build_status(json_t *copy, const life *l, const char *host_ip, const
     bool done = !strcmp(l->phase, "Succeeded") || !strcmp(l->phase, "Failed");
     const char *end_reason = !strcmp(l->phase, "Succeeded") ? "PodCompleted" : "PodFailed";
     bool ready = l->state == C_RUNNING && l->ready;
+    if (!ctrl_condition_find(conds, "PodScheduled")) /* bound by hand, past the scheduler */
+        set_cond(conds, "PodScheduled", true, NULL, NULL, wall);
     set_cond(conds, "PodReadyToStartContainers", l->state != C_CREATING && !done, NULL, NULL, wall);
     set_cond(conds, "Initialized", l->state != C_CREATING || json_array_size(istats) == 0,
              done ? end_reason
@@ -326,6 +358,7 @@ static void build_status(json_t *copy, const life *l, const char *host_ip, const
              : ready ? NULL
                      : "ContainersNotReady",
              done || ready ? NULL : msg, wall);
+    order_conditions(conds);
     json_object_set_new(st, "phase", json_string(l->phase));
     json_object_set_new(st, "hostIP", json_string(host_ip));
     json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", host_ip));
@@ -540,6 +573,10 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     live(ctx, e, r, pod, &l, &next);
     /* l points into e: keep e alive and unchanged until the status is built. */
     pthread_mutex_unlock(&s->mu);
+    /* On a node that is not Ready (False: the kubelet is there but unwell)
+     * no pod is Ready, as the node lifecycle controller also says. */
+    if (!kc__node_ready(node))
+        l.ready = false;
 
     char host_ip[20], ip[20];
     kc__node_internal_ip((size_t)idx, host_ip, sizeof host_ip);

@@ -8,9 +8,10 @@
  *   the node's kubelet: it creates the Node the first time (as a kubelet
  *   registers), writes its conditions when they should change or the
  *   heartbeat is due, and renews its Lease every KC_NODE_LEASE_RENEW of
- *   clock time (ctrl_requeue_after). The first reconciles come from a watch
- *   of the kube-node-lease Namespace (which the server always has), mapped
- *   to every configured node's name.
+ *   clock time (ctrl_requeue_after; the document's nodeLeaseRenew changes
+ *   it: a long scenario may not want 8,640 renewals a day per node). The first reconciles come from
+ * a watch of the kube-node-lease Namespace (which the server always has), mapped to every
+ * configured node's name.
  * - A node deleted by a user after we registered it stays deleted (a
  *   running kubelet does not re-register); a new manager registers again.
  * - State: the names registered and the clock time of each node's last
@@ -31,6 +32,7 @@
 #include "ctrl/controllerutil.h"
 #include "ctrl/object.h"
 #include "podutil.h"
+#include "stages.h"
 
 /* How often the conditions' lastHeartbeatTime is refreshed while nothing
  * changes (the kubelet's nodeStatusReportFrequency). */
@@ -39,6 +41,7 @@
 
 typedef struct nodes_state {
     kc_config *cfg;
+    int64_t renew; /* lease renewal interval; 0 = created once, never renewed */
     pthread_mutex_t mu;
     json_t *registered; /* name -> true */
     json_t *renewed;    /* name -> clock ns of the last lease write */
@@ -293,7 +296,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out; /* a stopped kubelet renews nothing */
     pthread_mutex_lock(&s->mu);
     json_t *last = json_object_get(s->renewed, req->name);
-    int64_t due = last ? json_integer_value(last) + KC_NODE_LEASE_RENEW : now;
+    int64_t due = !last ? now : s->renew ? json_integer_value(last) + s->renew : INT64_MAX;
     pthread_mutex_unlock(&s->mu);
     if (due <= now) {
         rc = renew_lease(c, node, wall);
@@ -304,9 +307,10 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         pthread_mutex_lock(&s->mu);
         json_object_set_new(s->renewed, req->name, json_integer(now));
         pthread_mutex_unlock(&s->mu);
-        due = now + KC_NODE_LEASE_RENEW;
+        due = s->renew ? now + s->renew : INT64_MAX;
     }
-    res = ctrl_requeue_after(due - now);
+    if (due != INT64_MAX)
+        res = ctrl_requeue_after(due - now);
 out:
     json_decref(node);
     json_decref(out);
@@ -346,6 +350,15 @@ int kc__nodes_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t errl
         return KC_ERR_NOMEM;
     pthread_mutex_init(&s->mu, NULL);
     s->cfg = kc_config_ref(cfg);
+    s->renew = KC_NODE_LEASE_RENEW;
+    const json_t *renew = json_object_get(cfg->doc, "nodeLeaseRenew");
+    if (renew && !kc__duration_parse(renew, &s->renew)) {
+        state_free(s);
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen,
+                     "nodeLeaseRenew: a duration such as \"10s\" or \"1m\", or 0 for never");
+        return KC_ERR_INPUT;
+    }
     s->registered = json_object();
     s->renewed = json_object();
     if (!s->registered || !s->renewed) {

@@ -368,6 +368,37 @@ int64_t kc__sched_score(const json_t *pod, const json_t *node, const kc_sched_re
     return (cpu + mem) / 2;
 }
 
+/* ---- pod anti-affinity ---- */
+
+const json_t *kc__anti_affinity_terms(const json_t *pod)
+{
+    const json_t *t = ctrl_obj_get(pod, "spec.affinity.podAntiAffinity");
+    t = json_object_get(t, "requiredDuringSchedulingIgnoredDuringExecution");
+    return json_array_size(t) ? t : NULL;
+}
+
+bool kc__term_selects(const json_t *term, const char *owner_ns, const char *ns,
+                      const json_t *labels)
+{
+    const json_t *nss = json_object_get(term, "namespaces");
+    const json_t *nsel = json_object_get(term, "namespaceSelector");
+    bool all = json_is_object(nsel) && json_object_size(nsel) == 0;
+    if (!all) {
+        bool in = false;
+        size_t i;
+        json_t *x;
+        json_array_foreach(nss, i, x)
+        {
+            in |= ns && json_is_string(x) && !strcmp(json_string_value(x), ns);
+        }
+        if (!json_array_size(nss))
+            in = ns && owner_ns && !strcmp(ns, owner_ns);
+        if (!in)
+            return false;
+    }
+    return kc__selector_matches(json_object_get(term, "labelSelector"), labels) == 1;
+}
+
 /* ---- the message ---- */
 
 static int cmp_str(const void *a, const void *b)

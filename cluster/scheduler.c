@@ -44,6 +44,7 @@ typedef struct sched_state {
     json_t *acct;    /* "ns/name" -> {"node": s, "assumed": b, "r": [5 ints]} */
     json_t *used;    /* node -> [cpu_m, mem, pods, cpu_m_nz, mem_nz] */
     json_t *unsched; /* "ns/name" -> true */
+    size_t n_anti;   /* acct entries with anti-affinity terms */
 } sched_state;
 
 static void pod_key(const json_t *pod, char *buf, size_t len)
@@ -91,17 +92,98 @@ static void unaccount(sched_state *s, const char *key)
     json_t *e = json_object_get(s->acct, key);
     if (!e)
         return;
+    if (json_object_get(e, "anti"))
+        s->n_anti--;
     used_add(s, json_string_value(json_object_get(e, "node")), json_object_get(e, "r"), -1);
     json_object_del(s->acct, key);
 }
 
-static void account(sched_state *s, const char *key, const char *node, const kc_sched_res *r,
-                    bool assumed)
+/* Count pod on node. Its namespace, labels and anti-affinity terms are
+ * kept too, for the InterPodAffinity check. */
+static void account(sched_state *s, const char *key, const char *node, const json_t *pod,
+                    const kc_sched_res *r, bool assumed)
 {
     unaccount(s, key);
-    json_t *e = json_pack("{s:s, s:b, s:o}", "node", node, "assumed", assumed, "r", res_array(r));
-    if (e && json_object_set_new(s->acct, key, e) == 0)
+    const json_t *labels = ctrl_obj_get(pod, "metadata.labels");
+    const json_t *anti = kc__anti_affinity_terms(pod);
+    const char *ns = ctrl_obj_namespace(pod);
+    json_t *e = json_pack("{s:s, s:b, s:o, s:s, s:O?, s:O?}", "node", node, "assumed", assumed, "r",
+                          res_array(r), "ns", ns ? ns : "", "labels", labels, "anti", anti);
+    if (e && json_object_set_new(s->acct, key, e) == 0) {
         used_add(s, node, json_object_get(e, "r"), +1);
+        if (anti)
+            s->n_anti++;
+    }
+}
+
+static void add_domain(json_t *blocked, const char *key, const json_t *node)
+{
+    const char *v = json_string_value(json_object_get(ctrl_obj_get(node, "metadata.labels"), key));
+    if (!v)
+        return;
+    json_t *vals = json_object_get(blocked, key);
+    if (!vals) {
+        vals = json_object();
+        if (!vals || json_object_set_new(blocked, key, vals) < 0)
+            return;
+    }
+    json_object_set_new(vals, v, json_true());
+}
+
+/*
+ * The topology domains pod may not go to (mu held): {"anti": {key: {value:
+ * true}}} for its own anti-affinity terms, {"existing": ...} for the terms
+ * of pods already placed that select it. nodes: name -> Node.
+ */
+static json_t *blocked_domains(sched_state *s, const json_t *pod, const json_t *nodes)
+{
+    json_t *out = json_pack("{s:{}, s:{}}", "anti", "existing");
+    if (!out)
+        return NULL;
+    const json_t *mine = kc__anti_affinity_terms(pod);
+    if (!mine && s->n_anti == 0)
+        return out; /* nothing to look at: the common case, kept cheap */
+    const char *ns = ctrl_obj_namespace(pod);
+    const json_t *labels = ctrl_obj_get(pod, "metadata.labels");
+    const char *key;
+    json_t *e;
+    json_object_foreach(s->acct, key, e)
+    {
+        const json_t *node = json_object_get(nodes, json_string_value(json_object_get(e, "node")));
+        if (!node)
+            continue;
+        const char *ens = json_string_value(json_object_get(e, "ns"));
+        size_t i;
+        json_t *t;
+        json_array_foreach(mine, i, t)
+        {
+            if (kc__term_selects(t, ns, ens, json_object_get(e, "labels")))
+                add_domain(json_object_get(out, "anti"),
+                           json_string_value(json_object_get(t, "topologyKey")), node);
+        }
+        json_array_foreach(json_object_get(e, "anti"), i, t)
+        {
+            if (kc__term_selects(t, ens, ns, labels))
+                add_domain(json_object_get(out, "existing"),
+                           json_string_value(json_object_get(t, "topologyKey")), node);
+        }
+    }
+    return out;
+}
+
+/* Is node in one of the domains of blocked ({key: {value: true}})? */
+static bool in_domain(const json_t *blocked, const json_t *node)
+{
+    const json_t *labels = ctrl_obj_get(node, "metadata.labels");
+    const char *key;
+    json_t *vals;
+    json_object_foreach((json_t *)blocked, key, vals)
+    {
+        const char *v = json_string_value(json_object_get(labels, key));
+        if (v && json_object_get(vals, v))
+            return true;
+    }
+    return false;
 }
 
 static void used_of(sched_state *s, const char *node, kc_sched_res *out)
@@ -124,7 +206,7 @@ static void observe(sched_state *s, const json_t *pod)
     if (node && !terminal(pod)) {
         kc_sched_res r;
         kc__pod_requests(pod, &r);
-        account(s, key, node, &r, false);
+        account(s, key, node, pod, &r, false);
     } else {
         json_t *e = json_object_get(s->acct, key);
         /* An older state of a pod we just bound must not undo the assume. */
@@ -297,6 +379,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     char key[512];
     snprintf(key, sizeof key, "%s/%s", req->ns, req->name);
     json_t *pod = NULL, *nodes = NULL, *reasons = NULL, *hist = NULL, *preempt = NULL;
+    json_t *by_name = NULL, *blocked = NULL;
     char *msg = NULL;
     ctrl_result res = ctrl_done();
     int rc = ctrl_client_get(c, "v1", "Pod", req->ns, req->name, &pod, NULL);
@@ -327,7 +410,19 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     int64_t best_score = -1;
     size_t i;
     json_t *node;
+    by_name = json_object();
+    json_array_foreach(items, i, node)
+    {
+        if (by_name && ctrl_obj_name(node))
+            json_object_set(by_name, ctrl_obj_name(node), node);
+    }
     pthread_mutex_lock(&s->mu);
+    blocked = by_name ? blocked_domains(s, pod, by_name) : NULL;
+    if (!blocked) {
+        pthread_mutex_unlock(&s->mu);
+        res = ctrl_err(CTRL_ERR_NOMEM);
+        goto out;
+    }
     json_array_foreach(items, i, node)
     {
         const char *nn = ctrl_obj_name(node);
@@ -337,7 +432,19 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         used_of(s, nn, &used);
         bool unresolvable = false;
         json_array_clear(reasons);
-        if (kc__sched_filter(pod, node, &used, reasons, &unresolvable)) {
+        int rejected = kc__sched_filter(pod, node, &used, reasons, &unresolvable);
+        /* InterPodAffinity comes after the filters above (kube-scheduler's
+         * order), and only when they passed. */
+        if (!rejected && in_domain(json_object_get(blocked, "anti"), node)) {
+            json_array_append_new(reasons,
+                                  json_string("node(s) didn't match pod anti-affinity rules"));
+            rejected = 1;
+        } else if (!rejected && in_domain(json_object_get(blocked, "existing"), node)) {
+            json_array_append_new(
+                reasons, json_string("node(s) didn't satisfy existing pods anti-affinity rules"));
+            rejected = 1;
+        }
+        if (rejected) {
             size_t j;
             json_t *r;
             json_array_foreach(reasons, j, r)
@@ -362,7 +469,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         /* Assume before binding: the next pod must see this one. */
         kc_sched_res r;
         kc__pod_requests(pod, &r);
-        account(s, key, best, &r, true);
+        account(s, key, best, pod, &r, true);
     }
     pthread_mutex_unlock(&s->mu);
 
@@ -395,6 +502,8 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
                         req->ns, req->name, best);
 out:
     free(msg);
+    json_decref(by_name);
+    json_decref(blocked);
     json_decref(reasons);
     json_decref(hist);
     json_decref(preempt);

@@ -52,6 +52,17 @@ int kc__sched_filter(const json_t *pod, const json_t *node, const kc_sched_res *
 /* The NodeResourcesLeastAllocated score (0..100) of node for pod. */
 int64_t kc__sched_score(const json_t *pod, const json_t *node, const kc_sched_res *used);
 
+/* ---- pod anti-affinity (InterPodAffinity, required terms only) ---- */
+
+/* The pod's podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution
+ * terms (borrowed), or NULL when it has none. */
+const json_t *kc__anti_affinity_terms(const json_t *pod);
+/* Does term, of a pod in namespace owner_ns, select a pod in namespace ns
+ * with labels? (its namespaces, else owner_ns; an empty namespaceSelector
+ * means every namespace; then its labelSelector) */
+bool kc__term_selects(const json_t *term, const char *owner_ns, const char *ns,
+                      const json_t *labels);
+
 /*
  * The FitError message for n_nodes nodes: reasons maps each reason to how
  * many nodes gave it, preempt each preemption verdict to its count

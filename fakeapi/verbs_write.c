@@ -662,6 +662,40 @@ static int cluster_ip(fakeapi__ctx *c, json_t *obj, const json_t *cur)
     return rc < 0 ? -1 : 0;
 }
 
+/*
+ * A new pod's QoS class (v1 qos.GetPodQOS): BestEffort without cpu or
+ * memory requests and limits, Guaranteed when every container limits both
+ * and requests (where given) equal the limits, else Burstable. Requests and
+ * limits are compared as written ("1" and "1000m" differ here).
+ */
+static const char *pod_qos(const json_t *pod)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    static const char *const res[] = {"cpu", "memory"};
+    const json_t *spec = json_object_get(pod, "spec");
+    bool any = false, guaranteed = true;
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *ctr;
+        json_array_foreach(json_object_get(spec, lists[l]), i, ctr)
+        {
+            const json_t *r = json_object_get(ctr, "resources");
+            const json_t *req = json_object_get(r, "requests"), *lim = json_object_get(r, "limits");
+            for (int k = 0; k < 2; k++) {
+                const char *q = json_string_value(json_object_get(req, res[k]));
+                const char *m = json_string_value(json_object_get(lim, res[k]));
+                any |= q || m || json_is_integer(json_object_get(req, res[k])) ||
+                       json_is_integer(json_object_get(lim, res[k]));
+                if (!json_object_get(lim, res[k]) ||
+                    (json_object_get(req, res[k]) &&
+                     !json_equal(json_object_get(req, res[k]), json_object_get(lim, res[k]))))
+                    guaranteed = false;
+            }
+        }
+    }
+    return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
+}
+
 /* Stamp what the server owns on a new object. Holds the store lock. */
 static void stamp_new(fakeapi__ctx *c, json_t *obj)
 {
@@ -687,8 +721,14 @@ static void stamp_new(fakeapi__ctx *c, json_t *obj)
     } else if (!strcmp(c->res->kind, "CustomResourceDefinition")) {
         crd_set_established(obj, now);
     } else if ((c->res->subresources & FAKEAPI__SUB_STATUS) && strcmp(c->res->kind, "Node")) {
-        /* With a status subresource, status is the controllers' to write. */
+        /* With a status subresource, status is the controllers' to write;
+         * a pod starts Pending, with its QoS class (the pod strategy's
+         * PrepareForCreate). */
         json_object_del(obj, "status");
+        if (!strcmp(c->res->store_key, "/pods"))
+            json_object_set_new(
+                obj, "status",
+                json_pack("{s:s, s:s}", "phase", "Pending", "qosClass", pod_qos(obj)));
     }
 }
 

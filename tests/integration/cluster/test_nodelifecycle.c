@@ -320,3 +320,43 @@ Test(lifecycle, untolerated_no_execute_evicts_at_once)
     cr_expect(!deleting(p));
     json_decref(p);
 }
+
+static bool running(const json_t *p)
+{
+    const char *ph = ctrl_obj_get_string(p, "status.phase");
+    return ph && !strcmp(ph, "Running");
+}
+
+static bool not_ready_tainted(const json_t *n)
+{
+    return has_taint(n, "node.kubernetes.io/not-ready", "NoSchedule") &&
+           has_taint(n, "node.kubernetes.io/not-ready", "NoExecute");
+}
+
+Test(lifecycle, ready_false_node_runs_pods_not_ready)
+{
+    /* A node whose kubelet is there but unwell (Ready False; no nodes
+     * controller to set it right): its pods run, none Ready, and the
+     * kubelet and this controller agree on that (no write fight). */
+    cr_assert_eq(fakeapi_start(&(fakeapi_options){.seed = 5}, &api), 0);
+    apply("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-0\"},"
+          "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"},"
+          "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"Sick\"}]}}");
+    start("{\"controllers\":[\"kubelet\",\"nodelifecycle\"],\"nodes\":1}");
+    json_decref(wait_for("v1", "Node", "", "node-0", not_ready_tainted, "tainted not-ready"));
+    make_pod("p", "\"nodeName\":\"node-0\"");
+    json_t *p = wait_for("v1", "Pod", "default", "p", running, "Running");
+    json_decref(p);
+    sleep_ms(300);
+    p = pod("p");
+    cr_expect(cond_is(p, "Ready", "False"));
+    char rv[32];
+    snprintf(rv, sizeof rv, "%s", ctrl_obj_get_string(p, "metadata.resourceVersion"));
+    json_decref(p);
+    sleep_ms(500);
+    p = pod("p");
+    cr_expect_str_eq(ctrl_obj_get_string(p, "metadata.resourceVersion"), rv,
+                     "the pod keeps being rewritten");
+    cr_expect(!deleting(p), "300 s of default toleration");
+    json_decref(p);
+}

@@ -541,3 +541,153 @@ Test(nodes, graceful_deletion)
     cr_expect(mono_ns() - t0 >= 900 * 1000000LL, "slow went after %lld ms",
               (long long)((mono_ns() - t0) / 1000000));
 }
+
+/* ---- lease renewal ---- */
+
+Test(nodes, leases_renewed_on_the_configured_interval)
+{
+    start("{\"controllers\":[\"nodes\"],\"nodes\":1,\"nodeLeaseRenew\":\"200ms\"}");
+    json_t *lease =
+        wait_for("coordination.k8s.io/v1", "Lease", "kube-node-lease", "node-0", exists, "there");
+    char first[64];
+    snprintf(first, sizeof first, "%s", ctrl_obj_get_string(lease, "spec.renewTime"));
+    json_decref(lease);
+    int64_t t0 = mono_ns();
+    for (;;) {
+        lease = get("coordination.k8s.io/v1", "Lease", "kube-node-lease", "node-0");
+        const char *now = ctrl_obj_get_string(lease, "spec.renewTime");
+        bool renewed = now && strcmp(now, first) > 0;
+        json_decref(lease);
+        if (renewed)
+            break;
+        cr_assert(mono_ns() - t0 < WAIT_NS, "the lease was never renewed");
+        sleep_ms(50);
+    }
+}
+
+Test(nodes, bad_lease_interval_is_refused)
+{
+    cr_assert_eq(fakeapi_start(&(fakeapi_options){.seed = 5}, &api), 0);
+    json_t *doc = json_pack("{s:[s], s:s}", "controllers", "nodes", "nodeLeaseRenew", "often");
+    kc_config *cfg = NULL;
+    char err[512] = "";
+    cr_assert_eq(kc_config_new(doc, NULL, &cfg, err, sizeof err), 0, "%s", err);
+    json_decref(doc);
+    kc_cluster_options o = {.config = cfg, .quiet = true};
+    cr_expect_eq(kc_cluster_start(fakeapi_url(api), &o, &cl, err, sizeof err), KC_ERR_INPUT);
+    cr_expect_str_eq(err, "nodeLeaseRenew: a duration such as \"10s\" or \"1m\", or 0 for never");
+    cr_expect_null(cl);
+    kc_config_free(cfg);
+}
+
+/* ---- pod anti-affinity ---- */
+
+static void spread_pod(const char *name, bool anti)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"default\",\"labels\":{\"app\":\"spread\"}},\"spec\":{%s"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}",
+             name,
+             anti ? "\"affinity\":{\"podAntiAffinity\":{"
+                    "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":{"
+                    "\"matchLabels\":{\"app\":\"spread\"}},\"topologyKey\":"
+                    "\"kubernetes.io/hostname\"}]}},"
+                  : "");
+    apply(text);
+}
+
+Test(nodes, pod_anti_affinity_on_hostname)
+{
+    start("{\"controllers\":[\"nodes\",\"scheduler\",\"kubelet\"],\"nodes\":3}");
+    json_t *seen = json_object();
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i);
+        spread_pod(name, true);
+        json_t *p = wait_for("v1", "Pod", "default", name, pod_running_ready, "Running");
+        const char *node = ctrl_obj_get_string(p, "spec.nodeName");
+        cr_expect(!json_object_get(seen, node), "%s shares %s", name, node);
+        json_object_set_new(seen, node, json_true());
+        json_decref(p);
+    }
+    json_decref(seen);
+    spread_pod("s3", true);
+    json_t *p = wait_for("v1", "Pod", "default", "s3", pod_unschedulable, "Unschedulable");
+    cr_expect_str_eq(cond_field(p, "PodScheduled", "message"),
+                     "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+                     "preemption: 0/3 nodes are available: 3 No preemption victims found for "
+                     "incoming pod..");
+    json_decref(p);
+    /* Without rules of its own, the others' rules keep it out too. */
+    spread_pod("plain", false);
+    p = wait_for("v1", "Pod", "default", "plain", pod_unschedulable, "Unschedulable");
+    cr_expect_str_eq(cond_field(p, "PodScheduled", "message"),
+                     "0/3 nodes are available: 3 node(s) didn't satisfy existing pods "
+                     "anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption "
+                     "victims found for incoming pod..");
+    json_decref(p);
+    /* One goes: the first waiting pod takes its place. */
+    cr_assert_eq(fakeapi_delete(api, "v1", "Pod", "default", "s1", NULL), 0);
+    int64_t t0 = mono_ns();
+    for (;;) {
+        json_t *a = pod("s3"), *b = pod("plain");
+        bool placed =
+            ctrl_obj_get_string(a, "spec.nodeName") || ctrl_obj_get_string(b, "spec.nodeName");
+        bool both =
+            ctrl_obj_get_string(a, "spec.nodeName") && ctrl_obj_get_string(b, "spec.nodeName");
+        json_decref(a);
+        json_decref(b);
+        cr_assert(!both, "both took the one free node");
+        if (placed)
+            break;
+        cr_assert(mono_ns() - t0 < WAIT_NS, "nobody took the free node");
+        sleep_ms(20);
+    }
+}
+
+/* ---- the same run twice ---- */
+
+/* Start a cluster, create 9 pods at once, and answer {pod: "node ip"}. */
+static json_t *one_run(void)
+{
+    start("{\"controllers\":[\"nodes\",\"scheduler\",\"kubelet\"],\"nodes\":3}");
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "node-%d", i);
+        json_decref(wait_for("v1", "Node", "", name, node_ready, "Ready"));
+    }
+    for (int i = 0; i < 9; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "d%d", i);
+        make_pod(name, NULL);
+    }
+    json_t *out = json_object();
+    for (int i = 0; i < 9; i++) {
+        char name[16], where[64];
+        snprintf(name, sizeof name, "d%d", i);
+        json_t *p = wait_for("v1", "Pod", "default", name, pod_running_ready, "Running");
+        snprintf(where, sizeof where, "%s %s", ctrl_obj_get_string(p, "spec.nodeName"),
+                 ctrl_obj_get_string(p, "status.podIP"));
+        json_object_set_new(out, name, json_string(where));
+        json_decref(p);
+    }
+    teardown();
+    return out;
+}
+
+Test(nodes, same_choices_and_ips_every_run)
+{
+    json_t *a = one_run(), *b = one_run();
+    char *ta = json_dumps(a, JSON_SORT_KEYS), *tb = json_dumps(b, JSON_SORT_KEYS);
+    cr_expect_str_eq(ta, tb);
+    /* Least allocated, ties by name: round robin over the nodes. */
+    cr_expect_str_eq(json_string_value(json_object_get(a, "d0")), "node-0 10.244.0.2");
+    cr_expect_str_eq(json_string_value(json_object_get(a, "d1")), "node-1 10.244.1.2");
+    cr_expect_str_eq(json_string_value(json_object_get(a, "d3")), "node-0 10.244.0.3");
+    free(ta);
+    free(tb);
+    json_decref(a);
+    json_decref(b);
+}

@@ -695,3 +695,28 @@ Test(crud, invalid_labels_rejected)
                          S("{'metadata':{'name':'l2','labels':{'k':'%s'}}}", v)));
     cr_assert(gone("/api/v1/namespaces/default/configmaps/l1"));
 }
+
+/* A new pod starts Pending with its QoS class, whatever status it was sent
+ * with (the pod strategy's PrepareForCreate). */
+Test(crud, new_pod_is_pending_with_qos_class)
+{
+    const char *cases[][2] = {
+        {"{'name':'c','image':'i'}", "BestEffort"},
+        {"{'name':'c','image':'i','resources':{'requests':{'cpu':'100m'}}}", "Burstable"},
+        {"{'name':'c','image':'i','resources':{'limits':{'cpu':'1','memory':'1Gi'}}}",
+         "Guaranteed"},
+        {"{'name':'c','image':'i','resources':{'limits':{'cpu':'1','memory':'1Gi'},"
+         "'requests':{'cpu':'1','memory':'512Mi'}}}",
+         "Burstable"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *p = req(201, "POST", "/api/v1/namespaces/default/pods",
+                        S("{'metadata':{'name':'q%zu'},'spec':{'containers':[%s]},"
+                          "'status':{'phase':'Running','podIP':'1.2.3.4'}}",
+                          i, cases[i][0]));
+        cr_expect_str_eq(jstr(p, "status.phase"), "Pending");
+        cr_expect_str_eq(jstr(p, "status.qosClass"), cases[i][1], "case %zu", i);
+        cr_expect_null(jget(p, "status.podIP"));
+        json_decref(p);
+    }
+}

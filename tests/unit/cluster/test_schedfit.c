@@ -223,3 +223,32 @@ Test(schedfit, message)
     json_decref(reasons);
     json_decref(pre);
 }
+
+Test(schedfit, anti_affinity_terms)
+{
+    json_t *pod = js("{\"spec\":{\"affinity\":{\"podAntiAffinity\":{"
+                     "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":"
+                     "{\"matchLabels\":{\"app\":\"a\"}},\"topologyKey\":\"kubernetes.io/hostname\"}"
+                     "]}}}}");
+    const json_t *terms = kc__anti_affinity_terms(pod);
+    cr_assert_eq(json_array_size(terms), 1);
+    const json_t *t = json_array_get(terms, 0);
+    json_t *la = js("{\"app\":\"a\"}"), *lb = js("{\"app\":\"b\"}");
+    cr_expect(kc__term_selects(t, "ns1", "ns1", la));
+    cr_expect(!kc__term_selects(t, "ns1", "ns1", lb));
+    cr_expect(!kc__term_selects(t, "ns1", "ns2", la), "its own namespace only");
+    json_t *listed = js("{\"namespaces\":[\"ns2\"],\"labelSelector\":{\"matchLabels\":"
+                        "{\"app\":\"a\"}}}");
+    cr_expect(kc__term_selects(listed, "ns1", "ns2", la));
+    cr_expect(!kc__term_selects(listed, "ns1", "ns1", la));
+    json_t *everywhere = js("{\"namespaceSelector\":{},\"labelSelector\":{}}");
+    cr_expect(kc__term_selects(everywhere, "ns1", "ns9", lb));
+    json_t *none = js("{\"spec\":{}}");
+    cr_expect_null(kc__anti_affinity_terms(none));
+    json_decref(none);
+    json_decref(everywhere);
+    json_decref(listed);
+    json_decref(la);
+    json_decref(lb);
+    json_decref(pod);
+}

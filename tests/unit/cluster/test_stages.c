@@ -4,7 +4,10 @@
  * its message (naming the rule and the key), also through kc_config_new.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster_int.h"
 #include "ctrl/clock.h"
@@ -189,4 +192,45 @@ Test(stages, through_the_cluster_document)
     cr_expect_eq(kc__stages_count(cfg->st), 1);
     kc_config_free(cfg);
     json_decref(doc);
+}
+
+Test(stages, from_a_file)
+{
+    char dir[] = "/tmp/kc-stages-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/stages.yaml", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("stages:\n"
+          "  - name: web\n"
+          "    match: {images: [\"nginx*\"]}\n"
+          "    readyAfter: 2s\n"
+          "  - name: bad\n"
+          "    outcome: Succeed\n"
+          "    after: 1m\n",
+          f);
+    fclose(f);
+    json_t *doc = json_pack("{s:s}", "stages", "stages.yaml");
+    kc_config *cfg = NULL;
+    char err[512] = "";
+    cr_assert_eq(kc_config_new(doc, dir, &cfg, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(kc__stages_count(cfg->st), 2);
+    cr_expect_str_eq(kc__stages_rule(cfg->st, 0)->name, "web");
+    cr_expect_eq(kc__stages_rule(cfg->st, 0)->ready_after_ns, 2 * CTRL_SECOND);
+    cr_expect_eq(kc__stages_rule(cfg->st, 1)->after_ns, CTRL_MINUTE);
+    kc_config_free(cfg);
+    /* A malformed rule in a file names the rule too. */
+    f = fopen(path, "w");
+    cr_assert(f);
+    fputs("- name: web\n  readyAfter: later\n", f);
+    fclose(f);
+    cfg = NULL;
+    cr_expect_eq(kc_config_new(doc, dir, &cfg, err, sizeof err), KC_ERR_INPUT);
+    cr_expect_null(cfg);
+    cr_expect_str_eq(err, "stages[0] (web): readyAfter: a duration such as \"500ms\", \"2s\" or "
+                          "\"1m30s\", or a number of seconds, not \"later\"");
+    json_decref(doc);
+    remove(path);
+    rmdir(dir);
 }
