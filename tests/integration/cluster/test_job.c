@@ -106,7 +106,9 @@ Test(job, nonindexed_completes_with_parallelism_and_upstream_status)
     bt_apply(PI_JOB);
     json_t *job = bt_get("batch/v1", "Job", "default", "pi");
     cr_assert(job);
-    const char *uid = bt_str(job, "metadata.uid");
+    char uid[64];
+    snprintf(uid, sizeof uid, "%s", bt_str(job, "metadata.uid"));
+    json_decref(job);
     BT_WAIT(count_pods("pi", NULL, false) == 2, 10000, "two pods for parallelism 2");
     json_t *pods = bt_list("v1", "Pod", "default", "job-name=pi");
     size_t i;
@@ -326,7 +328,7 @@ Test(job, active_deadline_exceeded)
              "      restartPolicy: Never\n"
              "      containers: [{name: a, image: busybox}]\n");
     BT_WAIT(count_pods("slow", NULL, true) == 2, 10000, "two pods");
-    cr_assert_null(bt_cond(bt_get("batch/v1", "Job", "default", "slow"), "Failed"));
+    cr_assert_not(cond_is("slow", "Failed", "True"));
     bt_advance(31 * CTRL_SECOND);
     BT_WAIT(cond_is("slow", "Failed", "True"), 10000, "Failed after the deadline");
     json_t *j = bt_get("batch/v1", "Job", "default", "slow");

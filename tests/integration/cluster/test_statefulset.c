@@ -80,7 +80,7 @@ static void check_ordered(const char *set, const json_t *pods, int start, int ma
         for (int j = start; j < i; j++) {
             snprintf(below, sizeof below, "%s-%d", set, j);
             const json_t *b = pod_named(pods, below);
-            char *dump = b ? json_dumps(json_object_get(b, "status"), JSON_COMPACT) : NULL;
+            char *dump = b ? json_dumps(b, JSON_COMPACT) : NULL;
             cr_assert(b && is_running_ready(b), "%s exists while %s is %s (status %s)", name, below,
                       b ? "not ready" : "missing", dump ? dump : "-");
             free(dump);
@@ -339,9 +339,9 @@ Test(statefulset, partitioned_rolling_update)
     bt_patch("apps/v1", "StatefulSet", "default", "pt",
              "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
              "\"image\":\"nginx:2\"}]}}}}");
-    BT_WAIT((drive_ready("pt", 3, false, 0), sts_int("pt", "status.updatedReplicas") == 1), 15000,
-            "one pod updated");
-    BT_WAIT(rollout_complete("pt"), 10000, "partitioned roll out complete");
+    BT_WAIT((drive_ready("pt", 3, false, 0),
+             sts_int("pt", "status.updatedReplicas") == 1 && rollout_complete("pt")),
+            15000, "one pod updated, partitioned roll out complete");
     json_t *pods = pods_of("pt");
     for (int i = 0; i < 3; i++) {
         char name[16];
