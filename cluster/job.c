@@ -43,6 +43,8 @@
 #define MAX_BURST 500
 #define MAX_INDEXES 100000 /* the API's limit on Indexed completions */
 #define EXPECT_RECHECK (1 * CTRL_SECOND)
+#define BACKOFF_BASE (10 * CTRL_SECOND) /* DefaultJobPodFailureBackOff */
+#define BACKOFF_MAX (360 * CTRL_SECOND) /* MaxJobPodFailureBackOff */
 
 /* ---- completion indexes ---- */
 
@@ -193,7 +195,9 @@ typedef struct sync {
     bool indexed;
     long completions; /* -1: unset */
     long parallelism;
-    json_t *active; /* active pods (sorted by name) */
+    const json_t *pods; /* every pod of the job (borrowed) */
+    json_t *active;     /* active pods (sorted by name) */
+    int64_t backoff_ns; /* new pods wait this long (pod failure backoff) */
     long terminating, ready, failed, succeeded;
     bool *done_ix; /* Indexed: succeeded indexes (completions entries) */
 } sync;
@@ -371,6 +375,73 @@ static int delete_pods(sync *s, const json_t *pods, long *deleted, long *deleted
     return rc;
 }
 
+/* When a pod stopped: its containers' last finishedAt, else when its
+ * Ready condition went False, else its creation; -1 if none is known. */
+static int64_t finish_time(const json_t *pod)
+{
+    int64_t t = -1;
+    const char *lists[] = {"initContainerStatuses", "containerStatuses"};
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *cs;
+        json_array_foreach(json_object_get(json_object_get(pod, "status"), lists[l]), i, cs)
+        {
+            const char *f = ctrl_obj_get_string(cs, "state.terminated.finishedAt");
+            int64_t v = f ? kc__parse_time(f) : -1;
+            if (v > t)
+                t = v;
+        }
+    }
+    if (t >= 0)
+        return t;
+    const json_t *ready = kc__condition(pod, "Ready");
+    const char *rs = json_string_value(json_object_get(ready, "status"));
+    if (rs && strcmp(rs, "True"))
+        t = kc__parse_time(json_string_value(json_object_get(ready, "lastTransitionTime")));
+    return t >= 0 ? t : kc__parse_time(ctrl_obj_meta(pod, "creationTimestamp"));
+}
+
+/*
+ * Upstream's pod failure backoff: after n pod failures since the last
+ * success, new pods wait 10 s * 2^(n-1) (at most 6 minutes) from the last
+ * failure. The time left, or 0.
+ */
+static int64_t backoff_left(const sync *s)
+{
+    int64_t last_ok = -1, last_fail = -1;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        if (!strcmp(kc__pod_phase(pod), "Succeeded")) {
+            int64_t t = finish_time(pod);
+            if (t > last_ok)
+                last_ok = t;
+        }
+    }
+    long failures = 0;
+    json_array_foreach(s->pods, i, pod)
+    {
+        if (strcmp(kc__pod_phase(pod), "Failed"))
+            continue;
+        int64_t t = finish_time(pod);
+        if (t < 0 || t <= last_ok)
+            continue;
+        failures++;
+        if (t > last_fail)
+            last_fail = t;
+    }
+    if (failures == 0)
+        return 0;
+    int64_t delay = BACKOFF_BASE;
+    for (long k = 1; k < failures && delay < BACKOFF_MAX; k++)
+        delay *= 2;
+    if (delay > BACKOFF_MAX)
+        delay = BACKOFF_MAX;
+    int64_t left = last_fail + delay - s->wall;
+    return left > 0 ? left : 0;
+}
+
 /* Bring the active pods to what the spec wants (manageJob). */
 static int manage(sync *s)
 {
@@ -439,6 +510,8 @@ static int manage(sync *s)
     }
     if (ncreate > MAX_BURST)
         ncreate = MAX_BURST;
+    if (ncreate > 0 && (s->backoff_ns = backoff_left(s)) > 0)
+        ncreate = 0; /* a later sync creates them */
     long ndel = (long)json_array_size(doomed);
     if (ncreate || ndel)
         kc__expect_set(s->wl->expect, s->key, (int)ncreate, (int)ndel, ctrl_ctx_now(s->ctx));
@@ -589,6 +662,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         res = ctrl_err(rc);
         goto out;
     }
+    s.pods = pods;
     bool susp = suspended(job);
     if (!ctrl_obj_get(job, "status.startTime") && !susp)
         ctrl_obj_set(s.upd, "status.startTime", json_string(s.now));
@@ -712,8 +786,9 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         res = ctrl_err(act_rc);
     } else if (written && finished(written)) {
         res = ttl_after_finished(ctx, written);
-    } else if (recheck > 0) {
-        res = ctrl_requeue_after(recheck);
+    } else if (recheck > 0 || s.backoff_ns > 0) {
+        res = ctrl_requeue_after(
+            recheck > 0 && (s.backoff_ns == 0 || recheck < s.backoff_ns) ? recheck : s.backoff_ns);
     } else if (!satisfied || (fin.type && !finished(written))) {
         /* Events settle it; the timer is a safety net. */
         res = ctrl_requeue_after(EXPECT_RECHECK);

@@ -288,17 +288,27 @@ Test(job, backoff_limit_fails_the_job)
              "kind: Job\n"
              "metadata: {name: bad, namespace: default}\n"
              "spec:\n"
-             "  backoffLimit: 1\n"
+             "  backoffLimit: 2\n"
              "  template:\n"
              "    spec:\n"
              "      restartPolicy: Never\n"
              "      containers: [{name: a, image: busybox}]\n");
-    for (int k = 0; k < 2; k++) {
+    /* Each replacement waits out the pod failure backoff: 10 s, then 20 s. */
+    const int64_t backoff[] = {10, 20};
+    for (int k = 0; k < 3; k++) {
         json_t *a = NULL;
         BT_WAIT((a = an_active_pod("bad")) != NULL, 10000, "a pod to fail (round %d)", k);
         bt_pod_phase("default", bt_str(a, "metadata.name"), "Failed", false);
         json_decref(a);
         BT_WAIT(job_int("bad", "status.failed") == k + 1, 10000, "failed %d", k + 1);
+        if (k == 2)
+            break;
+        bt_advance((backoff[k] - 2) * CTRL_SECOND);
+        for (int i = 0; i < 40; i++)
+            bt_nap();
+        cr_assert_eq(count_pods("bad", NULL, true), 0, "no new pod before the backoff (round %d)",
+                     k);
+        bt_advance(3 * CTRL_SECOND);
     }
     BT_WAIT(cond_is("bad", "Failed", "True"), 10000, "Failed");
     json_t *j = bt_get("batch/v1", "Job", "default", "bad");
@@ -309,8 +319,9 @@ Test(job, backoff_limit_fails_the_job)
     cr_assert_str_eq(bt_str(f, "message"), "Job has reached the specified backoff limit");
     cr_assert_null(bt_cond(j, "Complete"));
     cr_assert_null(json_object_get(json_object_get(j, "status"), "completionTime"));
+    cr_assert_eq(bt_int(j, "status.failed", 0), 3);
     json_decref(j);
-    cr_assert_eq(count_pods("bad", NULL, false), 2, "no pod after the limit");
+    cr_assert_eq(count_pods("bad", NULL, false), 3, "no pod after the limit");
     cr_assert_eq(count_pods("bad", NULL, true), 0);
 }
 
