@@ -5,7 +5,8 @@
  * label, hostname, JOB_COMPLETION_INDEX in every container), backoffLimit,
  * activeDeadlineSeconds, successPolicy, suspend and resume,
  * ttlSecondsAfterFinished, and the status and conditions as upstream
- * writes them. Pods are moved by hand (no kubelet here).
+ * writes them, and convergence when pod creates and status writes fail.
+ * Pods are moved by hand (no kubelet here).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -475,4 +476,59 @@ Test(job, replaces_deleted_pods_and_scales_with_parallelism)
     BT_WAIT(count_pods("sc", NULL, true) == 2, 10000, "scaled down to two");
     BT_WAIT(job_int("sc", "status.active") == 2, 10000, "active 2");
     cr_assert_eq(job_int("sc", "status.failed"), -1, "deleted pods are not failures");
+}
+
+Test(job, converges_despite_api_errors)
+{
+    fakeapi_error fe = {0};
+    uint64_t ids[2];
+    cr_assert_eq(fakeapi_fault_add(bt_api,
+                                   &(fakeapi_fault){.verb = "create",
+                                                    .resource = "pods",
+                                                    .first = 2,
+                                                    .action = FAKEAPI_FAULT_ERROR,
+                                                    .status = 409,
+                                                    .reason = "Conflict"},
+                                   &ids[0], &fe),
+                 0, "%s", fe.message);
+    cr_assert_eq(fakeapi_fault_add(bt_api,
+                                   &(fakeapi_fault){.verb = "update",
+                                                    .subresource = "status",
+                                                    .resource = "jobs",
+                                                    .first = 3,
+                                                    .action = FAKEAPI_FAULT_ERROR,
+                                                    .status = 500},
+                                   &ids[1], &fe),
+                 0, "%s", fe.message);
+    bt_apply("apiVersion: batch/v1\n"
+             "kind: Job\n"
+             "metadata: {name: flaky, namespace: default}\n"
+             "spec:\n"
+             "  completions: 6\n"
+             "  parallelism: 3\n"
+             "  template:\n"
+             "    spec:\n"
+             "      restartPolicy: Never\n"
+             "      containers: [{name: a, image: busybox}]\n");
+    int done = 0;
+    int64_t deadline = bt_mono_ms() + 30000;
+    while (!cond_is("flaky", "Complete", "True")) {
+        cr_assert_leq(count_pods("flaky", NULL, true), 3, "never more than parallelism");
+        json_t *a = an_active_pod("flaky");
+        if (a && done < 6) {
+            bt_pod_phase("default", bt_str(a, "metadata.name"), "Succeeded", false);
+            done++;
+        }
+        json_decref(a);
+        cr_assert_lt(bt_mono_ms(), deadline, "complete: %d succeeded", done);
+        bt_nap();
+    }
+    cr_assert_eq(done, 6);
+    cr_assert_eq(count_pods("flaky", NULL, false), 6, "no pod beyond the completions");
+    cr_assert_eq(job_int("flaky", "status.succeeded"), 6);
+    for (int k = 0; k < 2; k++) {
+        unsigned long matched = 0, fired = 0;
+        cr_assert_eq(fakeapi_fault_hits(bt_api, ids[k], &matched, &fired), 0);
+        cr_assert_gt(fired, 0, "fault %d fired (%lu matched)", k, matched);
+    }
 }
