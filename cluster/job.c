@@ -13,20 +13,23 @@
  * - Expectations (expectations.h) per Job, raised before pods are created
  *   or deleted and counted down by the Pod informer's events: while any are
  *   pending the Job's pods are not managed (its status still is).
- * - Counting: succeeded and failed are the owned pods in those phases (and,
- *   for Indexed Jobs, status.completedIndexes too, so a succeeded index
- *   stays succeeded when its pod goes). Upstream's pod finalizer
- *   batch.kubernetes.io/job-tracking and status.uncountedTerminatedPods
- *   bookkeeping are not done: a terminated pod deleted before the Job
- *   finishes is forgotten (docs/cluster.md).
+ * - Counting, as upstream since 1.26: pods carry the finalizer
+ *   batch.kubernetes.io/job-tracking (jobtrack.h); a finished pod is listed
+ *   in status.uncountedTerminatedPods (first status write), loses the
+ *   finalizer, then moves to succeeded/failed (second write). Removals the
+ *   cache does not show yet are remembered, so no pod is counted twice.
+ *   Indexed Jobs count completed indexes (status.completedIndexes and the
+ *   pods that succeeded).
  * - Finishing, as upstream since 1.31: the interim condition first
  *   (SuccessCriteriaMet or FailureTarget), active pods deleted, then the
  *   terminal one (Complete or Failed) once no pod is active or
- *   terminating. Complete sets completionTime.
+ *   terminating and every finished pod is counted. Complete sets
+ *   completionTime.
  * - Time: wall time of the manager's clock for every timestamp; the
  *   deadline and the TTL are requeue_after, never sleeps.
  * - Threads: reconciles on the controller's workers (never two for one
- *   Job); no state of its own beyond the kc_wl (workload.h).
+ *   Job); no state of its own beyond the kc_wl (workload.h) and its
+ *   kc_jobtrack (wl->extra).
  */
 #include <stdio.h>
 #include <stdlib.h>
