@@ -292,3 +292,59 @@ Test(cronjob, bad_schedule_and_time_zone_are_reported)
     settle();
     cr_assert_eq(count_jobs(), 0);
 }
+
+/* With the Job controller too: Jobs run pods, finish, and the history limit
+ * takes the old Jobs and their pods. */
+static void setup_with_jobs(void)
+{
+    bt_start("{\"controllers\":[\"cronjob\",\"job\"],\"nodes\":0}", T0);
+}
+
+TestSuite(cronjob_jobs, .init = setup_with_jobs, .fini = bt_stop, .timeout = 60);
+
+static bool run_pod_of(const char *job)
+{
+    char sel[128];
+    snprintf(sel, sizeof sel, "job-name=%s", job);
+    json_t *pods = bt_list("v1", "Pod", "default", sel);
+    bool done = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        if (strcmp(bt_str(p, "status.phase"), "Succeeded")) {
+            bt_pod_phase("default", bt_str(p, "metadata.name"), "Succeeded", false);
+            done = true;
+        }
+    }
+    json_decref(pods);
+    return done;
+}
+
+static size_t count_pods_all(void)
+{
+    json_t *pods = bt_list("v1", "Pod", "default", NULL);
+    size_t n = json_array_size(pods);
+    json_decref(pods);
+    return n;
+}
+
+Test(cronjob_jobs, jobs_run_and_history_takes_their_pods)
+{
+    cronjob("tick", "  schedule: '* * * * *'\n  successfulJobsHistoryLimit: 1\n");
+    for (int k = 1; k <= 2; k++) {
+        bt_advance((k == 1 ? 31 : 60) * CTRL_SECOND);
+        char name[64];
+        snprintf(name, sizeof name, "tick-%lld", (long long)MINUTE0 + k);
+        BT_WAIT(has_job_at("tick", MINUTE0 + k), 10000, "job %d", k);
+        BT_WAIT(run_pod_of(name), 10000, "a pod of %s to finish", name);
+        BT_WAIT(active_count("tick") == 0, 10000, "%s done", name);
+    }
+    BT_WAIT(count_jobs() == 1 && count_pods_all() == 1, 10000,
+            "the older job and its pod are gone (%zu jobs, %zu pods)", count_jobs(),
+            count_pods_all());
+    cr_assert(has_job_at("tick", MINUTE0 + 2));
+    json_t *cj = bt_get("batch/v1", "CronJob", "default", "tick");
+    cr_assert_neq(bt_str(cj, "status.lastSuccessfulTime")[0], 0);
+    json_decref(cj);
+}
