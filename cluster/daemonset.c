@@ -531,7 +531,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     else if (!satisfied)
         res = ctrl_requeue_after(EXPECT_RECHECK);
     else if (s.wait_ns > 0)
-        res = ctrl_requeue_after(s.wait_ns);
+        res = kc__wl_after(ctx, s.wall, s.wait_ns);
 out:
     for (size_t k = 0; k < s.nslots; k++)
         json_decref(s.slots[k].pods);

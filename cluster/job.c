@@ -944,7 +944,8 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     } else if (written && finished(written)) {
         res = ttl_after_finished(ctx, written);
     } else if (recheck > 0 || s.backoff_ns > 0) {
-        res = ctrl_requeue_after(
+        res = kc__wl_after(
+            ctx, s.wall,
             recheck > 0 && (s.backoff_ns == 0 || recheck < s.backoff_ns) ? recheck : s.backoff_ns);
     } else if (!satisfied || (fin.type && !finished(written))) {
         /* Events settle it; the timer is a safety net. */

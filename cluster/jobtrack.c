@@ -18,6 +18,8 @@
 #include "ctrl/controllerutil.h"
 #include "ctrl/object.h"
 
+#define ORPHAN_RECHECK (5 * CTRL_SECOND)
+
 struct kc_jobtrack {
     pthread_mutex_t mu;
     json_t *rm;
@@ -151,8 +153,10 @@ static bool never(const json_t *obj, void *user)
     return false;
 }
 
-/* Is the pod's Job (ref: its controller reference) still there? */
-static int job_exists(ctrl_ctx *ctx, const char *ns, const json_t *ref, bool *exists)
+/* Is the pod's Job (ref: its controller reference) still there? The cache
+ * answers, except for a pod being deleted (the garbage collector's work
+ * after its Job went, which the Job cache may not show yet): the server. */
+static int job_exists(ctrl_ctx *ctx, const char *ns, const json_t *ref, bool deleting, bool *exists)
 {
     const char *name = json_string_value(json_object_get(ref, "name"));
     const char *uid = json_string_value(json_object_get(ref, "uid"));
@@ -160,7 +164,9 @@ static int job_exists(ctrl_ctx *ctx, const char *ns, const json_t *ref, bool *ex
     if (!name || !uid)
         return 0;
     json_t *job = NULL;
-    int rc = ctrl_client_get(ctrl_ctx_client(ctx), "batch/v1", "Job", ns, name, &job, NULL);
+    int rc = deleting
+                 ? CTRL_ERR_NOT_FOUND
+                 : ctrl_client_get(ctrl_ctx_client(ctx), "batch/v1", "Job", ns, name, &job, NULL);
     if (rc == 0 && ctrl_obj_uid(job) && !strcmp(ctrl_obj_uid(job), uid)) {
         *exists = true;
     } else if (rc == 0 || ctrl_err_is_not_found(rc)) {
@@ -191,13 +197,15 @@ static ctrl_result reconcile_orphan(ctrl_ctx *ctx, const ctrl_request *req, void
         const char *kind = json_string_value(json_object_get(ref, "kind"));
         bool exists = false;
         if (ref && kind && !strcmp(kind, "Job"))
-            rc = job_exists(ctx, req->ns, ref, &exists);
+            rc = job_exists(ctx, req->ns, ref, ctrl_obj_deleting(pod), &exists);
         if (rc < 0)
             res = ctrl_err(rc);
         else if (!exists && (rc = kc__jobtrack_remove(ctx, NULL, NULL, pod)) < 0)
             res = ctrl_err(rc);
         else if (!exists)
             ctrl_log_info(ctx, "removed the job-tracking finalizer of a pod whose job is gone");
+        else if (ctrl_obj_deleting(pod))
+            res = ctrl_requeue_after(ORPHAN_RECHECK); /* its Job's sync frees it; a net */
     }
     json_decref(pod);
     return res;

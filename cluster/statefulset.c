@@ -526,7 +526,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     else if (!satisfied)
         res = ctrl_requeue_after(EXPECT_RECHECK);
     else if (s.wait_ns > 0)
-        res = ctrl_requeue_after(s.wait_ns);
+        res = kc__wl_after(ctx, s.wall, s.wait_ns);
 out:
     free(s.slots);
     json_decref(s.condemned);
