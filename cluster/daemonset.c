@@ -36,6 +36,7 @@
 #define HASH_LABEL "controller-revision-hash"
 #define GENERATION_LABEL "pod-template-generation"
 #define EXPECT_RECHECK (1 * CTRL_SECOND)
+#define MAX_BURST 500 /* pod creates per sync; the next sync does more */
 
 /* The tolerations upstream adds to every daemon pod
  * (AddOrUpdateDaemonPodTolerations). */
@@ -236,7 +237,8 @@ static void plan_nodes(ds_sync *s)
                     json_array_append(running, p);
             }
             if (json_array_size(running) == 0 && json_array_size(live) == 0) {
-                json_array_append_new(s->creates, json_string(ctrl_obj_name(sl->node)));
+                if (json_array_size(s->creates) < MAX_BURST)
+                    json_array_append_new(s->creates, json_string(ctrl_obj_name(sl->node)));
             } else if (json_array_size(running) > 1) {
                 /* Keep the oldest; during a surge update also the oldest
                  * updated one beside an old one. */
