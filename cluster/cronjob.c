@@ -255,12 +255,13 @@ static bool has_job_named(const json_t *jobs, const json_t *active, const char *
     return false;
 }
 
-static ctrl_result until(int64_t next_s, int64_t now_ns)
+/* Requeue for the next scheduled time (next_s; -1: none), measured from
+ * now_ns, the wall time the sync started at. */
+static ctrl_result until(ctrl_ctx *ctx, int64_t next_s, int64_t now_ns)
 {
     if (next_s < 0)
         return ctrl_done();
-    int64_t d = next_s * CTRL_SECOND - now_ns + NEXT_DELTA;
-    return ctrl_requeue_after(d > 0 ? d : NEXT_DELTA);
+    return kc__wl_after(ctx, now_ns, next_s * CTRL_SECOND - now_ns + NEXT_DELTA);
 }
 
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
@@ -332,8 +333,14 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     }
     char name[320];
     snprintf(name, sizeof name, "%s-%lld", ctrl_obj_name(cj), (long long)(scheduled / 60));
-    if (has_job_named(jobs, ctrl_obj_get(upd, "status.active"), name))
+    char when[32];
+    format_time(scheduled, when, sizeof when);
+    if (has_job_named(jobs, ctrl_obj_get(upd, "status.active"), name)) {
+        /* Made by an earlier sync whose status write was lost: record it. */
+        if (!lst || kc__parse_time(lst) < scheduled * CTRL_SECOND)
+            ctrl_obj_set(upd, "status.lastScheduleTime", json_string(when));
         goto write;
+    }
     const char *policy = ctrl_obj_get_string(cj, "spec.concurrencyPolicy");
     json_t *active = ctrl_obj_get(upd, "status.active");
     if (policy && !strcmp(policy, "Forbid") && json_array_size(active) > 0) {
@@ -384,8 +391,6 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         }
         json_array_append_new(list, object_ref(made));
     }
-    char when[32];
-    format_time(scheduled, when, sizeof when);
     ctrl_obj_set(upd, "status.lastScheduleTime", json_string(when));
 
 write:
@@ -399,7 +404,7 @@ write:
         else if (act_rc < 0)
             res = ctrl_err(act_rc);
         else
-            res = until(next, now_ns);
+            res = until(ctx, next, now_ns);
     }
 out:
     json_decref(made);

@@ -17,10 +17,13 @@
  *   expectations for all of it, then writes. The rolling update is planned
  *   only when the nodes are otherwise in order (nothing else to create or
  *   delete), so one sync never both fills a node and replaces its pod.
+ * - Failed pods are replaced with a backoff per DaemonSet and node
+ *   (ds_backoff below, the kc_wl's extra).
  * - Threads: reconciles on the controller's workers (never two for one
  *   DaemonSet); the node map function on the Node informer's thread (reads
  *   the DaemonSet informer's cache only).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,57 @@
 #define HASH_LABEL "controller-revision-hash"
 #define GENERATION_LABEL "pod-template-generation"
 #define EXPECT_RECHECK (1 * CTRL_SECOND)
+#define MAX_BURST 500                         /* pod creates per sync; the next sync does more */
+#define FAILED_BACKOFF_BASE (1 * CTRL_SECOND) /* upstream's failedPodsBackoff */
+#define FAILED_BACKOFF_MAX (15 * CTRL_MINUTE)
+
+/*
+ * Failed daemon pods are replaced with a backoff per DaemonSet and node, as
+ * upstream's failedPodsBackoff: the first at once, then each only once the
+ * previous delay (1 s doubling to 15 min) has passed since the last
+ * replacement, so a pod failing in a loop does not spin. One mutex over
+ * "<ns>/<name>/<node>" -> [delay, last] (the manager's clock); a leaf lock.
+ */
+typedef struct ds_backoff {
+    pthread_mutex_t mu;
+    json_t *table;
+} ds_backoff;
+
+/* 0 when the failed pod may be replaced now (the backoff is then
+ * advanced), else the time left. */
+static int64_t backoff_take(ds_backoff *b, const char *key, int64_t now)
+{
+    int64_t left = 0;
+    pthread_mutex_lock(&b->mu);
+    json_t *e = json_object_get(b->table, key);
+    int64_t delay = json_integer_value(json_array_get(e, 0));
+    int64_t last = json_integer_value(json_array_get(e, 1));
+    if (e && now - last < delay) {
+        left = delay - (now - last);
+    } else {
+        delay = e ? (delay * 2 > FAILED_BACKOFF_MAX ? FAILED_BACKOFF_MAX : delay * 2)
+                  : FAILED_BACKOFF_BASE;
+        json_object_set_new(b->table, key, json_pack("[I,I]", (json_int_t)delay, (json_int_t)now));
+    }
+    pthread_mutex_unlock(&b->mu);
+    return left;
+}
+
+/* The DaemonSet ds_key is gone: forget its nodes' backoffs. */
+static void backoff_forget(ds_backoff *b, const char *ds_key)
+{
+    size_t n = strlen(ds_key);
+    pthread_mutex_lock(&b->mu);
+    const char *k;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(b->table, tmp, k, v)
+    {
+        if (!strncmp(k, ds_key, n) && k[n] == '/')
+            json_object_del(b->table, k);
+    }
+    pthread_mutex_unlock(&b->mu);
+}
 
 /* The tolerations upstream adds to every daemon pod
  * (AddOrUpdateDaemonPodTolerations). */
@@ -230,13 +284,22 @@ static void plan_nodes(ds_sync *s)
             json_t *p;
             json_array_foreach(live, i, p)
             {
-                if (!strcmp(kc__pod_phase(p), "Failed"))
-                    json_array_append(s->deletes, p); /* replaced on a later sync */
-                else
+                if (strcmp(kc__pod_phase(p), "Failed")) {
                     json_array_append(running, p);
+                    continue;
+                }
+                /* Replaced on a later sync, once its backoff allows. */
+                char bk[640];
+                snprintf(bk, sizeof bk, "%s/%s", s->key, ctrl_obj_name(sl->node));
+                int64_t left = backoff_take(s->wl->extra, bk, ctrl_ctx_now(s->ctx));
+                if (left == 0)
+                    json_array_append(s->deletes, p);
+                else if (s->wait_ns == 0 || left < s->wait_ns)
+                    s->wait_ns = left;
             }
             if (json_array_size(running) == 0 && json_array_size(live) == 0) {
-                json_array_append_new(s->creates, json_string(ctrl_obj_name(sl->node)));
+                if (json_array_size(s->creates) < MAX_BURST)
+                    json_array_append_new(s->creates, json_string(ctrl_obj_name(sl->node)));
             } else if (json_array_size(running) > 1) {
                 /* Keep the oldest; during a surge update also the oldest
                  * updated one beside an old one. */
@@ -461,6 +524,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
                              &s.ds, NULL);
     if (ctrl_err_is_not_found(rc)) {
         kc__expect_delete(s.wl->expect, s.key);
+        backoff_forget(s.wl->extra, s.key);
         return ctrl_done();
     }
     if (rc < 0)
@@ -531,7 +595,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     else if (!satisfied)
         res = ctrl_requeue_after(EXPECT_RECHECK);
     else if (s.wait_ns > 0)
-        res = ctrl_requeue_after(s.wait_ns);
+        res = kc__wl_after(ctx, s.wall, s.wait_ns);
 out:
     for (size_t k = 0; k < s.nslots; k++)
         json_decref(s.slots[k].pods);
@@ -566,12 +630,35 @@ static json_t *all_daemonsets(const json_t *obj, void *user)
     return out;
 }
 
+static void ds_free(void *user)
+{
+    kc_wl *wl = user;
+    ds_backoff *b = wl ? wl->extra : NULL;
+    if (b) {
+        json_decref(b->table);
+        pthread_mutex_destroy(&b->mu);
+        free(b);
+    }
+    kc__wl_free(wl);
+}
+
 int kc__daemonset_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t errlen)
 {
     kc_wl *wl = NULL;
     int rc = kc__wl_index(mgr, "apps/v1", "ControllerRevision");
     if (rc == 0)
         rc = kc__wl_setup(mgr, cfg, "apps", "DaemonSet", &wl);
+    if (rc == 0) {
+        ds_backoff *b = calloc(1, sizeof *b);
+        if (b && (b->table = json_object()) != NULL) {
+            pthread_mutex_init(&b->mu, NULL);
+            wl->extra = b;
+        } else {
+            free(b);
+            kc__wl_free(wl);
+            rc = CTRL_ERR_NOMEM;
+        }
+    }
     if (rc < 0) {
         if (errbuf && errlen)
             snprintf(errbuf, errlen, "daemonset: %s", ctrl_strerror(rc));
@@ -584,7 +671,7 @@ int kc__daemonset_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t 
     ctrl_builder_watches(b, "v1", "Node",
                          ctrl_handler_from_map(all_daemonsets, ctrl_manager_cache(mgr)), NULL);
     ctrl_builder_named(b, kc__controller_name("daemonset", name, sizeof name));
-    ctrl_builder_with_user_free(b, kc__wl_free);
+    ctrl_builder_with_user_free(b, ds_free);
     rc = ctrl_builder_complete(b, reconcile, wl);
     if (rc < 0 && errbuf && errlen)
         snprintf(errbuf, errlen, "daemonset: %s", ctrl_strerror(rc));

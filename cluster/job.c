@@ -13,20 +13,23 @@
  * - Expectations (expectations.h) per Job, raised before pods are created
  *   or deleted and counted down by the Pod informer's events: while any are
  *   pending the Job's pods are not managed (its status still is).
- * - Counting: succeeded and failed are the owned pods in those phases (and,
- *   for Indexed Jobs, status.completedIndexes too, so a succeeded index
- *   stays succeeded when its pod goes). Upstream's pod finalizer
- *   batch.kubernetes.io/job-tracking and status.uncountedTerminatedPods
- *   bookkeeping are not done: a terminated pod deleted before the Job
- *   finishes is forgotten (docs/cluster.md).
+ * - Counting, as upstream since 1.26: pods carry the finalizer
+ *   batch.kubernetes.io/job-tracking (jobtrack.h); a finished pod is listed
+ *   in status.uncountedTerminatedPods (first status write), loses the
+ *   finalizer, then moves to succeeded/failed (second write). Removals the
+ *   cache does not show yet are remembered, so no pod is counted twice.
+ *   Indexed Jobs count completed indexes (status.completedIndexes and the
+ *   pods that succeeded).
  * - Finishing, as upstream since 1.31: the interim condition first
  *   (SuccessCriteriaMet or FailureTarget), active pods deleted, then the
  *   terminal one (Complete or Failed) once no pod is active or
- *   terminating. Complete sets completionTime.
+ *   terminating and every finished pod is counted. Complete sets
+ *   completionTime.
  * - Time: wall time of the manager's clock for every timestamp; the
  *   deadline and the TTL are requeue_after, never sleeps.
  * - Threads: reconciles on the controller's workers (never two for one
- *   Job); no state of its own beyond the kc_wl (workload.h).
+ *   Job); no state of its own beyond the kc_wl (workload.h) and its
+ *   kc_jobtrack (wl->extra).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,7 @@
 #include "cluster_int.h"
 #include "ctrl/controllerutil.h"
 #include "ctrl/object.h"
+#include "jobtrack.h"
 #include "podutil.h"
 #include "workload.h"
 
@@ -43,6 +47,8 @@
 #define MAX_BURST 500
 #define MAX_INDEXES 100000 /* the API's limit on Indexed completions */
 #define EXPECT_RECHECK (1 * CTRL_SECOND)
+#define BACKOFF_BASE (10 * CTRL_SECOND) /* DefaultJobPodFailureBackOff */
+#define BACKOFF_MAX (360 * CTRL_SECOND) /* MaxJobPodFailureBackOff */
 
 /* ---- completion indexes ---- */
 
@@ -193,9 +199,15 @@ typedef struct sync {
     bool indexed;
     long completions; /* -1: unset */
     long parallelism;
-    json_t *active; /* active pods (sorted by name) */
+    const json_t *pods; /* every pod of the job (borrowed) */
+    json_t *active;     /* active pods (sorted by name) */
+    int64_t backoff_ns; /* new pods wait this long (pod failure backoff) */
     long terminating, ready, failed, succeeded;
     bool *done_ix; /* Indexed: succeeded indexes (completions entries) */
+    kc_jobtrack *tr;
+    json_t *usucc, *ufail; /* status.uncountedTerminatedPods, with the newly finished */
+    bool new_uncounted;    /* pods were added to them in this sync */
+    int64_t base_succeeded, base_failed; /* status.succeeded / failed as read */
 } sync;
 
 static bool suspended(const json_t *job)
@@ -287,7 +299,7 @@ static json_t *pod_for(const sync *s, long index)
     json_object_set_new(jcopy, "kind", json_string("Job"));
     int rc = ctrl_set_controller_reference(jcopy, pod, NULL);
     json_decref(jcopy);
-    if (rc < 0) {
+    if (rc < 0 || !ctrl_add_finalizer(pod, KC__JOB_FINALIZER)) {
         json_decref(pod);
         return NULL;
     }
@@ -351,14 +363,25 @@ static int create_pods(sync *s, const long *indexes, long n)
     return rc;
 }
 
-static int delete_pods(sync *s, const json_t *pods, long *deleted, long *deleted_ready)
+/*
+ * Delete pods. The controller's own deletions (excess pods, suspend, a
+ * success) are not failures: the tracking finalizer goes first, so they
+ * are never counted (keep_finalizer false). Pods deleted because the Job
+ * failed keep it, and count as failed once they stop.
+ */
+static int delete_pods(sync *s, const json_t *pods, bool keep_finalizer, long *deleted,
+                       long *deleted_ready)
 {
     int rc = 0;
     size_t i;
     json_t *pod;
     json_array_foreach(pods, i, pod)
     {
-        int r = kc__wl_delete(s->ctx, s->wl, s->key, pod);
+        int r = keep_finalizer ? 0 : kc__jobtrack_remove(s->ctx, s->tr, s->key, pod);
+        if (r < 0)
+            kc__expect_observed_del(s->wl->expect, s->key); /* not deleted */
+        else
+            r = kc__wl_delete(s->ctx, s->wl, s->key, pod);
         if (r == 0) {
             (*deleted)++;
             *deleted_ready += kc__pod_ready(pod);
@@ -369,6 +392,73 @@ static int delete_pods(sync *s, const json_t *pods, long *deleted, long *deleted
         }
     }
     return rc;
+}
+
+/* When a pod stopped: its containers' last finishedAt, else when its
+ * Ready condition went False, else its creation; -1 if none is known. */
+static int64_t finish_time(const json_t *pod)
+{
+    int64_t t = -1;
+    const char *lists[] = {"initContainerStatuses", "containerStatuses"};
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *cs;
+        json_array_foreach(json_object_get(json_object_get(pod, "status"), lists[l]), i, cs)
+        {
+            const char *f = ctrl_obj_get_string(cs, "state.terminated.finishedAt");
+            int64_t v = f ? kc__parse_time(f) : -1;
+            if (v > t)
+                t = v;
+        }
+    }
+    if (t >= 0)
+        return t;
+    const json_t *ready = kc__condition(pod, "Ready");
+    const char *rs = json_string_value(json_object_get(ready, "status"));
+    if (rs && strcmp(rs, "True"))
+        t = kc__parse_time(json_string_value(json_object_get(ready, "lastTransitionTime")));
+    return t >= 0 ? t : kc__parse_time(ctrl_obj_meta(pod, "creationTimestamp"));
+}
+
+/*
+ * Upstream's pod failure backoff: after n pod failures since the last
+ * success, new pods wait 10 s * 2^(n-1) (at most 6 minutes) from the last
+ * failure. The time left, or 0.
+ */
+static int64_t backoff_left(const sync *s)
+{
+    int64_t last_ok = -1, last_fail = -1;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        if (!strcmp(kc__pod_phase(pod), "Succeeded")) {
+            int64_t t = finish_time(pod);
+            if (t > last_ok)
+                last_ok = t;
+        }
+    }
+    long failures = 0;
+    json_array_foreach(s->pods, i, pod)
+    {
+        if (strcmp(kc__pod_phase(pod), "Failed"))
+            continue;
+        int64_t t = finish_time(pod);
+        if (t < 0 || t <= last_ok)
+            continue;
+        failures++;
+        if (t > last_fail)
+            last_fail = t;
+    }
+    if (failures == 0)
+        return 0;
+    int64_t delay = BACKOFF_BASE;
+    for (long k = 1; k < failures && delay < BACKOFF_MAX; k++)
+        delay *= 2;
+    if (delay > BACKOFF_MAX)
+        delay = BACKOFF_MAX;
+    int64_t left = last_fail + delay - s->wall;
+    return left > 0 ? left : 0;
 }
 
 /* Bring the active pods to what the spec wants (manageJob). */
@@ -439,12 +529,14 @@ static int manage(sync *s)
     }
     if (ncreate > MAX_BURST)
         ncreate = MAX_BURST;
+    if (ncreate > 0 && (s->backoff_ns = backoff_left(s)) > 0)
+        ncreate = 0; /* a later sync creates them */
     long ndel = (long)json_array_size(doomed);
     if (ncreate || ndel)
         kc__expect_set(s->wl->expect, s->key, (int)ncreate, (int)ndel, ctrl_ctx_now(s->ctx));
     long deleted = 0, deleted_ready = 0;
     if (ndel)
-        rc = delete_pods(s, doomed, &deleted, &deleted_ready);
+        rc = delete_pods(s, doomed, false, &deleted, &deleted_ready);
     if (ncreate) {
         int r = create_pods(s, s->indexed ? create_ix : NULL, ncreate);
         if (rc == 0)
@@ -502,11 +594,35 @@ static bool finished(const json_t *job)
     return cond_true(job, "Complete") || cond_true(job, "Failed");
 }
 
-/* Count the pods: active, terminating, ready, succeeded, failed. */
+static bool in_list(const json_t *list, const char *uid)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) if (uid && json_is_string(v) &&
+                                       !strcmp(json_string_value(v), uid)) return true;
+    return false;
+}
+
+static json_t *uncounted_list(const json_t *job, const char *which)
+{
+    char path[64];
+    snprintf(path, sizeof path, "status.uncountedTerminatedPods.%s", which);
+    const json_t *l = ctrl_obj_get(job, path);
+    return json_is_array(l) ? json_deep_copy(l) : json_array();
+}
+
+/*
+ * Count the pods: active, terminating, ready; finished pods that still
+ * carry the tracking finalizer (and whose removal we have not made) join
+ * the uncounted lists. succeeded and failed are the status's counters plus
+ * the uncounted (Indexed: the completed indexes).
+ */
 static int classify(sync *s, const json_t *pods)
 {
     s->active = json_array();
-    if (!s->active)
+    s->usucc = uncounted_list(s->job, "succeeded");
+    s->ufail = uncounted_list(s->job, "failed");
+    if (!s->active || !s->usucc || !s->ufail)
         return CTRL_ERR_NOMEM;
     if (s->indexed) {
         s->done_ix = calloc((size_t)s->completions + 1, sizeof *s->done_ix);
@@ -516,30 +632,111 @@ static int classify(sync *s, const json_t *pods)
         if (prev)
             parse_intervals(prev, s->completions, s->done_ix);
     }
+    kc__jobtrack_settle(s->tr, s->key, pods);
     size_t i;
     json_t *pod;
     json_array_foreach(pods, i, pod)
     {
-        const char *phase = kc__pod_phase(pod);
+        const char *phase = kc__pod_phase(pod), *uid = ctrl_obj_uid(pod);
+        bool tracked = uid && kc__jobtrack_has(pod) && !kc__jobtrack_expected(s->tr, s->key, uid) &&
+                       !in_list(s->usucc, uid) && !in_list(s->ufail, uid);
         if (!strcmp(phase, "Succeeded")) {
             long ix = pod_index(pod);
-            if (!s->indexed)
-                s->succeeded++;
-            else if (ix >= 0 && ix < s->completions)
+            if (s->indexed && ix >= 0 && ix < s->completions)
                 s->done_ix[ix] = true;
+            if (tracked) {
+                json_array_append_new(s->usucc, json_string(uid));
+                s->new_uncounted = true;
+            }
         } else if (!strcmp(phase, "Failed")) {
-            s->failed++;
+            if (tracked) {
+                json_array_append_new(s->ufail, json_string(uid));
+                s->new_uncounted = true;
+            }
         } else if (ctrl_obj_deleting(pod)) {
             s->terminating++;
+            /* Deleted before it finished: a failure (upstream's isPodFailed). */
+            if (tracked) {
+                json_array_append_new(s->ufail, json_string(uid));
+                s->new_uncounted = true;
+            }
         } else {
             json_array_append(s->active, pod);
             s->ready += kc__pod_ready(pod);
         }
     }
-    if (s->indexed)
+    s->base_succeeded = ctrl_obj_get_int(s->job, "status.succeeded", 0);
+    s->base_failed = ctrl_obj_get_int(s->job, "status.failed", 0);
+    s->succeeded = s->base_succeeded + (long)json_array_size(s->usucc);
+    s->failed = s->base_failed + (long)json_array_size(s->ufail);
+    if (s->indexed) {
+        s->succeeded = 0;
         for (long ix = 0; ix < s->completions; ix++)
             s->succeeded += s->done_ix[ix];
+    }
     return 0;
+}
+
+static const json_t *pod_by_uid(const json_t *pods, const char *uid)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) if (ctrl_obj_uid(p) && !strcmp(ctrl_obj_uid(p), uid)) return p;
+    return NULL;
+}
+
+/*
+ * Free the uncounted pods of their finalizer; those freed (or gone) move
+ * from the list to the counter. Returns how many moved; *rc the first error.
+ */
+static long count_uncounted(sync *s, json_t *list, int *rc)
+{
+    long moved = 0;
+    json_t *left = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+    {
+        const char *uid = json_string_value(v);
+        const json_t *pod = uid ? pod_by_uid(s->pods, uid) : NULL;
+        int r = pod ? kc__jobtrack_remove(s->ctx, s->tr, s->key, pod) : 0;
+        if (r == 0) {
+            moved++;
+        } else {
+            json_array_append(left, v);
+            if (*rc == 0)
+                *rc = r;
+        }
+    }
+    json_array_clear(list);
+    json_array_extend(list, left);
+    json_decref(left);
+    return moved;
+}
+
+static void set_uncounted(sync *s)
+{
+    json_t *u = json_object();
+    if (json_array_size(s->usucc))
+        json_object_set(u, "succeeded", s->usucc);
+    if (json_array_size(s->ufail))
+        json_object_set(u, "failed", s->ufail);
+    ctrl_obj_set(s->upd, "status.uncountedTerminatedPods", u);
+}
+
+/* Remove the finalizer from every pod of the Job (it is finished or going). */
+static int release_all(sync *s, const json_t *pods)
+{
+    int rc = 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        int r = kc__jobtrack_remove(s->ctx, s->tr, s->key, p);
+        if (r < 0 && rc == 0)
+            rc = r;
+    }
+    return rc;
 }
 
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
@@ -553,13 +750,20 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         ctrl_client_get(ctrl_ctx_client(ctx), "batch/v1", "Job", req->ns, req->name, &job, NULL);
     if (ctrl_err_is_not_found(rc)) {
         kc__expect_delete(wl->expect, s.key);
+        kc__jobtrack_forget(wl->extra, s.key);
         return ctrl_done();
     }
     if (rc < 0)
         return ctrl_err(rc);
     s.job = job;
-    if (finished(job)) {
-        res = ttl_after_finished(ctx, job);
+    s.tr = wl->extra;
+    if (finished(job) || ctrl_obj_deleting(job)) {
+        /* Nothing more to count: no pod of it keeps the finalizer. */
+        if ((rc = kc__wl_pods(ctx, ctrl_obj_uid(job), &pods)) < 0 ||
+            (rc = release_all(&s, pods)) < 0)
+            res = ctrl_err(rc);
+        else if (finished(job))
+            res = ttl_after_finished(ctx, job);
         goto out;
     }
     const char *mode = ctrl_obj_get_string(job, "spec.completionMode");
@@ -589,6 +793,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         res = ctrl_err(rc);
         goto out;
     }
+    s.pods = pods;
     bool susp = suspended(job);
     if (!ctrl_obj_get(job, "status.startTime") && !susp)
         ctrl_obj_set(s.upd, "status.startTime", json_string(s.now));
@@ -637,7 +842,8 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         long n = (long)json_array_size(s.active), deleted = 0, deleted_ready = 0;
         if (n)
             kc__expect_set(wl->expect, s.key, 0, (int)n, ctrl_ctx_now(ctx));
-        act_rc = delete_pods(&s, s.active, &deleted, &deleted_ready);
+        bool failing = !strcmp(fin.type, "FailureTarget") || !strcmp(fin.type, "Failed");
+        act_rc = delete_pods(&s, s.active, failing, &deleted, &deleted_ready);
         s.ready -= deleted_ready;
         s.terminating += deleted;
         bool settled = deleted == n && satisfied;
@@ -678,23 +884,9 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
             }
         }
     }
-    /* The terminal condition once every pod has stopped. */
-    if (fin.type && json_array_size(s.active) == 0 && s.terminating == 0) {
-        cond_set(s.upd, fin.type, "True", fin.reason, fin.message, s.now);
-        if (!strcmp(fin.type, "Complete")) {
-            ctrl_obj_set(s.upd, "status.completionTime", json_string(s.now));
-            kc__wl_event(ctx, job, "Normal", "Completed", "Job completed");
-        } else {
-            kc__wl_event(ctx, job, "Warning", fin.reason, "%s", fin.message);
-        }
-    }
-
     kc__wl_set_int(s.upd, "active", (int64_t)json_array_size(s.active), true);
     kc__wl_set_int(s.upd, "ready", s.ready, false);
     kc__wl_set_int(s.upd, "terminating", s.terminating, false);
-    kc__wl_set_int(s.upd, "succeeded", s.succeeded, true);
-    kc__wl_set_int(s.upd, "failed", s.failed, true);
-    ctrl_obj_set(s.upd, "status.uncountedTerminatedPods", json_object());
     if (s.indexed) {
         char *ci = format_intervals(s.done_ix, s.completions);
         if (ci && *ci)
@@ -703,23 +895,66 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
             ctrl_obj_remove(s.upd, "status.completedIndexes");
         free(ci);
     }
-    rc = kc__wl_write_status(ctx, job, s.upd, &written);
+    /* Newly finished pods go to status.uncountedTerminatedPods first ... */
+    json_t *base = json_incref(job);
+    if (s.new_uncounted) {
+        kc__wl_set_int(s.upd, "succeeded", s.indexed ? s.succeeded : s.base_succeeded, true);
+        kc__wl_set_int(s.upd, "failed", s.base_failed, true);
+        set_uncounted(&s);
+        rc = kc__wl_write_status(ctx, job, s.upd, &written);
+        if (rc < 0) {
+            json_decref(base);
+            res = ctrl_err_is_not_found(rc) ? ctrl_done() : ctrl_err(rc);
+            goto out;
+        }
+        ctrl_obj_set(s.upd, "metadata.resourceVersion",
+                     json_string(ctrl_obj_resource_version(written)));
+        json_decref(base);
+        base = written;
+        written = NULL;
+    }
+    /* ... then lose their finalizer and move to the counters. */
+    int track_rc = 0;
+    long moved_s = count_uncounted(&s, s.usucc, &track_rc);
+    long moved_f = count_uncounted(&s, s.ufail, &track_rc);
+    kc__wl_set_int(s.upd, "succeeded", s.indexed ? s.succeeded : s.base_succeeded + moved_s, true);
+    kc__wl_set_int(s.upd, "failed", s.base_failed + moved_f, true);
+    set_uncounted(&s);
+    bool all_counted = json_array_size(s.usucc) == 0 && json_array_size(s.ufail) == 0;
+    /* The terminal condition once every pod has stopped and been counted. */
+    if (fin.type && json_array_size(s.active) == 0 && s.terminating == 0 && all_counted) {
+        cond_set(s.upd, fin.type, "True", fin.reason, fin.message, s.now);
+        if (!strcmp(fin.type, "Complete")) {
+            ctrl_obj_set(s.upd, "status.completionTime", json_string(s.now));
+            kc__wl_event(ctx, job, "Normal", "Completed", "Job completed");
+        } else {
+            kc__wl_event(ctx, job, "Warning", fin.reason, "%s", fin.message);
+        }
+    }
+    rc = kc__wl_write_status(ctx, base, s.upd, &written);
+    json_decref(base);
     if (rc < 0 && !ctrl_err_is_not_found(rc)) {
         res = ctrl_err(rc);
         goto out;
     }
+    if (act_rc == 0)
+        act_rc = track_rc;
     if (act_rc < 0) {
         res = ctrl_err(act_rc);
     } else if (written && finished(written)) {
         res = ttl_after_finished(ctx, written);
-    } else if (recheck > 0) {
-        res = ctrl_requeue_after(recheck);
+    } else if (recheck > 0 || s.backoff_ns > 0) {
+        res = kc__wl_after(
+            ctx, s.wall,
+            recheck > 0 && (s.backoff_ns == 0 || recheck < s.backoff_ns) ? recheck : s.backoff_ns);
     } else if (!satisfied || (fin.type && !finished(written))) {
         /* Events settle it; the timer is a safety net. */
         res = ctrl_requeue_after(EXPECT_RECHECK);
     }
 out:
     free(s.done_ix);
+    json_decref(s.usucc);
+    json_decref(s.ufail);
     json_decref(s.active);
     json_decref(s.upd);
     json_decref(written);
@@ -728,10 +963,22 @@ out:
     return res;
 }
 
+static void job_free(void *user)
+{
+    kc_wl *wl = user;
+    if (wl)
+        kc__jobtrack_free(wl->extra);
+    kc__wl_free(wl);
+}
+
 int kc__job_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t errlen)
 {
     kc_wl *wl = NULL;
     int rc = kc__wl_setup(mgr, cfg, "batch", "Job", &wl);
+    if (rc == 0 && !(wl->extra = kc__jobtrack_new())) {
+        kc__wl_free(wl);
+        rc = CTRL_ERR_NOMEM;
+    }
     if (rc < 0) {
         if (errbuf && errlen)
             snprintf(errbuf, errlen, "job: %s", ctrl_strerror(rc));
@@ -741,8 +988,10 @@ int kc__job_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t errlen
     ctrl_builder *b = ctrl_builder_for(mgr, "batch/v1", "Job");
     ctrl_builder_owns(b, "v1", "Pod");
     ctrl_builder_named(b, kc__controller_name("job", name, sizeof name));
-    ctrl_builder_with_user_free(b, kc__wl_free);
+    ctrl_builder_with_user_free(b, job_free);
     rc = ctrl_builder_complete(b, reconcile, wl);
+    if (rc == 0)
+        rc = kc__jobtrack_orphans_setup(mgr, cfg);
     if (rc < 0 && errbuf && errlen)
         snprintf(errbuf, errlen, "job: %s", ctrl_strerror(rc));
     return rc;

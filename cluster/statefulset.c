@@ -38,6 +38,7 @@
 #define REVISION_LABEL "controller-revision-hash"
 #define MAX_REPLICAS 100000
 #define EXPECT_RECHECK (1 * CTRL_SECOND)
+#define MAX_BURST 500 /* pod creates per sync (Parallel); the next sync does more */
 
 typedef struct sts_sync {
     ctrl_ctx *ctx;
@@ -273,7 +274,7 @@ static void plan(sts_sync *s)
         json_t *pod = s->slots[i];
         if (!pod) {
             json_array_append_new(s->creates, json_integer(s->start + i));
-            stop = s->monotonic;
+            stop = s->monotonic || json_array_size(s->creates) >= MAX_BURST;
         } else if (terminal(pod) && !terminating(pod)) {
             json_array_append(s->deletes, pod); /* recreated by a later sync */
             stop = s->monotonic;
@@ -526,7 +527,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     else if (!satisfied)
         res = ctrl_requeue_after(EXPECT_RECHECK);
     else if (s.wait_ns > 0)
-        res = ctrl_requeue_after(s.wait_ns);
+        res = kc__wl_after(ctx, s.wall, s.wait_ns);
 out:
     free(s.slots);
     json_decref(s.condemned);

@@ -145,6 +145,12 @@ int64_t kc__wl_wall(ctrl_ctx *ctx)
     return ctrl_clock_wall_ns(ctrl_ctx_clock(ctx));
 }
 
+ctrl_result kc__wl_after(ctrl_ctx *ctx, int64_t started_wall, int64_t delay_ns)
+{
+    int64_t left = delay_ns - (kc__wl_wall(ctx) - started_wall);
+    return ctrl_requeue_after(left > CTRL_MILLISECOND ? left : CTRL_MILLISECOND);
+}
+
 int kc__wl_create(ctrl_ctx *ctx, kc_wl *wl, const char *key, const json_t *pod, json_t **out)
 {
     int rc = 0;

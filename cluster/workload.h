@@ -61,6 +61,14 @@ int kc__wl_index(ctrl_manager *mgr, const char *api_version, const char *kind);
 int kc__wl_owned(ctrl_ctx *ctx, const char *api_version, const char *kind, const char *uid,
                  json_t **out);
 
+/*
+ * requeue_after(delay_ns), delay measured from started_wall (the wall time
+ * the reconcile read at its start): the time the reconcile itself took is
+ * taken off, so a clock that moved meanwhile (a slow write, a virtual
+ * clock's jump) does not push the next sync late. At least 1 ms.
+ */
+ctrl_result kc__wl_after(ctrl_ctx *ctx, int64_t started_wall, int64_t delay_ns);
+
 /* Wall-clock now of the manager's clock (nanoseconds since the epoch). */
 int64_t kc__wl_wall(ctrl_ctx *ctx);
 

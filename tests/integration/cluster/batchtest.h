@@ -52,13 +52,14 @@ void bt_patch(const char *api_version, const char *kind, const char *ns, const c
 void bt_pod_phase(const char *ns, const char *name, const char *phase, bool ready);
 
 /* Poll expr every 5 ms until it holds, for at most ms milliseconds of real
- * time; then assert it. */
+ * time; then assert that it did (expr is not evaluated again). */
 #define BT_WAIT(expr, ms, ...)                                                                     \
     do {                                                                                           \
         int64_t bt_deadline_ = bt_mono_ms() + (ms);                                                \
-        while (!(expr) && bt_mono_ms() < bt_deadline_)                                             \
+        bool bt_ok_;                                                                               \
+        while (!(bt_ok_ = (expr)) && bt_mono_ms() < bt_deadline_)                                  \
             bt_nap();                                                                              \
-        cr_assert((expr), __VA_ARGS__);                                                            \
+        cr_assert(bt_ok_, __VA_ARGS__);                                                            \
     } while (0)
 
 int64_t bt_mono_ms(void);

@@ -68,7 +68,9 @@ static size_t count_jobs(void)
     return n;
 }
 
-static void finish_job(const char *cj, long long minute, bool ok)
+/* Finish the job at minute (its status as the Job controller would write
+ * it); the completion time written goes to when_out (may be NULL). */
+static void finish_job_at(const char *cj, long long minute, bool ok, char *when_out)
 {
     char name[128], patch[512];
     snprintf(name, sizeof name, "%s-%lld", cj, minute);
@@ -90,6 +92,13 @@ static void finish_job(const char *cj, long long minute, bool ok)
                  "{\"type\":\"Failed\",\"status\":\"True\"}]}}",
                  when);
     bt_patch_status("batch/v1", "Job", "default", name, patch);
+    if (when_out)
+        strcpy(when_out, when);
+}
+
+static void finish_job(const char *cj, long long minute, bool ok)
+{
+    finish_job_at(cj, minute, ok, NULL);
 }
 
 static size_t active_count(const char *cj)
@@ -98,6 +107,15 @@ static size_t active_count(const char *cj)
     size_t n = json_array_size(json_object_get(json_object_get(c, "status"), "active"));
     json_decref(c);
     return n;
+}
+
+static bool first_active_is(const char *cj, const char *name)
+{
+    json_t *c = bt_get("batch/v1", "CronJob", "default", cj);
+    json_t *a = json_array_get(json_object_get(json_object_get(c, "status"), "active"), 0);
+    bool ok = a && !strcmp(bt_str(a, "name"), name);
+    json_decref(c);
+    return ok;
 }
 
 static bool cj_str_is(const char *cj, const char *path, const char *want)
@@ -159,10 +177,11 @@ Test(cronjob, creates_jobs_on_schedule_with_upstream_names_and_status)
     json_decref(cj);
     json_decref(job);
 
-    finish_job("hello", MINUTE0 + 1, true);
+    char done[32];
+    finish_job_at("hello", MINUTE0 + 1, true, done);
     BT_WAIT(active_count("hello") == 0, 10000, "a finished job leaves status.active");
-    BT_WAIT(cj_str_is("hello", "status.lastSuccessfulTime", "2026-01-01T00:01:01Z"), 10000,
-            "lastSuccessfulTime");
+    BT_WAIT(cj_str_is("hello", "status.lastSuccessfulTime", done), 10000, "lastSuccessfulTime %s",
+            done);
     BT_WAIT(has_event("SawCompletedJob"), 10000, "SawCompletedJob event");
 
     bt_advance(60 * CTRL_SECOND); /* 00:02:01 */
@@ -195,13 +214,10 @@ Test(cronjob, replace_deletes_the_running_job)
     bt_advance(60 * CTRL_SECOND);
     BT_WAIT(has_job_at("rp", MINUTE0 + 2), 10000, "second job");
     BT_WAIT(!has_job_at("rp", MINUTE0 + 1), 10000, "the first was deleted");
-    BT_WAIT(active_count("rp") == 1, 10000, "one active");
-    json_t *cj = bt_get("batch/v1", "CronJob", "default", "rp");
-    json_t *a = json_array_get(json_object_get(json_object_get(cj, "status"), "active"), 0);
     char want[64];
     snprintf(want, sizeof want, "rp-%lld", (long long)MINUTE0 + 2);
-    cr_assert_str_eq(bt_str(a, "name"), want);
-    json_decref(cj);
+    BT_WAIT(active_count("rp") == 1 && first_active_is("rp", want), 10000,
+            "status.active is the new job only");
 }
 
 Test(cronjob, allow_runs_concurrently)
@@ -275,4 +291,60 @@ Test(cronjob, bad_schedule_and_time_zone_are_reported)
     bt_advance(60 * CTRL_SECOND);
     settle();
     cr_assert_eq(count_jobs(), 0);
+}
+
+/* With the Job controller too: Jobs run pods, finish, and the history limit
+ * takes the old Jobs and their pods. */
+static void setup_with_jobs(void)
+{
+    bt_start("{\"controllers\":[\"cronjob\",\"job\"],\"nodes\":0}", T0);
+}
+
+TestSuite(cronjob_jobs, .init = setup_with_jobs, .fini = bt_stop, .timeout = 60);
+
+static bool run_pod_of(const char *job)
+{
+    char sel[128];
+    snprintf(sel, sizeof sel, "job-name=%s", job);
+    json_t *pods = bt_list("v1", "Pod", "default", sel);
+    bool done = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        if (strcmp(bt_str(p, "status.phase"), "Succeeded")) {
+            bt_pod_phase("default", bt_str(p, "metadata.name"), "Succeeded", false);
+            done = true;
+        }
+    }
+    json_decref(pods);
+    return done;
+}
+
+static size_t count_pods_all(void)
+{
+    json_t *pods = bt_list("v1", "Pod", "default", NULL);
+    size_t n = json_array_size(pods);
+    json_decref(pods);
+    return n;
+}
+
+Test(cronjob_jobs, jobs_run_and_history_takes_their_pods)
+{
+    cronjob("tick", "  schedule: '* * * * *'\n  successfulJobsHistoryLimit: 1\n");
+    for (int k = 1; k <= 2; k++) {
+        bt_advance((k == 1 ? 31 : 60) * CTRL_SECOND);
+        char name[64];
+        snprintf(name, sizeof name, "tick-%lld", (long long)MINUTE0 + k);
+        BT_WAIT(has_job_at("tick", MINUTE0 + k), 10000, "job %d", k);
+        BT_WAIT(run_pod_of(name), 10000, "a pod of %s to finish", name);
+        BT_WAIT(active_count("tick") == 0, 10000, "%s done", name);
+    }
+    BT_WAIT(count_jobs() == 1 && count_pods_all() == 1, 10000,
+            "the older job and its pod are gone (%zu jobs, %zu pods)", count_jobs(),
+            count_pods_all());
+    cr_assert(has_job_at("tick", MINUTE0 + 2));
+    json_t *cj = bt_get("batch/v1", "CronJob", "default", "tick");
+    cr_assert_neq(bt_str(cj, "status.lastSuccessfulTime")[0], 0);
+    json_decref(cj);
 }

@@ -375,3 +375,53 @@ Test(daemonset, on_delete)
             "the deleted pod comes back at the new template");
     BT_WAIT(ds_int("od", "status.updatedNumberScheduled") == 1, 10000, "one updated");
 }
+
+/* The live pod of the set on its node (a new reference), or NULL. */
+static json_t *live_pod(const char *ds)
+{
+    json_t *pods = pods_of(ds), *found = NULL;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        if (!json_object_get(json_object_get(p, "metadata"), "deletionTimestamp")) {
+            found = json_incref(p);
+            break;
+        }
+    }
+    json_decref(pods);
+    return found;
+}
+
+static bool replaced(const char *ds, const char *old_name)
+{
+    json_t *p = live_pod(ds);
+    bool ok = p && strcmp(bt_str(p, "metadata.name"), old_name) &&
+              strcmp(bt_str(p, "status.phase"), "Failed");
+    json_decref(p);
+    return ok;
+}
+
+Test(daemonset, failed_pods_are_replaced_with_backoff)
+{
+    node("n1", "{}", "[]");
+    daemonset("fb", "", "", "agent:1");
+    char name[128];
+    for (int round = 0; round < 3; round++) {
+        json_t *p = NULL;
+        BT_WAIT((p = live_pod("fb")) != NULL, 10000, "a pod (round %d)", round);
+        snprintf(name, sizeof name, "%s", bt_str(p, "metadata.name"));
+        json_decref(p);
+        bt_pod_phase("default", name, "Failed", false);
+        if (round == 2) {
+            /* Replaced twice already: now it waits 2 s from the last one. */
+            for (int i = 0; i < 60; i++)
+                bt_nap();
+            json_t *still = bt_get("v1", "Pod", "default", name);
+            cr_assert(still, "the failed pod waits out its backoff");
+            json_decref(still);
+        }
+        bt_advance(3 * CTRL_SECOND);
+        BT_WAIT(replaced("fb", name), 10000, "replaced (round %d)", round);
+    }
+}

@@ -5,7 +5,8 @@
  * label, hostname, JOB_COMPLETION_INDEX in every container), backoffLimit,
  * activeDeadlineSeconds, successPolicy, suspend and resume,
  * ttlSecondsAfterFinished, and the status and conditions as upstream
- * writes them. Pods are moved by hand (no kubelet here).
+ * writes them, and convergence when pod creates and status writes fail.
+ * Pods are moved by hand (no kubelet here).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -65,6 +66,18 @@ static json_t *an_active_pod(const char *job)
     return found;
 }
 
+static bool has_finalizer(const json_t *pod)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
+    {
+        if (!strcmp(json_string_value(f), "batch.kubernetes.io/job-tracking"))
+            return true;
+    }
+    return false;
+}
+
 static bool cond_is(const char *job, const char *type, const char *status)
 {
     json_t *j = bt_get("batch/v1", "Job", "default", job);
@@ -106,7 +119,9 @@ Test(job, nonindexed_completes_with_parallelism_and_upstream_status)
     bt_apply(PI_JOB);
     json_t *job = bt_get("batch/v1", "Job", "default", "pi");
     cr_assert(job);
-    const char *uid = bt_str(job, "metadata.uid");
+    char uid[64];
+    snprintf(uid, sizeof uid, "%s", bt_str(job, "metadata.uid"));
+    json_decref(job);
     BT_WAIT(count_pods("pi", NULL, false) == 2, 10000, "two pods for parallelism 2");
     json_t *pods = bt_list("v1", "Pod", "default", "job-name=pi");
     size_t i;
@@ -130,6 +145,7 @@ Test(job, nonindexed_completes_with_parallelism_and_upstream_status)
         cr_assert_str_eq(json_string_value(json_object_get(ref, "uid")), uid);
         cr_assert(json_is_true(json_object_get(ref, "controller")));
         cr_assert_null(json_object_get(json_object_get(p, "spec"), "hostname"));
+        cr_assert(has_finalizer(p), "a running pod carries batch.kubernetes.io/job-tracking");
     }
     json_decref(pods);
     BT_WAIT(job_int("pi", "status.active") == 2 && job_int("pi", "status.ready") == 0, 10000,
@@ -156,6 +172,9 @@ Test(job, nonindexed_completes_with_parallelism_and_upstream_status)
     BT_WAIT(cond_is("pi", "Complete", "True"), 10000, "Complete");
     cr_assert_eq(count_pods("pi", "Succeeded", false), 3);
     cr_assert_eq(count_pods("pi", NULL, false), 3, "no extra pod was created");
+    pods = bt_list("v1", "Pod", "default", "job-name=pi");
+    json_array_foreach(pods, i, p) cr_assert_not(has_finalizer(p), "counted pods are released");
+    json_decref(pods);
     j = bt_get("batch/v1", "Job", "default", "pi");
     json_t *st = json_object_get(j, "status");
     cr_assert_null(json_object_get(st, "active"));
@@ -286,17 +305,31 @@ Test(job, backoff_limit_fails_the_job)
              "kind: Job\n"
              "metadata: {name: bad, namespace: default}\n"
              "spec:\n"
-             "  backoffLimit: 1\n"
+             "  backoffLimit: 2\n"
              "  template:\n"
              "    spec:\n"
              "      restartPolicy: Never\n"
              "      containers: [{name: a, image: busybox}]\n");
-    for (int k = 0; k < 2; k++) {
+    /* Each replacement waits out the pod failure backoff: 10 s after the
+     * first failure, 20 s after the second (far more than the real time a
+     * round takes, even under sanitizers). */
+    for (int k = 0; k < 3; k++) {
         json_t *a = NULL;
         BT_WAIT((a = an_active_pod("bad")) != NULL, 10000, "a pod to fail (round %d)", k);
         bt_pod_phase("default", bt_str(a, "metadata.name"), "Failed", false);
         json_decref(a);
         BT_WAIT(job_int("bad", "status.failed") == k + 1, 10000, "failed %d", k + 1);
+        if (k == 2)
+            break;
+        for (int step = 0; step <= k; step++) {
+            for (int i = 0; i < 40; i++)
+                bt_nap();
+            cr_assert_eq(count_pods("bad", NULL, true), 0,
+                         "no new pod before the backoff (round %d, step %d)", k, step);
+            if (step < k)
+                bt_advance(10 * CTRL_SECOND);
+        }
+        bt_advance(11 * CTRL_SECOND);
     }
     BT_WAIT(cond_is("bad", "Failed", "True"), 10000, "Failed");
     json_t *j = bt_get("batch/v1", "Job", "default", "bad");
@@ -307,8 +340,9 @@ Test(job, backoff_limit_fails_the_job)
     cr_assert_str_eq(bt_str(f, "message"), "Job has reached the specified backoff limit");
     cr_assert_null(bt_cond(j, "Complete"));
     cr_assert_null(json_object_get(json_object_get(j, "status"), "completionTime"));
+    cr_assert_eq(bt_int(j, "status.failed", 0), 3);
     json_decref(j);
-    cr_assert_eq(count_pods("bad", NULL, false), 2, "no pod after the limit");
+    cr_assert_eq(count_pods("bad", NULL, false), 3, "no pod after the limit");
     cr_assert_eq(count_pods("bad", NULL, true), 0);
 }
 
@@ -326,7 +360,7 @@ Test(job, active_deadline_exceeded)
              "      restartPolicy: Never\n"
              "      containers: [{name: a, image: busybox}]\n");
     BT_WAIT(count_pods("slow", NULL, true) == 2, 10000, "two pods");
-    cr_assert_null(bt_cond(bt_get("batch/v1", "Job", "default", "slow"), "Failed"));
+    cr_assert_not(cond_is("slow", "Failed", "True"));
     bt_advance(31 * CTRL_SECOND);
     BT_WAIT(cond_is("slow", "Failed", "True"), 10000, "Failed after the deadline");
     json_t *j = bt_get("batch/v1", "Job", "default", "slow");
@@ -335,6 +369,7 @@ Test(job, active_deadline_exceeded)
                      "Job was active longer than specified deadline");
     cr_assert_str_eq(bt_str(bt_cond(j, "FailureTarget"), "reason"), "DeadlineExceeded");
     cr_assert_null(json_object_get(json_object_get(j, "status"), "active"));
+    cr_assert_eq(bt_int(j, "status.failed", 0), 2, "the running pods it deleted count as failed");
     json_decref(j);
     cr_assert_eq(count_pods("slow", NULL, false), 0, "its pods were deleted");
 }
@@ -435,6 +470,8 @@ Test(job, ttl_after_finished_deletes_the_job)
     BT_WAIT(count_pods("ttl", NULL, false) == 0, 10000, "its pods go with it");
 }
 
+/* A pod deleted while it runs counts as failed (upstream's isPodFailed);
+ * pods the controller deletes itself lose the finalizer first and do not. */
 Test(job, replaces_deleted_pods_and_scales_with_parallelism)
 {
     bt_apply("apiVersion: batch/v1\n"
@@ -456,10 +493,119 @@ Test(job, replaces_deleted_pods_and_scales_with_parallelism)
     cr_assert_eq(fakeapi_delete(bt_api, "v1", "Pod", "default", bt_str(a, "metadata.name"), &fe),
                  0);
     json_decref(a);
-    bt_nap();
+    BT_WAIT(job_int("sc", "status.failed") == 1, 10000,
+            "a pod deleted before it finished counts as failed");
     BT_WAIT(count_pods("sc", NULL, true) == 4, 10000, "replaced");
     bt_patch("batch/v1", "Job", "default", "sc", "{\"spec\":{\"parallelism\":2}}");
     BT_WAIT(count_pods("sc", NULL, true) == 2, 10000, "scaled down to two");
     BT_WAIT(job_int("sc", "status.active") == 2, 10000, "active 2");
-    cr_assert_eq(job_int("sc", "status.failed"), -1, "deleted pods are not failures");
+    cr_assert_eq(job_int("sc", "status.failed"), 1,
+                 "the controller's own deletions are not failures");
+}
+
+Test(job, converges_despite_api_errors)
+{
+    fakeapi_error fe = {0};
+    uint64_t ids[2];
+    cr_assert_eq(fakeapi_fault_add(bt_api,
+                                   &(fakeapi_fault){.verb = "create",
+                                                    .resource = "pods",
+                                                    .first = 2,
+                                                    .action = FAKEAPI_FAULT_ERROR,
+                                                    .status = 409,
+                                                    .reason = "Conflict"},
+                                   &ids[0], &fe),
+                 0, "%s", fe.message);
+    cr_assert_eq(fakeapi_fault_add(bt_api,
+                                   &(fakeapi_fault){.verb = "update",
+                                                    .subresource = "status",
+                                                    .resource = "jobs",
+                                                    .first = 3,
+                                                    .action = FAKEAPI_FAULT_ERROR,
+                                                    .status = 500},
+                                   &ids[1], &fe),
+                 0, "%s", fe.message);
+    bt_apply("apiVersion: batch/v1\n"
+             "kind: Job\n"
+             "metadata: {name: flaky, namespace: default}\n"
+             "spec:\n"
+             "  completions: 6\n"
+             "  parallelism: 3\n"
+             "  template:\n"
+             "    spec:\n"
+             "      restartPolicy: Never\n"
+             "      containers: [{name: a, image: busybox}]\n");
+    int done = 0;
+    int64_t deadline = bt_mono_ms() + 30000;
+    while (!cond_is("flaky", "Complete", "True")) {
+        cr_assert_leq(count_pods("flaky", NULL, true), 3, "never more than parallelism");
+        json_t *a = an_active_pod("flaky");
+        if (a && done < 6) {
+            bt_pod_phase("default", bt_str(a, "metadata.name"), "Succeeded", false);
+            done++;
+        }
+        json_decref(a);
+        cr_assert_lt(bt_mono_ms(), deadline, "complete: %d succeeded", done);
+        bt_nap();
+    }
+    cr_assert_eq(done, 6);
+    cr_assert_eq(count_pods("flaky", NULL, false), 6, "no pod beyond the completions");
+    cr_assert_eq(job_int("flaky", "status.succeeded"), 6);
+    for (int k = 0; k < 2; k++) {
+        unsigned long matched = 0, fired = 0;
+        cr_assert_eq(fakeapi_fault_hits(bt_api, ids[k], &matched, &fired), 0);
+        cr_assert_gt(fired, 0, "fault %d fired (%lu matched)", k, matched);
+    }
+}
+
+Test(job, counts_survive_pod_deletion)
+{
+    bt_apply("apiVersion: batch/v1\n"
+             "kind: Job\n"
+             "metadata: {name: keep, namespace: default}\n"
+             "spec:\n"
+             "  completions: 2\n"
+             "  parallelism: 1\n"
+             "  template:\n"
+             "    spec:\n"
+             "      restartPolicy: Never\n"
+             "      containers: [{name: a, image: busybox}]\n");
+    json_t *a = NULL;
+    BT_WAIT((a = an_active_pod("keep")) != NULL, 10000, "first pod");
+    char first[128];
+    snprintf(first, sizeof first, "%s", bt_str(a, "metadata.name"));
+    json_decref(a);
+    bt_pod_phase("default", first, "Succeeded", false);
+    BT_WAIT(job_int("keep", "status.succeeded") == 1, 10000, "counted");
+    json_t *p = NULL;
+    BT_WAIT((json_decref(p), p = bt_get("v1", "Pod", "default", first), p && !has_finalizer(p)),
+            10000, "released once counted");
+    json_decref(p);
+    fakeapi_error fe = {0};
+    cr_assert_eq(fakeapi_delete(bt_api, "v1", "Pod", "default", first, &fe), 0);
+    BT_WAIT((a = an_active_pod("keep")) != NULL, 10000, "second pod");
+    bt_pod_phase("default", bt_str(a, "metadata.name"), "Succeeded", false);
+    json_decref(a);
+    BT_WAIT(cond_is("keep", "Complete", "True"), 10000, "Complete");
+    cr_assert_eq(job_int("keep", "status.succeeded"), 2, "the deleted pod still counts");
+    cr_assert_eq(count_pods("keep", NULL, false), 1);
+}
+
+Test(job, pods_of_a_deleted_job_are_released)
+{
+    bt_apply("apiVersion: batch/v1\n"
+             "kind: Job\n"
+             "metadata: {name: gone, namespace: default}\n"
+             "spec:\n"
+             "  parallelism: 2\n"
+             "  completions: 2\n"
+             "  template:\n"
+             "    spec:\n"
+             "      restartPolicy: Never\n"
+             "      containers: [{name: a, image: busybox}]\n");
+    BT_WAIT(count_pods("gone", NULL, true) == 2, 10000, "two pods");
+    fakeapi_error fe = {0};
+    cr_assert_eq(fakeapi_delete(bt_api, "batch/v1", "Job", "default", "gone", &fe), 0);
+    BT_WAIT(count_pods("gone", NULL, false) == 0, 10000,
+            "the garbage collector's deletes complete once the finalizer goes");
 }

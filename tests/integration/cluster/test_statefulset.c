@@ -5,7 +5,8 @@
  * OrderedReady (checked at every observed point: never pod i+1 before pod
  * i is Running and Ready; scale-down from the highest ordinal), Parallel,
  * rolling updates from the highest ordinal down (with a partition),
- * OnDelete, spec.ordinals.start, the claim retention policy, and the status
+ * OnDelete, spec.ordinals.start, the claim retention policy, the order kept
+ * when pod creates and status writes fail, and the status
  * `kubectl rollout status statefulset` waits for. Pods are made Running
  * and Ready by hand (no kubelet here).
  */
@@ -80,7 +81,7 @@ static void check_ordered(const char *set, const json_t *pods, int start, int ma
         for (int j = start; j < i; j++) {
             snprintf(below, sizeof below, "%s-%d", set, j);
             const json_t *b = pod_named(pods, below);
-            char *dump = b ? json_dumps(json_object_get(b, "status"), JSON_COMPACT) : NULL;
+            char *dump = b ? json_dumps(b, JSON_COMPACT) : NULL;
             cr_assert(b && is_running_ready(b), "%s exists while %s is %s (status %s)", name, below,
                       b ? "not ready" : "missing", dump ? dump : "-");
             free(dump);
@@ -339,9 +340,9 @@ Test(statefulset, partitioned_rolling_update)
     bt_patch("apps/v1", "StatefulSet", "default", "pt",
              "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
              "\"image\":\"nginx:2\"}]}}}}");
-    BT_WAIT((drive_ready("pt", 3, false, 0), sts_int("pt", "status.updatedReplicas") == 1), 15000,
-            "one pod updated");
-    BT_WAIT(rollout_complete("pt"), 10000, "partitioned roll out complete");
+    BT_WAIT((drive_ready("pt", 3, false, 0),
+             sts_int("pt", "status.updatedReplicas") == 1 && rollout_complete("pt")),
+            15000, "one pod updated, partitioned roll out complete");
     json_t *pods = pods_of("pt");
     for (int i = 0; i < 3; i++) {
         char name[16];
@@ -434,4 +435,36 @@ Test(statefulset, failed_pod_is_recreated)
     json_decref(p);
     bt_pod_phase("default", "fp-0", "Failed", false);
     BT_WAIT(pod_uid_is_not("fp-0", uid), 10000, "fp-0 recreated");
+}
+
+Test(statefulset, ordered_despite_api_errors)
+{
+    fakeapi_error fe = {0};
+    uint64_t ids[2];
+    cr_assert_eq(fakeapi_fault_add(bt_api,
+                                   &(fakeapi_fault){.verb = "create",
+                                                    .resource = "pods",
+                                                    .first = 2,
+                                                    .action = FAKEAPI_FAULT_ERROR,
+                                                    .status = 500},
+                                   &ids[0], &fe),
+                 0, "%s", fe.message);
+    cr_assert_eq(fakeapi_fault_add(bt_api,
+                                   &(fakeapi_fault){.verb = "update",
+                                                    .subresource = "status",
+                                                    .resource = "statefulsets",
+                                                    .first = 3,
+                                                    .action = FAKEAPI_FAULT_ERROR,
+                                                    .status = 409,
+                                                    .reason = "Conflict"},
+                                   &ids[1], &fe),
+                 0, "%s", fe.message);
+    sts("fl", 5, "", "nginx:1");
+    drive_ready("fl", 5, true, 0);
+    BT_WAIT(rollout_complete("fl"), 15000, "rollout status complete");
+    for (int k = 0; k < 2; k++) {
+        unsigned long matched = 0, fired = 0;
+        cr_assert_eq(fakeapi_fault_hits(bt_api, ids[k], &matched, &fired), 0);
+        cr_assert_gt(fired, 0, "fault %d fired (%lu matched)", k, matched);
+    }
 }
