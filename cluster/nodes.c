@@ -7,9 +7,10 @@
  * - One controller, "kc-nodes", For Node, with one worker. Its reconcile is
  *   the node's kubelet: it creates the Node the first time (as a kubelet
  *   registers), writes its conditions when they should change or the
- *   heartbeat is due, and renews its Lease every KC_NODE_LEASE_RENEW of
- *   clock time (ctrl_requeue_after; the document's nodeLeaseRenew changes
- *   it: a long scenario may not want 8,640 renewals a day per node). The first reconciles come from
+ *   heartbeat is due, and renews its Lease every nodeLeaseRenew of clock
+ *   time when the document asks (ctrl_requeue_after; by default never: a
+ *   long scenario does not want 8,640 renewals a day per node, and with no
+ *   renewals there are no periodic heartbeats either). The first reconciles come from
  * a watch of the kube-node-lease Namespace (which the server always has), mapped to every
  * configured node's name.
  * - A node deleted by a user after we registered it stays deleted (a

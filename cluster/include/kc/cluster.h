@@ -25,7 +25,8 @@
  *   stages: FILE | [rule, ...]    # pod lifecycle rules (docs/cluster.md)
  *   caCert: PEM | FILE            # the CA published in kube-root-ca.crt and
  *                                 # token Secrets (default: a placeholder)
- *   nodeLeaseRenew: 10s           # how often node Leases are renewed (0: once)
+ *   nodeLeaseRenew: 10s           # renew node Leases on this interval (default:
+ *                                 # made once, never renewed)
  *
  * Threads: kc_config_* from any one thread; a kc_config is immutable once
  * made and may be shared by several managers (reference-counted).
