@@ -44,6 +44,7 @@ enum {
     Q_DELETING,
     Q_STATE,
     Q_ORPHANS,
+    Q_UID_LIVE,
     Q_BEGIN,
     Q_COMMIT,
     Q_ROLLBACK,
@@ -83,6 +84,8 @@ static const char *const queries[Q_MAX] = {
                    "ORDER BY key,ns,name",
     [Q_ORPHANS] = "SELECT DISTINCT o.key,o.ns,o.name FROM owners o WHERE NOT EXISTS "
                   "(SELECT 1 FROM objects WHERE uid=o.owner) ORDER BY o.key,o.ns,o.name",
+    [Q_UID_LIVE] = "SELECT 1 FROM objects WHERE uid=?1 AND "
+                   "json_extract(data,'$.metadata.deletionTimestamp') IS NULL",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
@@ -563,6 +566,15 @@ int fakeapi__store_orphans(fakeapi__store *s, fakeapi__store_dep_fn cb, void *ud
 int fakeapi__store_uid_exists(fakeapi__store *s, const char *uid)
 {
     sqlite3_stmt *st = stmt(s, Q_UID);
+    bind_text(st, 1, uid);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int fakeapi__store_uid_live(fakeapi__store *s, const char *uid)
+{
+    sqlite3_stmt *st = stmt(s, Q_UID_LIVE);
     bind_text(st, 1, uid);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);

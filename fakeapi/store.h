@@ -124,6 +124,8 @@ int fakeapi__store_orphans(fakeapi__store *s, fakeapi__store_dep_fn cb, void *ud
 
 /* 1 if an object with this uid exists, 0 if not, -1 on error. */
 int fakeapi__store_uid_exists(fakeapi__store *s, const char *uid);
+/* The same, for an object that is not being deleted (no deletionTimestamp). */
+int fakeapi__store_uid_live(fakeapi__store *s, const char *uid);
 
 /* The last SQLite error message (borrowed). */
 const char *fakeapi__store_errmsg(fakeapi__store *s);
