@@ -12,7 +12,8 @@ status=0
 build/scenarios/scenario run scenarios/examples/replicaset-basic.yaml \
     scenarios/examples/replicaset-faults.yaml scenarios/examples/leader-failover.yaml \
     scenarios/examples/cronjob-day.yaml scenarios/examples/cronjob-count.yaml \
-    scenarios/examples/singleton-fixed.yaml --seed 1 || status=$?
+    scenarios/examples/singleton-fixed.yaml scenarios/examples/webapp-node-failure.yaml \
+    --seed 1 || status=$?
 echo
 echo "== exploring 200 seeds of a deliberately buggy controller =="
 build/scenarios/scenario explore scenarios/examples/singleton-buggy.yaml --seeds 1..200 \
@@ -21,6 +22,11 @@ echo "== and of the fixed one =="
 build/scenarios/scenario explore scenarios/examples/singleton-fixed.yaml --seeds 1..200 \
     --jobs 2 | tail -n 1 || status=1
 echo
+echo "== a cluster that moves: an operator whose Ready must follow its Deployment =="
+build/scenarios/scenario explore scenarios/examples/webapp-buggy.yaml --seeds 1..20 --jobs 2 \
+    | tail -n 1 || true
+echo
 echo "A fake API server for kubectl: build/fakeapi/fakeapi serve --kubeconfig build/kubeconfig"
 echo "  then: kubectl --kubeconfig build/kubeconfig get namespaces"
+echo "  (with --cluster, Deployments roll out and Pods run: docs/cluster.md)"
 exit $status
