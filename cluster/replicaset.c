@@ -9,7 +9,9 @@
  *   informers' stores locked. No threads of our own.
  * - Reads come from the cache: the ReplicaSet from its informer, its pods
  *   through two Pod indexes (by controller uid, and orphans by namespace),
- *   so a reconcile touches only the pods it may claim.
+ *   so a reconcile touches only the pods it may claim. Pods are read shared
+ *   (ctrl_informer_by_index_shared: read-only, not unpacked again while
+ *   unchanged), since every pod event reads all of its owner's pods.
  * - Expectations (expectations.h): before creating n pods the reconcile
  *   expects n creations; before deleting, it expects the deletions and
  *   records which pods (rs_ctl.dels), so that a pod's deletionTimestamp and
@@ -293,7 +295,7 @@ static json_t *related_pods(rs_ctl *s, const json_t *rs, const json_t *own)
         const char *su = json_string_value(json_object_get(sref, "uid"));
         json_t *pods = NULL;
         if (!su || strcmp(su, owner) ||
-            ctrl_informer_by_index(s->pods, OWNER_INDEX, ctrl_obj_uid(sib), &pods) < 0)
+            ctrl_informer_by_index_shared(s->pods, OWNER_INDEX, ctrl_obj_uid(sib), &pods) < 0)
             continue;
         json_array_extend(out, pods);
         json_decref(pods);
@@ -437,8 +439,10 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         ctrl_log_error(ctx, "malformed spec.selector");
         goto out;
     }
-    if ((rc = ctrl_informer_by_index(s->pods, OWNER_INDEX, ctrl_obj_uid(rs), &owned)) < 0 ||
-        (rc = ctrl_informer_by_index(s->pods, ORPHAN_INDEX, req->ns, &orphans)) < 0) {
+    /* Shared (read-only) pods: every pod event reconciles the owner, which
+     * reads all its pods; nothing here changes them. */
+    if ((rc = ctrl_informer_by_index_shared(s->pods, OWNER_INDEX, ctrl_obj_uid(rs), &owned)) < 0 ||
+        (rc = ctrl_informer_by_index_shared(s->pods, ORPHAN_INDEX, req->ns, &orphans)) < 0) {
         res = ctrl_err(rc);
         goto out;
     }

@@ -996,6 +996,14 @@ int ctrl_informer_by_index(ctrl_informer *inf, const char *name, const char *val
     return ctrl__store_by_index(inf->store, name, value, out);
 }
 
+int ctrl_informer_by_index_shared(ctrl_informer *inf, const char *name, const char *value,
+                                  json_t **out)
+{
+    if (!inf || !out)
+        return CTRL_ERR_ARG;
+    return ctrl__store_by_index_shared(inf->store, name, value, out);
+}
+
 void ctrl_informer_stats_get(ctrl_informer *inf, ctrl_informer_stats *out)
 {
     if (!inf || !out)

@@ -37,6 +37,18 @@
  *   store (relist, resync, a late handler) take keys and get one object at
  *   a time, so nothing unpacks the whole store at once.
  *
+ *   Shared reads (by_index_shared) are for hot read-only callers that
+ *   would otherwise unpack the same unchanged objects again and again (a
+ *   ReplicaSet's reconcile reads all its pods on every pod event): the
+ *   first such read of a record unpacks it into `trees` (key -> object,
+ *   under the read lock and tmu, so the record is current), later reads
+ *   hand out references to that object, and a writer drops the entry
+ *   (write lock held) when it replaces or removes the key. Nobody may
+ *   change a shared object; jansson's reference counts are atomic, so
+ *   readers on several threads may take and drop references at once.
+ *   Memory: a kept object costs its full tree (~4x the record) for as long
+ *   as it stays unchanged, only for objects read this way.
+ *
  *   Writes. put takes the informer's parsed object (json_t) and packs its
  *   record before taking the lock. Index values are not remembered per
  *   object: replacing or removing an object recomputes the old values from
@@ -87,6 +99,10 @@ typedef struct store_index {
 struct ctrl__store {
     pthread_rwlock_t lock;
     json_t *objects; /* key -> record */
+    /* key -> the record's object unpacked once for shared reads; filled by
+     * readers (read lock and tmu held), dropped by writers (write lock). */
+    json_t *trees;
+    pthread_mutex_t tmu;
     store_index *idx;
     size_t nidx, capidx;
 };
@@ -219,17 +235,21 @@ int ctrl__store_new(ctrl__store **out)
         return CTRL_ERR_NOMEM;
     }
     s->objects = json_object();
+    s->trees = json_object();
+    pthread_mutex_init(&s->tmu, NULL);
     s->idx = calloc(4, sizeof *s->idx);
     s->capidx = 4;
     if (s->idx)
         s->idx[0] = (store_index){.name = strdup(CTRL__INDEX_NAMESPACE), .map = json_object()};
-    if (!s->objects || !s->idx || !s->idx[0].name || !s->idx[0].map) {
+    if (!s->objects || !s->trees || !s->idx || !s->idx[0].name || !s->idx[0].map) {
         if (s->idx) {
             free(s->idx[0].name);
             json_decref(s->idx[0].map);
         }
         free(s->idx);
         json_decref(s->objects);
+        json_decref(s->trees);
+        pthread_mutex_destroy(&s->tmu);
         pthread_rwlock_destroy(&s->lock);
         free(s);
         return CTRL_ERR_NOMEM;
@@ -249,6 +269,8 @@ void ctrl__store_free(ctrl__store *s)
     }
     free(s->idx);
     json_decref(s->objects);
+    json_decref(s->trees);
+    pthread_mutex_destroy(&s->tmu);
     pthread_rwlock_destroy(&s->lock);
     free(s);
 }
@@ -349,6 +371,8 @@ int ctrl__store_put(ctrl__store *s, const char *key, const json_t *obj, json_t *
     rc = prev_object(s, prev, seen, &prev_obj, old != NULL);
     if (rc == 0 && prev)
         index_all(s, key, prev, prev_obj, false);
+    if (rc == 0)
+        json_object_del(s->trees, key); /* stale once rec replaces prev */
     if (rc == 0 && json_object_set_nocheck(s->objects, key, rec) < 0) {
         rc = CTRL_ERR_NOMEM;
         if (prev)
@@ -383,6 +407,7 @@ int ctrl__store_remove(ctrl__store *s, const char *key, json_t **old)
     if (rc == 0 && prev) {
         index_all(s, key, prev, prev_obj, false);
         json_object_del(s->objects, key);
+        json_object_del(s->trees, key);
     }
     pthread_rwlock_unlock(&s->lock);
 out:
@@ -472,6 +497,7 @@ bool ctrl__store_has_rv(ctrl__store *s, const char *key, const char *rv)
 /* A record taken by a read: a reference, and its parts. */
 typedef struct hit {
     json_t *rec;
+    json_t *tree; /* shared reads: the record's shared object (a reference) */
     rec_view v;
 } hit;
 
@@ -482,9 +508,37 @@ static int cmp_hits(const void *a, const void *b)
     return c ? c : strcmp(x->v.name, y->v.name);
 }
 
+/* The shared object of rec stored under key (a new reference), unpacked
+ * and remembered on first use, or NULL (out of memory). Read lock held, so
+ * rec is the record under key now and no writer can drop the entry while
+ * it is made. */
+static json_t *shared_tree(ctrl__store *s, const char *key, const json_t *rec)
+{
+    pthread_mutex_lock(&s->tmu);
+    json_t *tree = json_object_get(s->trees, key);
+    if (!tree) {
+        tree = rec_load(rec);
+        if (tree && json_object_set_new_nocheck(s->trees, key, tree) < 0)
+            tree = NULL; /* set_new released it */
+    }
+    json_incref(tree);
+    pthread_mutex_unlock(&s->tmu);
+    return tree;
+}
+
+static void release(hit *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_decref(v[i].rec);
+        json_decref(v[i].tree);
+    }
+    free(v);
+}
+
 /* Collect (incref) the records of set that sel matches (NULL = all),
- * sorted by namespace then name once the lock is released. Lock held. */
-static int collect(json_t *set, const ctrl__selector *sel, hit **v, size_t *n)
+ * sorted by namespace then name once the lock is released; with shared
+ * (not NULL), also their shared objects from that store. Lock held. */
+static int collect(json_t *set, const ctrl__selector *sel, ctrl__store *shared, hit **v, size_t *n)
 {
     size_t cap = json_object_size(set);
     *n = 0;
@@ -499,17 +553,17 @@ static int collect(json_t *set, const ctrl__selector *sel, hit **v, size_t *n)
         rec_view_of(rec, &h->v);
         if (sel && !packed_matches(sel, h->v.labels))
             continue;
+        h->tree = NULL;
+        if (shared && !(h->tree = shared_tree(shared, key, rec))) {
+            release(*v, *n);
+            *v = NULL;
+            *n = 0;
+            return CTRL_ERR_NOMEM;
+        }
         h->rec = json_incref(rec);
         (*n)++;
     }
     return 0;
-}
-
-static void release(hit *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        json_decref(v[i].rec);
-    free(v);
 }
 
 /* Sort the collected records, unpack them into a new array, release them. */
@@ -520,7 +574,8 @@ static int to_array(hit *v, size_t n, json_t **out)
     json_t *arr = json_array();
     int rc = arr ? 0 : CTRL_ERR_NOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        json_t *obj = ctrl__unpack(v[i].v.body, v[i].v.body_len);
+        json_t *obj =
+            v[i].tree ? json_incref(v[i].tree) : ctrl__unpack(v[i].v.body, v[i].v.body_len);
         if (!obj || json_array_append_new(arr, obj) < 0)
             rc = CTRL_ERR_NOMEM;
     }
@@ -545,14 +600,14 @@ int ctrl__store_list(ctrl__store *s, const char *ns, const ctrl__selector *sel, 
     size_t n = 0;
     pthread_rwlock_rdlock(&s->lock);
     json_t *set = ns_set(s, ns);
-    int rc = set ? collect(set, sel, &v, &n) : 0;
+    int rc = set ? collect(set, sel, NULL, &v, &n) : 0;
     pthread_rwlock_unlock(&s->lock);
     if (rc < 0)
         return rc;
     return to_array(v, n, out);
 }
 
-int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, json_t **out)
+static int by_index(ctrl__store *s, const char *name, const char *value, bool shared, json_t **out)
 {
     if (!name || !value)
         return CTRL_ERR_ARG;
@@ -563,7 +618,7 @@ int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, js
     for (size_t i = 0; i < s->nidx; i++) {
         if (!strcmp(s->idx[i].name, name)) {
             json_t *set = json_object_get(s->idx[i].map, value);
-            rc = set ? collect(set, NULL, &v, &n) : 0;
+            rc = set ? collect(set, NULL, shared ? s : NULL, &v, &n) : 0;
             break;
         }
     }
@@ -573,13 +628,23 @@ int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, js
     return to_array(v, n, out);
 }
 
+int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, json_t **out)
+{
+    return by_index(s, name, value, false, out);
+}
+
+int ctrl__store_by_index_shared(ctrl__store *s, const char *name, const char *value, json_t **out)
+{
+    return by_index(s, name, value, true, out);
+}
+
 json_t *ctrl__store_keys(ctrl__store *s, const char *ns)
 {
     hit *v = NULL;
     size_t n = 0;
     pthread_rwlock_rdlock(&s->lock);
     json_t *set = ns_set(s, ns);
-    int rc = set ? collect(set, NULL, &v, &n) : 0;
+    int rc = set ? collect(set, NULL, NULL, &v, &n) : 0;
     pthread_rwlock_unlock(&s->lock);
     if (rc < 0)
         return NULL;

@@ -83,6 +83,10 @@ int ctrl__store_get(ctrl__store *s, const char *key, json_t **out);
 bool ctrl__store_has_rv(ctrl__store *s, const char *key, const char *rv);
 int ctrl__store_list(ctrl__store *s, const char *ns, const ctrl__selector *sel, json_t **out);
 int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, json_t **out);
+/* by_index_shared: as by_index, but the array holds the store's shared
+ * objects (each unpacked once per stored version and kept until the key is
+ * replaced or removed): read-only for everyone (ctrl_informer_by_index_shared). */
+int ctrl__store_by_index_shared(ctrl__store *s, const char *name, const char *value, json_t **out);
 json_t *ctrl__store_keys(ctrl__store *s, const char *ns);
 size_t ctrl__store_len(ctrl__store *s);
 

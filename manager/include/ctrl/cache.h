@@ -146,8 +146,16 @@ int ctrl_informer_add_index(ctrl_informer *inf, const char *name, ctrl_index_fn 
 /* Objects whose index name has value, sorted as ctrl_informer_list; *out a
  * new array of new objects, the caller's own. CTRL_ERR_ARG for an unknown
  * index. */
-int ctrl_informer_by_index(ctrl_informer *inf, const char *name, const char *value,
-                           json_t **out);
+int ctrl_informer_by_index(ctrl_informer *inf, const char *name, const char *value, json_t **out);
+/* As ctrl_informer_by_index, but *out (a new array, the caller's own)
+ * holds objects shared with the cache and with every other caller:
+ * READ-ONLY - never change them or anything in them (json_deep_copy one to
+ * change it); keeping references is safe (json_incref/json_decref are
+ * atomic), they never change. Each stored version is unpacked once and
+ * kept while unchanged, so a hot reconcile that reads many unchanged
+ * objects pays a reference per object instead of an unpack. */
+int ctrl_informer_by_index_shared(ctrl_informer *inf, const char *name, const char *value,
+                                  json_t **out);
 
 /* Counters, for tests and metrics. */
 typedef struct ctrl_informer_stats {

@@ -101,6 +101,57 @@ Test(cache, indexes)
     cr_assert_eq(count_by(inf, "datakeys", "v"), 2);
 }
 
+/* data.v of the one object shared reads return under owner=value. */
+static const char *shared_v(ctrl_informer *inf, const char *value, json_t **arr)
+{
+    cr_assert_eq(ctrl_informer_by_index_shared(inf, "owner", value, arr), 0);
+    cr_assert_eq(json_array_size(*arr), 1);
+    return json_string_value(
+        json_object_get(json_object_get(json_array_get(*arr, 0), "data"), "v"));
+}
+
+/* Shared reads: the same object while unchanged, a new one once updated
+ * (the old one kept intact for whoever holds it), gone once deleted. */
+Test(cache, shared_index_reads)
+{
+    put_cm("default", "s1", "\"owner\":\"carol\"", "1");
+    put_cm("default", "s2", "\"owner\":\"dave\"", "1");
+    ctrl_informer *inf = cm_informer(&(ctrl_cache_options){.no_watch_list = true}, NULL, NULL);
+    cr_assert_eq(ctrl_informer_add_index(inf, "owner", by_owner, NULL), 0);
+    cr_assert_eq(ctrl_cache_start(cache), 0);
+    cr_assert_eq(ctrl_cache_wait_for_sync(cache, 10 * CTRL_SECOND), 0);
+    json_t *a = NULL, *b = NULL, *c = NULL;
+    cr_assert_str_eq(shared_v(inf, "carol", &a), "1");
+    cr_assert_str_eq(shared_v(inf, "carol", &b), "1");
+    cr_assert_eq(json_array_get(a, 0), json_array_get(b, 0), "unchanged: one shared object");
+    json_decref(b);
+    /* An ordinary read is a copy of its own. */
+    cr_assert_eq(ctrl_informer_by_index(inf, "owner", "carol", &b), 0);
+    cr_assert_neq(json_array_get(a, 0), json_array_get(b, 0));
+    cr_assert(json_equal(json_array_get(a, 0), json_array_get(b, 0)));
+    json_decref(b);
+    cr_assert_eq(ctrl_informer_by_index_shared(inf, "nope", "x", &b), CTRL_ERR_ARG);
+    put_cm("default", "s1", "\"owner\":\"carol\"", "2");
+    WAIT_FOR(data_v(inf, "default", "s1") == '2', 5000);
+    cr_assert_str_eq(shared_v(inf, "carol", &b), "2", "an update replaces the shared object");
+    cr_assert_neq(json_array_get(a, 0), json_array_get(b, 0));
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(json_array_get(a, 0), "data"), "v")), "1",
+        "a reference taken before the update still sees its version");
+    /* Moving to another index value, and deleting. */
+    put_cm("default", "s1", "\"owner\":\"dave\"", "3");
+    WAIT_FOR(count_by(inf, "owner", "carol") == 0, 5000);
+    cr_assert_eq(ctrl_informer_by_index_shared(inf, "owner", "dave", &c), 0);
+    cr_assert_eq(json_array_size(c), 2);
+    json_decref(c);
+    del_cm("default", "s2");
+    WAIT_FOR(count_by(inf, "owner", "dave") == 1, 5000);
+    cr_assert_str_eq(shared_v(inf, "dave", &c), "3");
+    json_decref(c);
+    json_decref(b);
+    json_decref(a);
+}
+
 static size_t list_n(ctrl_informer *inf, const char *ns, const char *sel)
 {
     json_t *arr = NULL;
