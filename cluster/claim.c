@@ -96,7 +96,8 @@ int kc__claim(const kc_claim *cl, const json_t *objs, json_t **out)
         int m = kc__selector_matches(cl->selector, ctrl_obj_get(obj, "metadata.labels"));
         const json_t *ctl = ctrl_get_controller_of(obj);
         if (ctl) {
-            if (!kc__controlled_by(obj, owner_uid))
+            const char *uid = json_string_value(json_object_get(ctl, "uid"));
+            if (!uid || !owner_uid || strcmp(uid, owner_uid))
                 continue; /* another owner's */
             if (m == 1) {
                 json_array_append(claimed, obj);
