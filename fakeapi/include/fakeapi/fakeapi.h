@@ -310,6 +310,9 @@ int fakeapi_fault_hits(fakeapi_server *srv, uint64_t id, unsigned long *matched,
  * data and tokens are never written.
  */
 int fakeapi_trace_open(fakeapi_server *srv, const char *path, fakeapi_error *err);
+/* Trace lines written since the server started, and the real time spent
+ * formatting and writing them (for benchmarks). */
+void fakeapi_trace_stats(fakeapi_server *srv, unsigned long *lines, int64_t *ns);
 
 /*
  * Record every request as an audit.k8s.io/v1 Event, one JSON line each, to
