@@ -12,6 +12,8 @@ int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    if (f && srv->opts.trace_buffered)
+        setvbuf(f, NULL, _IOFBF, 64 * 1024);
     pthread_mutex_lock(&srv->trace_mu);
     FILE *old = srv->trace;
     srv->trace = f;
@@ -26,6 +28,14 @@ void fakeapi_trace_stats(fakeapi_server *srv, unsigned long *lines, int64_t *ns)
     pthread_mutex_lock(&srv->trace_mu);
     *lines = srv->trace_writes;
     *ns = srv->trace_write_ns;
+    pthread_mutex_unlock(&srv->trace_mu);
+}
+
+void fakeapi_trace_flush(fakeapi_server *srv)
+{
+    pthread_mutex_lock(&srv->trace_mu);
+    if (srv->trace)
+        fflush(srv->trace);
     pthread_mutex_unlock(&srv->trace_mu);
 }
 
@@ -54,7 +64,8 @@ static void emit(fakeapi_server *srv, const char *kind, json_t *fields)
         if (line) {
             fputs(line, srv->trace);
             fputc('\n', srv->trace);
-            fflush(srv->trace);
+            if (!srv->opts.trace_buffered)
+                fflush(srv->trace);
         }
         free(line);
         srv->trace_writes++;

@@ -863,6 +863,7 @@ static int step_expect_write(run *r, int n, const scn_step *st)
     for (;;) {
         if (quiet(r, n) < 0 || check_invariants(r, n) < 0)
             return -1;
+        fakeapi_trace_flush(r->srv); /* it reads the trace so far */
         int found = scn__find_write(r->trace_path, r->record_path[0] ? r->record_path : NULL, st,
                                     r->writes_used, msg, sizeof msg);
         if (found < 0)
@@ -1032,6 +1033,7 @@ static int setup(run *r)
         .seed = r->seed,
         .hold_new_watches = true,
         .sync_gc = true,
+        .trace_buffered = true,
         .on_held = on_held,
         .on_held_ud = r,
     };
@@ -1276,6 +1278,7 @@ static bool single_leader_holds(run *r, size_t i, char *msg, size_t len)
         return false;
     }
     const scn_cond *c = r->sc->invariants[i];
+    fakeapi_trace_flush(r->srv); /* it reads the trace so far */
     if (!r->leaders[i] && scn__leadership_new(c, r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
         snprintf(msg, len, "cannot read the trace %s", r->trace_path);
         return false;
