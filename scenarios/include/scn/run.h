@@ -69,10 +69,10 @@ typedef struct scn_run_timing {
     double cpu;            /* process CPU time (all threads) over the run */
     double handoff_wait;   /* the driver waiting for an actor to give the turn back */
     unsigned long thread_turns, outside_turns, advances;
-    unsigned long http_requests; /* client side, every manager's (libctrl transport) */
-    double http_seconds;         /* summed over those requests, curl's perform call */
-    unsigned long trace_writes;  /* trace lines written by the server */
-    double trace_write_seconds;  /* summed over those lines: format and write */
+    unsigned long http_requests;         /* client side, every manager's (libctrl transport) */
+    double http_seconds;                 /* summed over those requests, curl's perform call */
+    unsigned long trace_writes;          /* trace lines written by the server */
+    double trace_write_seconds;          /* summed over those lines: format and write */
     long ctx_voluntary, ctx_involuntary; /* context switches of the process (getrusage) */
 } scn_run_timing;
 
