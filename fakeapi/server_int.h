@@ -86,6 +86,8 @@ struct fakeapi_server {
     fakeapi__metrics *metrics;
     pthread_mutex_t trace_mu; /* guards trace (trace.c) */
     FILE *trace;
+    unsigned long trace_writes; /* lines written (trace_mu) */
+    int64_t trace_write_ns;     /* real time spent formatting and writing them (trace_mu) */
     /* record.c: the audit log (fakeapi_record_open). recording is read
      * without the lock, so an unrecorded server does no work per request. */
     pthread_mutex_t record_mu; /* guards record and the options below */

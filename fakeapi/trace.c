@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t errlen)
 {
@@ -11,6 +12,8 @@ int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    if (f && srv->opts.trace_buffered)
+        setvbuf(f, NULL, _IOFBF, 64 * 1024);
     pthread_mutex_lock(&srv->trace_mu);
     FILE *old = srv->trace;
     srv->trace = f;
@@ -20,6 +23,22 @@ int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t
     return 0;
 }
 
+void fakeapi_trace_stats(fakeapi_server *srv, unsigned long *lines, int64_t *ns)
+{
+    pthread_mutex_lock(&srv->trace_mu);
+    *lines = srv->trace_writes;
+    *ns = srv->trace_write_ns;
+    pthread_mutex_unlock(&srv->trace_mu);
+}
+
+void fakeapi_trace_flush(fakeapi_server *srv)
+{
+    pthread_mutex_lock(&srv->trace_mu);
+    if (srv->trace)
+        fflush(srv->trace);
+    pthread_mutex_unlock(&srv->trace_mu);
+}
+
 void fakeapi__trace_close(fakeapi_server *srv)
 {
     char err[8];
@@ -27,19 +46,30 @@ void fakeapi__trace_close(fakeapi_server *srv)
 }
 
 /* Write one line: the fields object is stolen. */
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void emit(fakeapi_server *srv, const char *kind, json_t *fields)
 {
     pthread_mutex_lock(&srv->trace_mu);
     if (srv->trace && fields) {
+        int64_t t0 = mono_ns();
         json_object_set_new(fields, "t", json_integer((json_int_t)fakeapi__srv_now(srv)));
         json_object_set_new(fields, "kind", json_string(kind));
         char *line = json_dumps(fields, JSON_COMPACT | JSON_SORT_KEYS);
         if (line) {
             fputs(line, srv->trace);
             fputc('\n', srv->trace);
-            fflush(srv->trace);
+            if (!srv->opts.trace_buffered)
+                fflush(srv->trace);
         }
         free(line);
+        srv->trace_writes++;
+        srv->trace_write_ns += mono_ns() - t0;
     }
     pthread_mutex_unlock(&srv->trace_mu);
     json_decref(fields);

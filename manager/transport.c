@@ -39,6 +39,16 @@
 #include "error_int.h"
 #include "transport.h"
 
+/* Process-wide totals of the requests that are not watches (benchmarks). */
+static atomic_ulong totals_requests;
+static atomic_llong totals_ns;
+
+void ctrl_transport_totals(unsigned long *requests, long long *ns)
+{
+    *requests = atomic_load_explicit(&totals_requests, memory_order_relaxed);
+    *ns = atomic_load_explicit(&totals_ns, memory_order_relaxed);
+}
+
 #define DEFAULT_UA "kube-harness-ctrl/0.1"
 #define TOKEN_REFRESH_NS (60LL * 1000000000LL)
 #define NS_PER_MS 1000000LL
@@ -763,7 +773,20 @@ int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__respo
             rc = ctrl__error_set(err, rc, "%s %s: cannot set up the request", req->method, url);
             break;
         }
-        CURLcode cc = req->cancel ? perform_cancellable(h, req->cancel) : curl_easy_perform(h);
+        CURLcode cc;
+        if (req->cancel) {
+            cc = perform_cancellable(h, req->cancel);
+        } else {
+            struct timespec p0, p1;
+            clock_gettime(CLOCK_MONOTONIC, &p0);
+            cc = curl_easy_perform(h);
+            clock_gettime(CLOCK_MONOTONIC, &p1);
+            atomic_fetch_add_explicit(&totals_requests, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&totals_ns,
+                                      (long long)(p1.tv_sec - p0.tv_sec) * 1000000000 +
+                                          (p1.tv_nsec - p0.tv_nsec),
+                                      memory_order_relaxed);
+        }
         curl_slist_free_all(headers);
         long status = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

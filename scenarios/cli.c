@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,8 +257,21 @@ static int cmd_run(cli *c, scn_junit *j, int k, int n)
     return status;
 }
 
-/* One seed in a child process: the result as one line on fd. */
-static void child_run(const scn_scenario *sc, uint64_t seed, int fd)
+/*
+ * Explore's workers: a child process runs seed after seed, so that what a
+ * process costs (fork, first touches of its memory, libcurl's and TLS's
+ * one-time set-up, lazy symbol binding) is paid once per worker and not
+ * once per seed. scn_run leaves nothing behind that a later run reads (the
+ * scenario replay --check-determinism compares runs made in one process),
+ * so a seed's trace is the same in a fresh process or a reused one. A
+ * worker still ends after a failed run (a stalled run may leave threads
+ * behind) and after WORKER_SEEDS runs (memory stays flat), and a new one
+ * takes over.
+ */
+#define WORKER_SEEDS 200
+
+/* One seed's result as one line on fd; false if the line could not go. */
+static bool report_seed(const scn_scenario *sc, uint64_t seed, int fd)
 {
     scn_run_options o = {.seed = seed, .seed_given = true};
     scn_run_result r;
@@ -265,10 +279,80 @@ static void child_run(const scn_scenario *sc, uint64_t seed, int fd)
     for (char *p = r.message; *p; p++)
         if (*p == '\n' || *p == '\t')
             *p = ' ';
-    dprintf(fd, "%" PRIu64 "\t%d\t%016" PRIx64 "\t%.6f\t%s\n", r.seed, r.passed ? 1 : 0,
-            r.trace_hash, r.real_seconds, r.message);
-    close(fd);
+    /* One write under PIPE_BUF (the message is cut): the parent reads whole lines. */
+    char line[3072];
+    int len = snprintf(line, sizeof line, "%" PRIu64 "\t%d\t%016" PRIx64 "\t%.6f\t%.2000s\n",
+                       r.seed, r.passed ? 1 : 0, r.trace_hash, r.real_seconds, r.message);
+    return len > 0 && write(fd, line, (size_t)len) == len && r.passed;
+}
+
+/* A worker: its first seed, then one seed a line on in until EOF. */
+static void worker_main(const scn_scenario *sc, uint64_t first, int in, int out)
+{
+    FILE *f = fdopen(in, "r");
+    char line[64];
+    uint64_t seed = first;
+    for (int runs = 1; f && report_seed(sc, seed, out) && runs < WORKER_SEEDS; runs++) {
+        if (!fgets(line, sizeof line, f) || sscanf(line, "%" SCNu64, &seed) != 1)
+            break;
+    }
     _exit(0);
+}
+
+typedef struct worker {
+    pid_t pid;
+    int to;    /* seeds go there */
+    FILE *out; /* result lines come from there */
+    uint64_t seed;
+    int runs;
+} worker;
+
+/* Start w on its first seed; all[0..n) are the other workers, whose pipe
+ * ends the new process must not keep open (they would hide their EOFs). */
+static int worker_start(worker *w, const worker *all, int n, const scn_scenario *sc, uint64_t seed)
+{
+    int to[2], from[2];
+    if (pipe(to) < 0)
+        return -1;
+    if (pipe(from) < 0) {
+        close(to[0]);
+        close(to[1]);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(to[1]);
+        close(from[0]);
+        for (int i = 0; i < n; i++) {
+            if (all[i].pid && &all[i] != w) {
+                close(all[i].to);
+                if (all[i].out)
+                    close(fileno(all[i].out));
+            }
+        }
+        worker_main(sc, seed, to[0], from[1]);
+    }
+    close(to[0]);
+    close(from[1]);
+    if (pid < 0) {
+        close(to[1]);
+        close(from[0]);
+        return -1;
+    }
+    *w = (worker){.pid = pid, .to = to[1], .out = fdopen(from[0], "r"), .seed = seed, .runs = 1};
+    if (!w->out)
+        close(from[0]);
+    return 0;
+}
+
+static void worker_end(worker *w)
+{
+    close(w->to);
+    if (w->out)
+        fclose(w->out);
+    waitpid(w->pid, NULL, 0);
+    w->pid = 0;
 }
 
 typedef struct explore_state {
@@ -276,11 +360,12 @@ typedef struct explore_state {
     const scn_scenario *sc;
     scn_junit *j;
     unsigned long done, failed, total;
+    bool verbose; /* a line per seed, with its trace hash */
     uint64_t *failing;
     size_t nfailing;
 } explore_state;
 
-static void explore_record(explore_state *st, const char *line)
+static bool explore_record(explore_state *st, const char *line)
 {
     scn_run_result r = {0};
     int passed = 0;
@@ -288,7 +373,7 @@ static void explore_record(explore_state *st, const char *line)
     char msg[2048] = "";
     if (sscanf(line, "%" SCNu64 "\t%d\t%" SCNx64 "\t%lf\t%2047[^\n]", &r.seed, &passed,
                &r.trace_hash, &real, msg) < 4)
-        return;
+        return false;
     r.passed = passed;
     r.real_seconds = real;
     snprintf(r.message, sizeof r.message, "%s", msg);
@@ -304,8 +389,35 @@ static void explore_record(explore_state *st, const char *line)
         replay_hint(stdout, st->file, r.seed);
     }
     junit_add(st->j, st->file, st->sc, &r, false);
+    if (st->verbose)
+        printf("%s seed=%" PRIu64 " real=%.3fs trace=%016" PRIx64 "\n", r.passed ? "PASS" : "FAIL",
+               r.seed, r.real_seconds, r.trace_hash);
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\rexplore: %lu/%lu seeds, %lu failing", st->done, st->total, st->failed);
+    return r.passed;
+}
+
+/* A seed whose worker died before it answered (or never started). */
+static void explore_crash(explore_state *st, uint64_t seed, const char *why)
+{
+    char line[256];
+    snprintf(line, sizeof line, "%" PRIu64 "\t0\t0\t0\t%s", seed, why);
+    explore_record(st, line);
+}
+
+/* The next seed from *next on that shard k/n owns (false: none left). */
+static bool next_seed(int k, int n, uint64_t lo, uint64_t hi, uint64_t *next, uint64_t *out)
+{
+    while (*next <= hi && *next >= lo) {
+        uint64_t s = (*next)++;
+        if (s == UINT64_MAX)
+            *next = 0; /* past the end: the loop stops */
+        if (scn__shard_owns(k, n, (size_t)(s - lo))) {
+            *out = s;
+            return true;
+        }
+    }
+    return false;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -323,56 +435,64 @@ static int cmd_explore(cli *c, scn_junit *j, int k, int n)
     scn_scenario *sc;
     if (load(c->files[0], &sc))
         return 2;
-    explore_state st = {.file = c->files[0], .sc = sc, .j = j};
+    explore_state st = {.file = c->files[0], .sc = sc, .j = j, .verbose = c->verbose};
     for (uint64_t s = c->seed_lo; s <= c->seed_hi; s++)
         st.total += scn__shard_owns(k, n, (size_t)(s - c->seed_lo));
-    struct {
-        pid_t pid;
-        FILE *out;
-    } kids[MAX_JOBS] = {{0}};
-    int running = 0;
+    worker w[MAX_JOBS] = {{0}};
     uint64_t next = c->seed_lo;
+    bool more = true;
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
     for (;;) {
-        while (running < c->jobs && next <= c->seed_hi) {
-            uint64_t seed = next++;
-            if (!scn__shard_owns(k, n, (size_t)(seed - c->seed_lo)))
-                continue;
-            int fds[2];
-            if (pipe(fds) < 0)
-                break;
-            fflush(NULL);
-            pid_t pid = fork();
-            if (pid == 0) {
-                close(fds[0]);
-                child_run(sc, seed, fds[1]);
-            }
-            close(fds[1]);
-            int slot = 0;
-            while (kids[slot].pid)
-                slot++;
-            kids[slot].pid = pid;
-            kids[slot].out = fdopen(fds[0], "r");
-            running++;
+        int running = 0;
+        for (int i = 0; i < c->jobs; i++) {
+            uint64_t seed;
+            if (!w[i].pid && more &&
+                (more = next_seed(k, n, c->seed_lo, c->seed_hi, &next, &seed)) &&
+                worker_start(&w[i], w, c->jobs, sc, seed) < 0)
+                explore_crash(&st, seed, "could not start a worker process");
+            running += w[i].pid != 0;
         }
         if (running == 0)
             break;
-        /* Collect whichever child finishes first. */
-        int status;
-        pid_t done = wait(&status);
-        for (int i = 0; i < MAX_JOBS; i++) {
-            if (kids[i].pid != done || !done)
+        struct pollfd pf[MAX_JOBS];
+        int timeout = -1;
+        for (int i = 0; i < c->jobs; i++) {
+            pf[i] = (struct pollfd){.fd = w[i].pid && w[i].out ? fileno(w[i].out) : -1,
+                                    .events = POLLIN};
+            if (w[i].pid && !w[i].out)
+                timeout = 0; /* a worker that cannot answer: counted as crashed at once */
+        }
+        if (poll(pf, (nfds_t)c->jobs, timeout) < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < c->jobs; i++) {
+            if (!w[i].pid || !(pf[i].revents || !w[i].out))
                 continue;
             char line[4096];
-            if (kids[i].out && fgets(line, sizeof line, kids[i].out))
-                explore_record(&st, line);
-            else
-                explore_record(&st, "0\t0\t0\t0\tthe run crashed");
-            if (kids[i].out)
-                fclose(kids[i].out);
-            kids[i].pid = 0;
-            running--;
+            if (!w[i].out || !fgets(line, sizeof line, w[i].out)) {
+                explore_crash(&st, w[i].seed, "the run crashed");
+                worker_end(&w[i]);
+                continue;
+            }
+            bool passed = explore_record(&st, line);
+            uint64_t seed;
+            if (!passed || w[i].runs >= WORKER_SEEDS || !more ||
+                !(more = next_seed(k, n, c->seed_lo, c->seed_hi, &next, &seed))) {
+                worker_end(&w[i]);
+                continue;
+            }
+            char msg[32];
+            int len = snprintf(msg, sizeof msg, "%" PRIu64 "\n", seed);
+            if (write(w[i].to, msg, (size_t)len) != len) {
+                worker_end(&w[i]); /* it is gone: a new one runs the seed */
+                if (worker_start(&w[i], w, c->jobs, sc, seed) < 0)
+                    explore_crash(&st, seed, "could not start a worker process");
+                continue;
+            }
+            w[i].seed = seed;
+            w[i].runs++;
         }
     }
+    signal(SIGPIPE, old_pipe);
     if (isatty(STDERR_FILENO))
         fputc('\n', stderr);
     printf("explore %s: %lu seeds, %lu passed, %lu failed", c->files[0], st.done,

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
@@ -862,6 +863,7 @@ static int step_expect_write(run *r, int n, const scn_step *st)
     for (;;) {
         if (quiet(r, n) < 0 || check_invariants(r, n) < 0)
             return -1;
+        fakeapi_trace_flush(r->srv); /* it reads the trace so far */
         int found = scn__find_write(r->trace_path, r->record_path[0] ? r->record_path : NULL, st,
                                     r->writes_used, msg, sizeof msg);
         if (found < 0)
@@ -947,6 +949,13 @@ static int run_step(run *r, int n)
 
 /* ---- setup and teardown ---- */
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* The trace goes to the file asked for, or to a temporary one that only
  * its hash survives. */
 static int open_trace(run *r)
@@ -1024,11 +1033,17 @@ static int setup(run *r)
         .seed = r->seed,
         .hold_new_watches = true,
         .sync_gc = true,
+        .trace_buffered = true,
         .on_held = on_held,
         .on_held_ud = r,
     };
+    scn_run_timing *tm = &r->res->timing;
+    double t = mono_s(), t1;
     if (fakeapi_start(&fo, &r->srv) < 0)
         return fail(r, -1, "the fake API server did not start");
+    t1 = mono_s();
+    tm->fakeapi_start = t1 - t;
+    t = t1;
     scn__outside out = {.count = outside_count,
                         .thread = outside_thread,
                         .run = outside_run,
@@ -1039,8 +1054,14 @@ static int setup(run *r)
         return fail(r, -1, "cannot open the trace");
     if ((r->record_path[0] || scn__needs_record(r->sc)) && open_record(r) < 0)
         return fail(r, -1, "cannot open the audit record");
+    t1 = mono_s();
+    tm->trace_open = t1 - t;
+    t = t1;
     if (apply_objects(r, -1, r->sc->fixtures) < 0)
         return -1;
+    t1 = mono_s();
+    tm->fixtures = t1 - t;
+    t = t1;
     size_t n = 0;
     for (size_t i = 0; i < r->sc->n_controllers; i++)
         n += (size_t)(r->sc->controllers[i].replicas > 0 ? r->sc->controllers[i].replicas : 1);
@@ -1070,7 +1091,9 @@ static int setup(run *r)
     }
     if (r->sc->cluster && start_cluster(r) < 0)
         return -1;
-    return quiet(r, -1) < 0 ? -1 : check_invariants(r, -1);
+    int rc = quiet(r, -1) < 0 ? -1 : check_invariants(r, -1);
+    tm->managers_start = mono_s() - t;
+    return rc;
 }
 
 /* After the checks: stop everything without turns (joins would deadlock). */
@@ -1134,8 +1157,10 @@ static void teardown(run *r)
     kc_config_free(r->kc); /* after the managers whose controllers held it */
     if (r->srv)
         fakeapi_trace_open(r->srv, NULL, NULL);
+    double t = mono_s();
     if (r->trace_path[0])
         hash_trace(r);
+    r->res->timing.trace_hash = mono_s() - t;
     if (r->temp_trace)
         unlink(r->trace_path);
     if (r->temp_record)
@@ -1175,20 +1200,51 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
         snprintf(r.trace_path, sizeof r.trace_path, "%s", opts->trace_path);
     if (opts->record_path)
         snprintf(r.record_path, sizeof r.record_path, "%s", opts->record_path);
+    struct timespec cpu0, cpu1;
+    struct rusage ru0, ru1;
+    unsigned long http0, http1, tw0 = 0, tw1 = 0;
+    long long http_ns0, http_ns1;
+    int64_t tw_ns0 = 0, tw_ns1 = 0;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
+    getrusage(RUSAGE_SELF, &ru0);
+    ctrl_transport_totals(&http0, &http_ns0);
     if (setup(&r) == 0) {
+        double ts = mono_s();
         result->passed = true;
         for (size_t i = 0; i < sc->n_steps && result->passed; i++)
             if (run_step(&r, (int)i) < 0)
                 result->passed = false;
+        result->timing.steps = mono_s() - ts;
     } else if (!result->message[0]) {
         rc = SCN_ERR_SETUP;
     }
     if (rc == 0)
         report_state(&r, (int)sc->n_steps);
     result->virtual_ns = scn__sched_now(r.sched) - EPOCH_NS;
+    if (r.srv)
+        fakeapi_trace_stats(r.srv, &tw1, &tw_ns1);
+    ctrl_transport_totals(&http1, &http_ns1);
+    double td = mono_s();
     teardown(&r);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+    getrusage(RUSAGE_SELF, &ru1);
     result->real_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    scn_run_timing *tm = &result->timing;
+    tm->teardown = mono_s() - td - tm->trace_hash;
+    tm->cpu = (double)(cpu1.tv_sec - cpu0.tv_sec) + (cpu1.tv_nsec - cpu0.tv_nsec) / 1e9;
+    tm->ctx_voluntary = ru1.ru_nvcsw - ru0.ru_nvcsw;
+    tm->ctx_involuntary = ru1.ru_nivcsw - ru0.ru_nivcsw;
+    tm->http_requests = http1 - http0;
+    tm->http_seconds = (double)(http_ns1 - http_ns0) / 1e9;
+    tm->trace_writes = tw1 - tw0;
+    tm->trace_write_seconds = (double)(tw_ns1 - tw_ns0) / 1e9;
+    scn__sched_stats ss;
+    scn__sched_stats_get(r.sched, &ss);
+    tm->thread_turns = ss.thread_turns;
+    tm->outside_turns = ss.outside_turns;
+    tm->advances = ss.advances;
+    tm->handoff_wait = (double)ss.handoff_ns / 1e9;
     scn__sched_free(r.sched);
     return rc;
 }
@@ -1222,6 +1278,7 @@ static bool single_leader_holds(run *r, size_t i, char *msg, size_t len)
         return false;
     }
     const scn_cond *c = r->sc->invariants[i];
+    fakeapi_trace_flush(r->srv); /* it reads the trace so far */
     if (!r->leaders[i] && scn__leadership_new(c, r->trace_path, EPOCH_NS, &r->leaders[i]) < 0) {
         snprintf(msg, len, "cannot read the trace %s", r->trace_path);
         return false;

@@ -601,6 +601,8 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
     size_t outside = out.count ? out.count(out.ud) : 0;
     if (ready + held + outside == 0)
         return 0;
+    struct timespec h0, h1;
+    clock_gettime(CLOCK_MONOTONIC, &h0);
     pthread_mutex_lock(&s->mu);
     size_t pick = (size_t)(rng_next(s) % (ready + held + outside));
     s->stats.steps++;
@@ -636,6 +638,9 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
     pthread_mutex_lock(&s->mu);
     int rc = settle_locked(s, err, errlen);
     s->awaited = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &h1);
+    s->stats.handoff_ns +=
+        (int64_t)(h1.tv_sec - h0.tv_sec) * 1000000000 + (h1.tv_nsec - h0.tv_nsec);
     pthread_mutex_unlock(&s->mu);
     return rc < 0 ? -1 : 1;
 }

@@ -125,6 +125,7 @@ bool scn__sched_io_waiting(scn__sched *s, const char *name);
 /* Counters for reports and tests. */
 typedef struct scn__sched_stats {
     unsigned long steps, thread_turns, outside_turns, advances;
+    int64_t handoff_ns; /* real time the driver waited for actors to block again */
     size_t threads, ready, blocked, io_waiting;
 } scn__sched_stats;
 void scn__sched_stats_get(scn__sched *s, scn__sched_stats *out);

@@ -111,6 +111,10 @@ typedef struct fakeapi_options {
     /* Deterministic runs: garbage collection and namespace deletion run on the
      * writing request's thread before it answers, not in the background. */
     bool sync_gc;
+    /* The trace (fakeapi_trace_open) reaches its file when a 64 KiB buffer
+     * fills and when it closes, not line by line: for runs whose trace is
+     * read only once it is closed (scenarios). */
+    bool trace_buffered;
     /* Serve https with a CA, server and client certificate made at start
      * (ECDSA, valid a year from the server's clock): the URL becomes
      * https://HOST:PORT; fakeapi_tls_ca_pem() and the client certificate
@@ -310,6 +314,11 @@ int fakeapi_fault_hits(fakeapi_server *srv, uint64_t id, unsigned long *matched,
  * data and tokens are never written.
  */
 int fakeapi_trace_open(fakeapi_server *srv, const char *path, fakeapi_error *err);
+/* Trace lines written since the server started, and the real time spent
+ * formatting and writing them (for benchmarks). */
+void fakeapi_trace_stats(fakeapi_server *srv, unsigned long *lines, int64_t *ns);
+/* Write what a buffered trace (trace_buffered) holds to its file now. */
+void fakeapi_trace_flush(fakeapi_server *srv);
 
 /*
  * Record every request as an audit.k8s.io/v1 Event, one JSON line each, to

@@ -56,6 +56,26 @@ typedef struct scn_run_options {
     void *state_ud;
 } scn_run_options;
 
+/* Where one run's real time went (wall-clock seconds unless said), for
+ * benchmarks (tests/bench/bench_scenarios.c); no trace depends on them. */
+typedef struct scn_run_timing {
+    double fakeapi_start;  /* fakeapi_start: store, schema, HTTP listener */
+    double trace_open;     /* the trace (and audit record) files opened */
+    double fixtures;       /* the fixtures applied */
+    double managers_start; /* every manager made, started and run to quiescence */
+    double steps;          /* the scenario's steps (turns, clock moves, checks) */
+    double teardown;       /* managers stopped and joined, the server stopped */
+    double trace_hash;     /* the trace file read back and hashed */
+    double cpu;            /* process CPU time (all threads) over the run */
+    double handoff_wait;   /* the driver waiting for an actor to give the turn back */
+    unsigned long thread_turns, outside_turns, advances;
+    unsigned long http_requests;         /* client side, every manager's (libctrl transport) */
+    double http_seconds;                 /* summed over those requests, curl's perform call */
+    unsigned long trace_writes;          /* trace lines written by the server */
+    double trace_write_seconds;          /* summed over those lines: format and write */
+    long ctx_voluntary, ctx_involuntary; /* context switches of the process (getrusage) */
+} scn_run_timing;
+
 typedef struct scn_run_result {
     bool passed;
     uint64_t seed;
@@ -67,6 +87,7 @@ typedef struct scn_run_result {
     uint64_t trace_hash; /* FNV-1a of the trace: equal runs, equal hashes */
     unsigned long trace_lines;
     bool stalled; /* failed on the scheduler's watchdog: a thread blocked outside the clock */
+    scn_run_timing timing;
 } scn_run_result;
 
 /*
