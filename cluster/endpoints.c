@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "liveclient.h"
 #include "ctrl/controller.h"
 #include "ctrl/object.h"
 #include "podutil.h"
@@ -47,6 +48,7 @@ typedef struct ep_ctl {
     kc_config *cfg;
     ctrl_informer *svcs, *pods;
     kc_trigger *trig;
+    ctrl_client *live; /* reads of the Endpoints (liveclient.h) */
 } ep_ctl;
 
 static void ep_free(void *p)
@@ -55,6 +57,7 @@ static void ep_free(void *p)
     if (!e)
         return;
     kc__trigger_free(e->trig);
+    ctrl_client_free(e->live);
     kc_config_free(e->cfg);
     free(e);
 }
@@ -440,8 +443,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out;
     }
     int64_t trigger = kc__trigger_compute(e->trig, key, svc, selected);
-    rc = ctrl_client_get(ctrl_ctx_api_reader(ctx), "v1", "Endpoints", req->ns, req->name, &cur,
-                         NULL);
+    rc = ctrl_client_get(e->live, "v1", "Endpoints", req->ns, req->name, &cur, NULL);
     if (rc < 0 && !ctrl_err_is_not_found(rc)) {
         res = ctrl_err(rc);
         goto out;
@@ -525,16 +527,19 @@ int kc__endpoints_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t 
     e->trig = kc__trigger_new();
     if (rc == 0 && !e->trig)
         rc = KC_ERR_NOMEM;
+    char name[64];
+    kc__controller_name(NAME, name, sizeof name);
+    if (rc == 0)
+        rc = kc__live_client(mgr, name, &e->live);
     if (rc < 0) {
         ep_free(e);
         snprintf(errbuf, errlen, NAME ": informers: %d", rc);
         return rc;
     }
     e->cfg = kc_config_ref(cfg);
-    char name[64];
     ctrl_predicate_funcs deletes = {.create = no_event, .update = no_update};
     ctrl_builder *b = ctrl_builder_for(mgr, "v1", "Service");
-    ctrl_builder_named(b, kc__controller_name(NAME, name, sizeof name));
+    ctrl_builder_named(b, name);
     ctrl_builder_watches(b, "v1", "Pod", ctrl_handler_from_map(kc__svc_map_pod, e->svcs), NULL);
     ctrl_builder_watches(b, "v1", "Endpoints", ctrl_handler_for_object(),
                          ctrl_pred_funcs(&deletes));
