@@ -23,7 +23,7 @@ static void teardown(void)
     fx_stop();
 }
 
-TestSuite(endpoints, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(endpoints, .init = setup, .fini = teardown, .timeout = 120);
 
 static const char *ref(const char *name, const char *uid)
 {
@@ -204,7 +204,7 @@ Test(endpoints, selectorless_recreate_and_delete)
     cr_assert_null(gone, "the Endpoints outlived its Service");
 }
 
-Test(endpoints, over_capacity_truncated, .timeout = 120)
+Test(endpoints, over_capacity_truncated)
 {
     json_decref(fx_req(201, "POST", SVCS,
                        "{\"metadata\":{\"name\":\"big\"},\"spec\":{\"selector\":{\"app\":\"big\"},"
