@@ -140,6 +140,14 @@ Test(endpoints, subsets_ports_and_updates)
                     b)));
     json_decref(fx_req(0, "PATCH", "/api/v1/namespaces/default/pods/c",
                        "{\"metadata\":{\"finalizers\":null}}"));
+
+    /* b is relabelled out of the Service: no subsets left. */
+    json_decref(fx_req(0, "PATCH", "/api/v1/namespaces/default/pods/b",
+                       "{\"metadata\":{\"labels\":{\"app\":\"other\"}}}"));
+    json_t *empty = fx_wait_field(EP "web", "subsets", "null", WAIT_MS);
+    cr_assert_not_null(empty);
+    cr_assert_null(json_object_get(empty, "subsets"), "subsets left");
+    json_decref(empty);
 }
 
 Test(endpoints, headless_publish_not_ready_hostname)

@@ -234,6 +234,29 @@ Test(endpointslice, groups_by_port_list)
         seen += port;
     }
     cr_assert_eq(seen, 8080 + 9090);
+
+    /* A slice deleted by hand is made again (under a new name). */
+    char was[128];
+    snprintf(was, sizeof was, "%s", json_string_value(fx_at(items, "0.metadata.name")));
+    json_decref(items);
+    items = NULL;
+    json_decref(fx_req(0, "DELETE", fx_s(SLICES "/%s", was), NULL));
+    ok = false;
+    for (int i = 0; i < 6000 && !ok; i++) {
+        json_decref(items);
+        items = slices_of("api");
+        ok = json_array_size(items) == 2 &&
+             strcmp(fx_at(items, "0.metadata.name")
+                        ? json_string_value(fx_at(items, "0.metadata.name"))
+                        : "",
+                    was) &&
+             strcmp(json_string_value(fx_at(items, "1.metadata.name")), was) &&
+             json_array_size(fx_at(items, "0.endpoints")) == 1 &&
+             json_array_size(fx_at(items, "1.endpoints")) == 1;
+        if (!ok)
+            fx_sleep_ms(5);
+    }
+    cr_assert(ok, "the deleted slice was not made again");
     json_decref(items);
 }
 
