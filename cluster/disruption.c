@@ -495,7 +495,13 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     const json_t *sel = ctrl_obj_get(pdb, "spec.selector");
     pods = json_array();
     disrupted = json_object();
-    rc = ctrl_informer_list(d->pods, req->ns, NULL, &all);
+    /* The selector as a list filter (the cache then builds only the
+     * matching pods); kc__selector_matches below stays the judge. */
+    char *selstr = json_is_object(sel) ? kc__selector_string(sel) : NULL;
+    rc = ctrl_informer_list(d->pods, req->ns, selstr && *selstr ? selstr : NULL, &all);
+    if (rc == CTRL_ERR_ARG)
+        rc = ctrl_informer_list(d->pods, req->ns, NULL, &all);
+    free(selstr);
     if (rc == 0 && (!pods || !disrupted))
         rc = CTRL_ERR_NOMEM;
     if (rc < 0) {

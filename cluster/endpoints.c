@@ -67,7 +67,7 @@ static void ep_free(void *p)
 /* One (address, port, ready) as the pods give them; port NULL = the
  * no-ports sentinel of a headless Service without ports. */
 typedef struct entry {
-    json_t *addr; /* borrowed from the addrs array */
+    size_t addr;  /* index in the addrs array */
     json_t *port; /* borrowed, or NULL */
     bool ready;
 } entry;
@@ -142,19 +142,25 @@ static int sort_array(json_t *arr, int (*cmp)(const void *, const void *))
     return 0;
 }
 
+static void free_states(char **states, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(states[i]);
+    free(states);
+}
+
 /*
  * RepackSubsets over entries: a new array of subsets, or NULL when out of
  * memory. addrs holds each distinct address once (entries point into it).
  */
 static json_t *repack(const entry *es, size_t n, const json_t *addrs)
 {
-    size_t na = json_array_size(addrs);
+    size_t na = json_array_size(addrs), nst = 0;
     json_t *ports = json_array();   /* distinct ports (null = sentinel) */
-    json_t *states = json_array();  /* per port: string of 'x' / '0' / '1' per address */
+    char **states = NULL;           /* per port: 'x' / '0' / '1' per address */
     json_t *groups = json_object(); /* state string -> array of ports */
     json_t *out = json_array();
-    char *st = malloc(na + 1);
-    if (!ports || !states || !groups || !out || !st)
+    if (!ports || !groups || !out)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         size_t p, np = json_array_size(ports);
@@ -163,26 +169,28 @@ static json_t *repack(const entry *es, size_t n, const json_t *addrs)
             if (json_equal(json_array_get(ports, p), pv))
                 break;
         if (p == np) {
+            char **more = realloc(states, (nst + 1) * sizeof *more);
+            char *st = malloc(na + 1);
+            if (more)
+                states = more;
+            if (!more || !st || json_array_append(ports, pv) < 0) {
+                free(st);
+                goto fail;
+            }
             memset(st, 'x', na);
             st[na] = 0;
-            json_array_append(ports, pv);
-            json_array_append_new(states, json_string(st));
+            states[nst++] = st;
         }
-        size_t a;
-        for (a = 0; a < na; a++)
-            if (json_array_get(addrs, a) == es[i].addr)
-                break;
-        strcpy(st, json_string_value(json_array_get(states, p)));
         /* Once ready for a port, an address stays ready for it. */
-        if (st[a] != '1')
-            st[a] = es[i].ready ? '1' : '0';
-        json_array_set_new(states, p, json_string(st));
+        char *st = states[p];
+        if (st[es[i].addr] != '1')
+            st[es[i].addr] = es[i].ready ? '1' : '0';
     }
     size_t p;
     json_t *pv;
     json_array_foreach(ports, p, pv)
     {
-        const char *s = json_string_value(json_array_get(states, p));
+        const char *s = states[p];
         json_t *g = json_object_get(groups, s);
         if (!g) {
             g = json_array();
@@ -234,17 +242,15 @@ static json_t *repack(const entry *es, size_t n, const json_t *addrs)
     free(ks);
     if (!ok)
         goto fail;
+    free_states(states, nst);
     json_decref(ports);
-    json_decref(states);
     json_decref(groups);
-    free(st);
     return out;
 fail:
+    free_states(states, nst);
     json_decref(ports);
-    json_decref(states);
     json_decref(groups);
     json_decref(out);
-    free(st);
     return NULL;
 }
 
@@ -367,7 +373,7 @@ static json_t *subsets_for(const json_t *svc, const json_t *pods, json_t *select
                 es = more;
                 cap *= 2;
             }
-            es[n++] = (entry){addr, ep, ready};
+            es[n++] = (entry){json_array_size(addrs) - 1, ep, ready};
         }
     }
     out = repack(es, n, addrs);
