@@ -255,6 +255,23 @@ Test(endpointslice, groups_by_port_list)
     }
     cr_assert(ok, "the deleted slice was not made again");
     json_decref(items);
+    items = NULL;
+
+    /* The Service's port changes: one port list for both, one slice. */
+    json_decref(fx_req(0, "PATCH", SVCS "/api",
+                       "{\"spec\":{\"ports\":[{\"name\":\"http\",\"port\":80,"
+                       "\"targetPort\":7000}]}}"));
+    ok = false;
+    for (int i = 0; i < 6000 && !ok; i++) {
+        json_decref(items);
+        items = slices_of("api");
+        ok = json_array_size(items) == 1 && json_array_size(fx_at(items, "0.endpoints")) == 2 &&
+             json_integer_value(fx_at(items, "0.ports.0.port")) == 7000;
+        if (!ok)
+            fx_sleep_ms(5);
+    }
+    cr_assert(ok, "not one slice of both pods on port 7000");
+    json_decref(items);
 }
 
 Test(endpointslice, at_most_100_a_slice)
