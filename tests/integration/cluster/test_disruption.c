@@ -135,7 +135,9 @@ Test(disruption, min_available_int_and_evictions)
     expect("web", 2, 2, 2, 0);
     cr_assert_null(fx_get(PODS "/web-0"));
     cr_assert_eq(evict("web-1"), 429);
-    cr_assert_not_null(fx_get(PODS "/web-1"));
+    json_t *kept = fx_get(PODS "/web-1");
+    cr_assert_not_null(kept);
+    json_decref(kept);
 
     /* A pod turning unready; then ready again and a third one. */
     fx_pod_ready("default", "web-1", false, "2026-01-01T00:01:00Z");
