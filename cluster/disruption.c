@@ -40,8 +40,15 @@
  *
  * The status is written (PUT /status with the cached resourceVersion: an
  * eviction writing between is a conflict, and the PDB is synced again)
- * only when it differs. Upstream's stale-DisruptionTarget-condition queue is
- * not implemented.
+ * only when it differs.
+ *
+ * A second controller, kc-disruption-stale-pods, is upstream's stale pod
+ * disruption queue: a pod whose DisruptionTarget condition has been True
+ * for two minutes while the pod is neither being deleted nor terminal (the
+ * eviction that set it did not go through) gets the condition set back to
+ * False (server-side apply of the status, field manager
+ * DisruptionController); conditions the kubelet set
+ * (TerminationByKubelet) are left alone.
  *
  * Threads: reconciles on the controller's worker; map functions on informer
  * threads.
@@ -64,8 +71,12 @@
 #define PDB_KIND "PodDisruptionBudget"
 #define CONDITION "DisruptionAllowed"
 #define DELETION_TIMEOUT (2 * CTRL_MINUTE)
+#define STALE_TIMEOUT (2 * CTRL_MINUTE)
+#define DISRUPTION_TARGET "DisruptionTarget"
+#define FIELD_MANAGER "DisruptionController"
 
 typedef struct dis_ctl {
+    int refs; /* atomic: one per controller using it */
     kc_config *cfg;
     ctrl_informer *pdbs, *pods;
 } dis_ctl;
@@ -73,7 +84,7 @@ typedef struct dis_ctl {
 static void dis_free(void *p)
 {
     dis_ctl *d = p;
-    if (!d)
+    if (!d || __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     kc_config_free(d->cfg);
     free(d);
@@ -484,7 +495,13 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     const json_t *sel = ctrl_obj_get(pdb, "spec.selector");
     pods = json_array();
     disrupted = json_object();
-    rc = ctrl_informer_list(d->pods, req->ns, NULL, &all);
+    /* The selector as a list filter (the cache then builds only the
+     * matching pods); kc__selector_matches below stays the judge. */
+    char *selstr = json_is_object(sel) ? kc__selector_string(sel) : NULL;
+    rc = ctrl_informer_list(d->pods, req->ns, selstr && *selstr ? selstr : NULL, &all);
+    if (rc == CTRL_ERR_ARG)
+        rc = ctrl_informer_list(d->pods, req->ns, NULL, &all);
+    free(selstr);
     if (rc == 0 && (!pods || !disrupted))
         rc = CTRL_ERR_NOMEM;
     if (rc < 0) {
@@ -564,12 +581,89 @@ out:
     return res;
 }
 
+/* ---- stale DisruptionTarget conditions ---- */
+
+/* The pod's DisruptionTarget condition, when it is one this controller
+ * resets: True, not the kubelet's, on a pod neither deleting nor terminal. */
+static const json_t *stale_candidate(const json_t *pod)
+{
+    const json_t *c = kc__condition(pod, DISRUPTION_TARGET);
+    const char *st = json_string_value(json_object_get(c, "status"));
+    const char *reason = json_string_value(json_object_get(c, "reason"));
+    const char *phase = kc__pod_phase(pod);
+    if (!c || !st || strcmp(st, "True") || (reason && !strcmp(reason, "TerminationByKubelet")) ||
+        ctrl_obj_deleting(pod) || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+        return NULL;
+    return c;
+}
+
+static bool stale_event(const json_t *obj, void *user)
+{
+    (void)user;
+    return stale_candidate(obj) != NULL;
+}
+
+static bool stale_update(const json_t *a, const json_t *b, void *user)
+{
+    (void)a;
+    (void)user;
+    return stale_candidate(b) != NULL;
+}
+
+static bool never(const json_t *obj, void *user)
+{
+    (void)obj;
+    (void)user;
+    return false;
+}
+
+static ctrl_result reconcile_stale(ctrl_ctx *ctx, const ctrl_request *req, void *user)
+{
+    dis_ctl *d = user;
+    json_t *pod = NULL;
+    int rc = ctrl_informer_get(d->pods, req->ns, req->name, &pod);
+    if (ctrl_err_is_not_found(rc))
+        return ctrl_done();
+    if (rc < 0)
+        return ctrl_err(rc);
+    ctrl_result res = ctrl_done();
+    const json_t *c = stale_candidate(pod);
+    const char *since = json_string_value(json_object_get(c, "lastTransitionTime"));
+    int64_t now = ctrl_clock_wall_ns(ctrl_ctx_clock(ctx));
+    int64_t t = since ? kc__parse_time(since) : -1;
+    if (!c)
+        goto out;
+    if (t >= 0 && t + STALE_TIMEOUT > now) {
+        res = ctrl_requeue_after(t + STALE_TIMEOUT - now);
+        goto out;
+    }
+    char when[40];
+    kc__rfc3339(now, when, sizeof when);
+    json_t *apply = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:[{s:s, s:s, s:s}]}}", "apiVersion", "v1", "kind", "Pod",
+        "metadata", "name", req->name, "namespace", req->ns, "resourceVersion",
+        ctrl_obj_resource_version(pod) ? ctrl_obj_resource_version(pod) : "", "status",
+        "conditions", "type", DISRUPTION_TARGET, "status", "False", "lastTransitionTime", when);
+    rc = apply ? ctrl_client_apply(ctrl_ctx_client(ctx), apply, FIELD_MANAGER,
+                                   CTRL_APPLY_STATUS | CTRL_APPLY_FORCE, NULL, NULL)
+               : CTRL_ERR_NOMEM;
+    json_decref(apply);
+    if (rc == 0)
+        ctrl_log_info(ctx, "reset a stale DisruptionTarget condition to False");
+    else if (!ctrl_err_is_not_found(rc))
+        res = ctrl_err(rc);
+out:
+    json_decref(pod);
+    return res;
+}
+
 int kc__disruption_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t errlen)
 {
     ctrl_cache *cache = ctrl_manager_cache(mgr);
     dis_ctl *d = calloc(1, sizeof *d);
     if (!d)
         return KC_ERR_NOMEM;
+    d->refs = 1;
     int rc = ctrl_cache_informer(cache, POLICY, PDB_KIND, NULL, &d->pdbs, NULL);
     if (rc == 0)
         rc = ctrl_cache_informer(cache, "v1", "Pod", NULL, &d->pods, NULL);
@@ -593,6 +687,19 @@ int kc__disruption_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t
                          ctrl_pred_generation_changed());
     ctrl_builder_with_user_free(b, dis_free);
     rc = ctrl_builder_complete(b, reconcile, d);
+    if (rc < 0) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, NAME ": %s", ctrl_strerror(rc));
+        return rc;
+    }
+    /* The stale-condition controller shares d: a reference of its own. */
+    __atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
+    ctrl_predicate_funcs stale = {.create = stale_event, .update = stale_update, .remove = never};
+    b = ctrl_builder_for(mgr, "v1", "Pod");
+    ctrl_builder_named(b, "kc-" NAME "-stale-pods");
+    ctrl_builder_with_predicates(b, ctrl_pred_funcs(&stale));
+    ctrl_builder_with_user_free(b, dis_free);
+    rc = ctrl_builder_complete(b, reconcile_stale, d);
     if (rc < 0 && errbuf && errlen)
         snprintf(errbuf, errlen, NAME ": %s", ctrl_strerror(rc));
     return rc;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "liveclient.h"
 #include "ctrl/controller.h"
 #include "ctrl/object.h"
 #include "podutil.h"
@@ -47,6 +48,7 @@ typedef struct ep_ctl {
     kc_config *cfg;
     ctrl_informer *svcs, *pods;
     kc_trigger *trig;
+    ctrl_client *live; /* reads of the Endpoints (liveclient.h) */
 } ep_ctl;
 
 static void ep_free(void *p)
@@ -55,6 +57,7 @@ static void ep_free(void *p)
     if (!e)
         return;
     kc__trigger_free(e->trig);
+    ctrl_client_free(e->live);
     kc_config_free(e->cfg);
     free(e);
 }
@@ -64,7 +67,7 @@ static void ep_free(void *p)
 /* One (address, port, ready) as the pods give them; port NULL = the
  * no-ports sentinel of a headless Service without ports. */
 typedef struct entry {
-    json_t *addr; /* borrowed from the addrs array */
+    size_t addr;  /* index in the addrs array */
     json_t *port; /* borrowed, or NULL */
     bool ready;
 } entry;
@@ -139,19 +142,25 @@ static int sort_array(json_t *arr, int (*cmp)(const void *, const void *))
     return 0;
 }
 
+static void free_states(char **states, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(states[i]);
+    free(states);
+}
+
 /*
  * RepackSubsets over entries: a new array of subsets, or NULL when out of
  * memory. addrs holds each distinct address once (entries point into it).
  */
 static json_t *repack(const entry *es, size_t n, const json_t *addrs)
 {
-    size_t na = json_array_size(addrs);
+    size_t na = json_array_size(addrs), nst = 0;
     json_t *ports = json_array();   /* distinct ports (null = sentinel) */
-    json_t *states = json_array();  /* per port: string of 'x' / '0' / '1' per address */
+    char **states = NULL;           /* per port: 'x' / '0' / '1' per address */
     json_t *groups = json_object(); /* state string -> array of ports */
     json_t *out = json_array();
-    char *st = malloc(na + 1);
-    if (!ports || !states || !groups || !out || !st)
+    if (!ports || !groups || !out)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         size_t p, np = json_array_size(ports);
@@ -160,26 +169,28 @@ static json_t *repack(const entry *es, size_t n, const json_t *addrs)
             if (json_equal(json_array_get(ports, p), pv))
                 break;
         if (p == np) {
+            char **more = realloc(states, (nst + 1) * sizeof *more);
+            char *st = malloc(na + 1);
+            if (more)
+                states = more;
+            if (!more || !st || json_array_append(ports, pv) < 0) {
+                free(st);
+                goto fail;
+            }
             memset(st, 'x', na);
             st[na] = 0;
-            json_array_append(ports, pv);
-            json_array_append_new(states, json_string(st));
+            states[nst++] = st;
         }
-        size_t a;
-        for (a = 0; a < na; a++)
-            if (json_array_get(addrs, a) == es[i].addr)
-                break;
-        strcpy(st, json_string_value(json_array_get(states, p)));
         /* Once ready for a port, an address stays ready for it. */
-        if (st[a] != '1')
-            st[a] = es[i].ready ? '1' : '0';
-        json_array_set_new(states, p, json_string(st));
+        char *st = states[p];
+        if (st[es[i].addr] != '1')
+            st[es[i].addr] = es[i].ready ? '1' : '0';
     }
     size_t p;
     json_t *pv;
     json_array_foreach(ports, p, pv)
     {
-        const char *s = json_string_value(json_array_get(states, p));
+        const char *s = states[p];
         json_t *g = json_object_get(groups, s);
         if (!g) {
             g = json_array();
@@ -231,17 +242,15 @@ static json_t *repack(const entry *es, size_t n, const json_t *addrs)
     free(ks);
     if (!ok)
         goto fail;
+    free_states(states, nst);
     json_decref(ports);
-    json_decref(states);
     json_decref(groups);
-    free(st);
     return out;
 fail:
+    free_states(states, nst);
     json_decref(ports);
-    json_decref(states);
     json_decref(groups);
     json_decref(out);
-    free(st);
     return NULL;
 }
 
@@ -364,7 +373,7 @@ static json_t *subsets_for(const json_t *svc, const json_t *pods, json_t *select
                 es = more;
                 cap *= 2;
             }
-            es[n++] = (entry){addr, ep, ready};
+            es[n++] = (entry){json_array_size(addrs) - 1, ep, ready};
         }
     }
     out = repack(es, n, addrs);
@@ -440,8 +449,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         goto out;
     }
     int64_t trigger = kc__trigger_compute(e->trig, key, svc, selected);
-    rc = ctrl_client_get(ctrl_ctx_api_reader(ctx), "v1", "Endpoints", req->ns, req->name, &cur,
-                         NULL);
+    rc = ctrl_client_get(e->live, "v1", "Endpoints", req->ns, req->name, &cur, NULL);
     if (rc < 0 && !ctrl_err_is_not_found(rc)) {
         res = ctrl_err(rc);
         goto out;
@@ -525,16 +533,19 @@ int kc__endpoints_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t 
     e->trig = kc__trigger_new();
     if (rc == 0 && !e->trig)
         rc = KC_ERR_NOMEM;
+    char name[64];
+    kc__controller_name(NAME, name, sizeof name);
+    if (rc == 0)
+        rc = kc__live_client(mgr, name, &e->live);
     if (rc < 0) {
         ep_free(e);
         snprintf(errbuf, errlen, NAME ": informers: %d", rc);
         return rc;
     }
     e->cfg = kc_config_ref(cfg);
-    char name[64];
     ctrl_predicate_funcs deletes = {.create = no_event, .update = no_update};
     ctrl_builder *b = ctrl_builder_for(mgr, "v1", "Service");
-    ctrl_builder_named(b, kc__controller_name(NAME, name, sizeof name));
+    ctrl_builder_named(b, name);
     ctrl_builder_watches(b, "v1", "Pod", ctrl_handler_from_map(kc__svc_map_pod, e->svcs), NULL);
     ctrl_builder_watches(b, "v1", "Endpoints", ctrl_handler_for_object(),
                          ctrl_pred_funcs(&deletes));

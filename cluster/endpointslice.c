@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "liveclient.h"
 #include "ctrl/controller.h"
 #include "ctrl/controllerutil.h"
 #include "ctrl/object.h"
@@ -56,6 +57,7 @@ typedef struct es_ctl {
     kc_config *cfg;
     ctrl_informer *svcs, *pods, *nodes;
     kc_trigger *trig;
+    ctrl_client *live; /* reads of the slices (liveclient.h) */
 } es_ctl;
 
 static void es_free(void *p)
@@ -64,6 +66,7 @@ static void es_free(void *p)
     if (!e)
         return;
     kc__trigger_free(e->trig);
+    ctrl_client_free(e->live);
     kc_config_free(e->cfg);
     free(e);
 }
@@ -476,14 +479,13 @@ static int slice_name_cmp(const void *a, const void *b)
 }
 
 /* The Service's slices from the server, sorted by name; a new array. */
-static int list_slices(ctrl_ctx *ctx, const ctrl_request *req, json_t **out)
+static int list_slices(ctrl_client *live, const ctrl_request *req, json_t **out)
 {
     char sel[400];
     snprintf(sel, sizeof sel, SERVICE_NAME_LABEL "=%s," MANAGED_BY_LABEL "=" MANAGED_BY, req->name);
     ctrl_list_options lo = {.label_selector = sel};
     json_t *list = NULL;
-    int rc = ctrl_client_list(ctrl_ctx_api_reader(ctx), DISCOVERY, "EndpointSlice", req->ns, &lo,
-                              &list, NULL);
+    int rc = ctrl_client_list(live, DISCOVERY, "EndpointSlice", req->ns, &lo, &list, NULL);
     if (rc < 0)
         return rc;
     json_t *items = json_incref(json_object_get(list, "items"));
@@ -536,7 +538,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     if (rc == 0 && !(p.labels = labels_for(svc)))
         rc = CTRL_ERR_NOMEM;
     if (rc == 0)
-        rc = list_slices(ctx, req, &slices);
+        rc = list_slices(e->live, req, &slices);
     if (rc < 0) {
         res = ctrl_err(rc);
         goto out;
@@ -581,15 +583,18 @@ int kc__endpointslice_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, siz
     e->trig = kc__trigger_new();
     if (rc == 0 && !e->trig)
         rc = KC_ERR_NOMEM;
+    char name[64];
+    kc__controller_name(NAME, name, sizeof name);
+    if (rc == 0)
+        rc = kc__live_client(mgr, name, &e->live);
     if (rc < 0) {
         es_free(e);
         snprintf(errbuf, errlen, NAME ": informers: %d", rc);
         return rc;
     }
     e->cfg = kc_config_ref(cfg);
-    char name[64];
     ctrl_builder *b = ctrl_builder_for(mgr, "v1", "Service");
-    ctrl_builder_named(b, kc__controller_name(NAME, name, sizeof name));
+    ctrl_builder_named(b, name);
     ctrl_builder_watches(b, "v1", "Pod", ctrl_handler_from_map(kc__svc_map_pod, e->svcs), NULL);
     ctrl_builder_watches(b, DISCOVERY, "EndpointSlice",
                          ctrl_handler_for_owner("v1", "Service", true), NULL);

@@ -95,7 +95,6 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     if (json_equal(json_object_get(cm, "data"), data) && desc && *desc)
         goto out;
     json_object_set(cm, "data", data);
-    json_object_del(cm, "binaryData");
     ctrl_obj_set_annotation(cm, DESCRIPTION_KEY, DESCRIPTION);
     rc = ctrl_client_update(c, cm, NULL, NULL, NULL);
     if (rc < 0 && !ctrl_err_is_not_found(rc))

@@ -33,6 +33,7 @@
 
 #include "cacert.h"
 #include "cluster_int.h"
+#include "liveclient.h"
 #include "ctrl/controller.h"
 #include "ctrl/object.h"
 
@@ -47,6 +48,7 @@ typedef struct satoken_ctl {
     char *pem;
     char *pem64; /* base64 of pem, as Secret data holds it */
     ctrl_informer *secrets;
+    ctrl_client *live; /* the existence check before a deletion (liveclient.h) */
 } satoken_ctl;
 
 static void satoken_free(void *p)
@@ -56,6 +58,7 @@ static void satoken_free(void *p)
         return;
     free(t->pem);
     free(t->pem64);
+    ctrl_client_free(t->live);
     kc_config_free(t->cfg);
     free(t);
 }
@@ -151,7 +154,8 @@ static int request_token(ctrl_client *c, const json_t *secret, const char *sa, c
 
 /* The ServiceAccount the Secret names, if it exists with the uid the
  * Secret records (when it records one): 0 and *out (NULL = gone). */
-static int service_account(ctrl_ctx *ctx, const json_t *secret, const char *sa, json_t **out)
+static int service_account(ctrl_ctx *ctx, ctrl_client *live, const json_t *secret, const char *sa,
+                           json_t **out)
 {
     const char *ns = ctrl_obj_namespace(secret),
                *want_uid = ctrl_obj_annotation(secret, SA_UID_KEY);
@@ -159,7 +163,7 @@ static int service_account(ctrl_ctx *ctx, const json_t *secret, const char *sa, 
     *out = NULL;
     int rc = ctrl_client_get(ctrl_ctx_client(ctx), "v1", "ServiceAccount", ns, sa, &obj, NULL);
     if (ctrl_err_is_not_found(rc))
-        rc = ctrl_client_get(ctrl_ctx_api_reader(ctx), "v1", "ServiceAccount", ns, sa, &obj, NULL);
+        rc = ctrl_client_get(live, "v1", "ServiceAccount", ns, sa, &obj, NULL);
     if (ctrl_err_is_not_found(rc))
         return 0;
     if (rc < 0)
@@ -188,7 +192,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     const char *sa_name = ctrl_obj_annotation(secret, SA_NAME_KEY);
     if (!is_token_secret(secret) || ctrl_obj_deleting(secret) || !sa_name || !*sa_name)
         goto out;
-    if ((rc = service_account(ctx, secret, sa_name, &sa)) < 0) {
+    if ((rc = service_account(ctx, t->live, secret, sa_name, &sa)) < 0) {
         res = ctrl_err(rc);
         goto out;
     }
@@ -265,18 +269,21 @@ int kc__satoken_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t er
         return rc;
     }
     t->pem64 = b64(t->pem);
+    char name[64];
+    kc__controller_name(NAME, name, sizeof name);
     if (t->pem64)
         rc = ctrl_cache_informer(ctrl_manager_cache(mgr), "v1", "Secret", NULL, &t->secrets, NULL);
+    if (t->pem64 && rc == 0)
+        rc = kc__live_client(mgr, name, &t->live);
     if (!t->pem64 || rc < 0) {
         satoken_free(t);
         return rc < 0 ? rc : KC_ERR_NOMEM;
     }
     t->cfg = kc_config_ref(cfg);
-    char name[64];
     ctrl_predicate_funcs tokens = {
         .create = token_secret_event, .update = token_secret_update, .remove = token_secret_event};
     ctrl_builder *b = ctrl_builder_for(mgr, "v1", "Secret");
-    ctrl_builder_named(b, kc__controller_name(NAME, name, sizeof name));
+    ctrl_builder_named(b, name);
     ctrl_builder_with_predicates(b, ctrl_pred_funcs(&tokens));
     ctrl_builder_watches(b, "v1", "ServiceAccount", ctrl_handler_from_map(sa_to_secrets, t), NULL);
     ctrl_builder_with_user_free(b, satoken_free);

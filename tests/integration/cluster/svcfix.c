@@ -36,7 +36,10 @@ void fx_start_with(const fakeapi_options *o, const char *doc)
     char err[512] = "";
     cr_assert_eq(kc_config_new(d, NULL, &cfg, err, sizeof err), 0, "kc_config_new: %s", err);
     json_decref(d);
-    kc_cluster_options co = {.config = cfg, .quiet = true};
+    /* SVCFIX_LOG=1 shows the cluster's log (debug) on stderr. */
+    bool logs = getenv("SVCFIX_LOG") != NULL;
+    kc_cluster_options co = {
+        .config = cfg, .quiet = !logs, .log_level = logs ? CTRL_LOG_DEBUG : CTRL_LOG_INFO};
     int rc = kc_cluster_start(fakeapi_url(fx_api), &co, &fx_cluster, err, sizeof err);
     kc_config_free(cfg);
     cr_assert_eq(rc, 0, "kc_cluster_start: %s", err);

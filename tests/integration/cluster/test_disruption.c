@@ -135,7 +135,9 @@ Test(disruption, min_available_int_and_evictions)
     expect("web", 2, 2, 2, 0);
     cr_assert_null(fx_get(PODS "/web-0"));
     cr_assert_eq(evict("web-1"), 429);
-    cr_assert_not_null(fx_get(PODS "/web-1"));
+    json_t *kept = fx_get(PODS "/web-1");
+    cr_assert_not_null(kept);
+    json_decref(kept);
 
     /* A pod turning unready; then ready again and a third one. */
     fx_pod_ready("default", "web-1", false, "2026-01-01T00:01:00Z");
@@ -317,4 +319,60 @@ Test(disruption, kubectl_drain_honours_the_budget)
     json_t *left = fx_get(PODS "/d-2");
     cr_assert_not_null(left);
     json_decref(left);
+}
+
+/* Set a DisruptionTarget condition on pod (since: its lastTransitionTime). */
+static void disruption_target(const char *pod, const char *reason, const char *since)
+{
+    json_decref(fx_req(0, "PATCH", fx_s(PODS "/%s/status", pod),
+                       fx_s("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+                            "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"},{\"type\":"
+                            "\"DisruptionTarget\",\"status\":\"True\",\"reason\":\"%s\","
+                            "\"lastTransitionTime\":\"%s\"}]}}",
+                            reason, since)));
+}
+
+static const char *target_status(const char *pod)
+{
+    static char out[16];
+    json_t *p = fx_get(fx_s(PODS "/%s", pod));
+    json_t *c;
+    size_t i;
+    snprintf(out, sizeof out, "(none)");
+    json_array_foreach(fx_at(p, "status.conditions"), i, c)
+    {
+        if (!strcmp(json_string_value(json_object_get(c, "type")), "DisruptionTarget"))
+            snprintf(out, sizeof out, "%s", json_string_value(json_object_get(c, "status")));
+    }
+    json_decref(p);
+    return out;
+}
+
+Test(disruption, stale_disruption_target_reset)
+{
+    char now[40], old[40];
+    time_t t = time(NULL);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    t -= 300;
+    strftime(old, sizeof old, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    fx_pod("default", "stale", "{\"app\":\"s\"}", NULL, NULL, "10.0.3.1", true, NULL);
+    fx_pod("default", "fresh", "{\"app\":\"s\"}", NULL, NULL, "10.0.3.2", true, NULL);
+    fx_pod("default", "kubelet", "{\"app\":\"s\"}", NULL, NULL, "10.0.3.3", true, NULL);
+    disruption_target("stale", "EvictionByEvictionAPI", old);
+    disruption_target("fresh", "EvictionByEvictionAPI", now);
+    disruption_target("kubelet", "TerminationByKubelet", old);
+    bool reset = false;
+    for (int i = 0; i < WAIT_MS / 5 && !reset; i++) {
+        reset = !strcmp(target_status("stale"), "False");
+        if (!reset)
+            fx_sleep_ms(5);
+    }
+    cr_assert(reset, "the stale DisruptionTarget condition stayed True");
+    json_t *p = fx_get(PODS "/stale");
+    cr_assert_str_eq(json_string_value(fx_at(p, "status.conditions.0.type")), "Ready");
+    json_decref(p);
+    /* Two minutes have not passed, and the kubelet's is never stale. */
+    fx_sleep_ms(300);
+    cr_assert_str_eq(target_status("fresh"), "True");
+    cr_assert_str_eq(target_status("kubelet"), "True");
 }

@@ -32,8 +32,11 @@ static const char *ref(const char *name, const char *uid)
 }
 
 /* Wait for the Endpoints' subsets to be want; assert they are. */
-static json_t *expect_subsets(const char *name, const char *want)
+static json_t *expect_subsets(const char *name, const char *want_text)
 {
+    /* want_text may be in fx_s's ring: keep a copy. */
+    char want[16384];
+    snprintf(want, sizeof want, "%s", want_text);
     json_t *ep = fx_wait_field(fx_s(EP "%s", name), "subsets", want, WAIT_MS);
     cr_assert_not_null(ep, "no Endpoints %s", name);
     json_t *w = json_loads(want, 0, NULL);
@@ -137,6 +140,14 @@ Test(endpoints, subsets_ports_and_updates)
                     b)));
     json_decref(fx_req(0, "PATCH", "/api/v1/namespaces/default/pods/c",
                        "{\"metadata\":{\"finalizers\":null}}"));
+
+    /* b is relabelled out of the Service: no subsets left. */
+    json_decref(fx_req(0, "PATCH", "/api/v1/namespaces/default/pods/b",
+                       "{\"metadata\":{\"labels\":{\"app\":\"other\"}}}"));
+    json_t *empty = fx_wait_field(EP "web", "subsets", "null", WAIT_MS);
+    cr_assert_not_null(empty);
+    cr_assert_null(json_object_get(empty, "subsets"), "subsets left");
+    json_decref(empty);
 }
 
 Test(endpoints, headless_publish_not_ready_hostname)

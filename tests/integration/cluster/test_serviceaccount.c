@@ -1,6 +1,7 @@
 /*
  * test_serviceaccount.c - the ServiceAccount controller against fakeapi:
- * a "default" ServiceAccount in every namespace, made again when deleted.
+ * a "default" ServiceAccount in every namespace, made again when deleted;
+ * with the root CA publisher, a namespace's deletion is not undone.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 static void setup(void)
 {
-    fx_start("{\"controllers\":[\"serviceaccount\"],\"nodes\":0}");
+    fx_start("{\"controllers\":[\"serviceaccount\",\"root-ca-cert-publisher\"],\"nodes\":0}");
 }
 
 static void teardown(void)
@@ -60,4 +61,29 @@ Test(serviceaccount, default_in_every_namespace_and_recreated)
     json_decref(fx_req(0, "DELETE", "/api/v1/namespaces/team/serviceaccounts/builder", NULL));
     fx_sleep_ms(200);
     cr_assert_null(fx_get("/api/v1/namespaces/team/serviceaccounts/builder"));
+}
+
+/* A namespace being deleted is left alone: its ServiceAccount and CA map
+ * go with it and are not made again, so the deletion finishes. */
+Test(serviceaccount, deleted_namespace_not_refilled)
+{
+    json_decref(fx_req(201, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"gone\"}}"));
+    json_decref(wait_sa("gone"));
+    json_t *cm = fx_wait_field("/api/v1/namespaces/gone/configmaps/kube-root-ca.crt",
+                               "metadata.name", "\"kube-root-ca.crt\"", WAIT_MS);
+    cr_assert_not_null(cm);
+    json_decref(cm);
+    json_decref(fx_req(0, "DELETE", "/api/v1/namespaces/gone", NULL));
+    bool gone = false;
+    for (int i = 0; i < WAIT_MS / 5 && !gone; i++) {
+        json_t *ns = fx_get("/api/v1/namespaces/gone");
+        gone = ns == NULL;
+        json_decref(ns);
+        if (!gone)
+            fx_sleep_ms(5);
+    }
+    cr_assert(gone, "the namespace was not deleted");
+    fx_sleep_ms(200);
+    cr_assert_null(fx_get("/api/v1/namespaces/gone/serviceaccounts/default"));
+    cr_assert_null(fx_get("/api/v1/namespaces/gone/configmaps/kube-root-ca.crt"));
 }
