@@ -14,9 +14,10 @@
  *                    409 AlreadyExists taken as "it is there".
  *   hunt-pool-*      Pool (pools.hunt.example.com): spec.replicas Pods.
  *                    buggy: deletes every Pod at or beyond the count its
- *                    status (read from the cache) records; when its cache of
- *                    Pools lags behind its cache of Pods it deletes the Pod
- *                    it has just created (stale state). fixed: a Pod whose
+ *                    status records, reading the status from its cache and
+ *                    the Pods live; when its cache of Pools lags (its own
+ *                    status write not seen yet) it deletes the Pod it has
+ *                    just created (stale state). fixed: a Pod whose
  *                    generation label is newer than the status it reads is
  *                    left alone (the view is behind, not the Pod).
  *   hunt-team-*      Team (teams.hunt.example.com): an entry in the shared

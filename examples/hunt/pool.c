@@ -5,24 +5,26 @@
  * DESIGN
  * - Threads: reconcile runs on the controller's worker; nothing else here,
  *   and no state of our own.
- * - Reads come from the cache (the client's reader): the Pool, and the
- *   Pods it controls (label hunt.example.com/owner, controller owner uid).
- *   Pod events do not bring the Pool back (a predicate drops them: the
- *   controller is their only writer); it looks again every 30 s.
+ * - Reads: the Pool from the cache (the client's reader); its Pods live
+ *   (ctrl_ctx_api_reader, label hunt.example.com/owner, controller owner
+ *   uid), so that a Pod it has just made is never missed and made twice.
+ *   Pods have no informer: the controller is their only writer, and it
+ *   looks again every 30 s.
  * - A scale-down happens in two rounds: the new count goes to the status
  *   first, and Pods at or beyond the count the status records are deleted
  *   in the next round (a Pod beyond it is also what a reconcile that
  *   crashed between its creates and its status write leaves behind).
- * - Writes: Pod creates (deterministic names: a create the cache has not
- *   caught up with is 409 AlreadyExists, tolerated) and deletes, then
+ * - Writes: Pod creates (deterministic names: a create of a Pod that is
+ *   there already, which a stale read can ask for, is 409 AlreadyExists,
+ *   tolerated) and deletes, then
  *   status.replicas and status.observedGeneration through the status
  *   subresource with the resourceVersion read.
  * - Each Pod is labelled hunt.example.com/generation with the Pool's
  *   generation it was made for. The one difference between the variants:
  *     buggy: deletes every Pod at or beyond status.replicas as the cache
- *            shows the Pool. When that view lags behind the Pods' (its
- *            own status write not seen yet), the Pod it has just created
- *            looks unrecorded, and it deletes it.
+ *            shows the Pool. When that view lags behind the Pods (its own
+ *            status write not seen yet), the Pod it has just created looks
+ *            unrecorded, and it deletes it.
  *     fixed: leaves a Pod whose generation label is above the status's
  *            observedGeneration: that Pod was made, and counted, by a
  *            reconcile that saw more than this view does.
@@ -85,7 +87,7 @@ static json_t *pod_for(const json_t *p, int i)
     return pod;
 }
 
-/* The Pods Pool p controls, from the cache: a new array in *out. */
+/* The Pods Pool p controls, read live: a new array in *out. */
 static int list_pods(ctrl_client *c, const json_t *p, json_t **out)
 {
     char sel[320];
@@ -122,7 +124,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         return ctrl_err(rc);
     if (ctrl_obj_deleting(p) || !ctrl_obj_uid(p))
         goto out;
-    rc = list_pods(c, p, &pods);
+    rc = list_pods(ctrl_ctx_api_reader(ctx), p, &pods);
     if (rc < 0) {
         res = ctrl_err(rc);
         goto out;
@@ -195,29 +197,12 @@ out:
     return res;
 }
 
-/* Pod events bring nothing: the controller is their only writer and
- * looks again every POLL. */
-static bool never(const json_t *obj, void *user)
-{
-    (void)obj, (void)user;
-    return false;
-}
-
-static bool never_update(const json_t *old_obj, const json_t *new_obj, void *user)
-{
-    (void)old_obj, (void)new_obj, (void)user;
-    return false;
-}
-
 static int setup(ctrl_manager *mgr, const json_t *config, const variant *v)
 {
     ctrl_builder *b;
     int rc = hunt_builder(mgr, config, KIND, v->default_name, &b);
     if (rc < 0)
         return rc;
-    ctrl_builder_owns_with(b, "v1", "Pod",
-                           ctrl_pred_funcs(&(ctrl_predicate_funcs){
-                               .create = never, .update = never_update, .remove = never}));
     /* The variants are static and never written: user outlives the controller. */
     return ctrl_builder_complete(b, reconcile, (void *)v);
 }
