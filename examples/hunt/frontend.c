@@ -43,7 +43,23 @@ typedef struct variant {
 static const variant buggy_variant = {false, "hunt-frontend-buggy"};
 static const variant fixed_variant = {true, "hunt-frontend-fixed"};
 
-/* The Service's ports for Frontend f (borrowed): a new array. */
+/* Whether ports (an array of Service ports) has one named name or
+ * numbered port already. */
+static bool taken(const json_t *ports, const char *name, json_int_t port)
+{
+    size_t i;
+    const json_t *p;
+    json_array_foreach(ports, i, p)
+    {
+        if (!strcmp(json_string_value(json_object_get(p, "name")), name) ||
+            json_integer_value(json_object_get(p, "port")) == port)
+            return true;
+    }
+    return false;
+}
+
+/* The Service's ports for Frontend f (borrowed): a new array. A name or a
+ * port number given twice (a Service refuses both) counts the first time. */
 static json_t *service_ports(const json_t *f)
 {
     const json_t *ports = ctrl_obj_get(f, "spec.ports");
@@ -57,9 +73,13 @@ static json_t *service_ports(const json_t *f)
     {
         const char *name = json_string_value(json_object_get(p, "name"));
         json_int_t port = json_integer_value(json_object_get(p, "port"));
-        if (!out || json_array_append_new(
-                        out, json_pack("{s:s, s:I, s:I, s:s}", "name", name ? name : "", "port",
-                                       port, "targetPort", port, "protocol", "TCP")) < 0) {
+        if (!name)
+            name = "";
+        if (out && taken(out, name, port))
+            continue;
+        if (!out ||
+            json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:s}", "name", name, "port", port,
+                                                 "targetPort", port, "protocol", "TCP")) < 0) {
             json_decref(out);
             return NULL;
         }

@@ -9,9 +9,9 @@
  * - Reads come from the cache (the client's reader): the Team. The entry
  *   lives in another namespace, where no owner reference may point back to
  *   the Team, so garbage collection never removes it: the controller must.
- * - Writes: the entry by create-or-update; status.entry and
- *   status.observedGeneration through the status subresource; the fixed
- *   variant's finalizer by update.
+ * - Writes: the namespace "directory" when missing; the entry by
+ *   create-or-update; status.entry and status.observedGeneration through
+ *   the status subresource; the fixed variant's finalizer by update.
  * - The one difference between the variants is how a deletion is seen:
  *     buggy: removes the entry when a reconcile finds the Team gone. Only
  *            the Team's delete event brings that reconcile, so a deletion
@@ -59,6 +59,22 @@ static int remove_entry(ctrl_ctx *ctx, const char *ns, const char *name)
     if (rc == 0)
         ctrl_log_info(ctx, "removed directory entry", "entry", ename);
     return ctrl_err_is_not_found(rc) ? 0 : rc;
+}
+
+/* The shared namespace, made when missing (by the first Team's
+ * reconcile, on a cluster that has none yet). */
+static int ensure_directory(ctrl_client *c)
+{
+    json_t *ns = NULL;
+    int rc = ctrl_client_get(c, "v1", "Namespace", NULL, DIRECTORY_NS, &ns, NULL);
+    json_decref(ns);
+    if (!ctrl_err_is_not_found(rc))
+        return rc;
+    json_t *want = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                             "metadata", "name", DIRECTORY_NS);
+    rc = want ? ctrl_client_create(c, want, NULL, NULL, NULL) : CTRL_ERR_NOMEM;
+    json_decref(want);
+    return ctrl_err_is_already_exists(rc) ? 0 : rc;
 }
 
 /* create-or-update's mutate: the entry of Team user (borrowed). */
@@ -113,6 +129,11 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         t = updated;
     }
 
+    rc = ensure_directory(c);
+    if (rc < 0) {
+        res = ctrl_err(rc);
+        goto out;
+    }
     char ename[320];
     entry_name(req->ns, req->name, ename, sizeof ename);
     cm = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
