@@ -43,7 +43,7 @@ struct scn_junit {
 
 static const char *const status_names[] = {"passed", "failed", "error", "skipped"};
 
-static void put_case(FILE *f, const char *suite, const scn_junit_case *c, double t);
+static void put_case(FILE *f, const char *suite_name, const scn_junit_case *c, double t);
 static void put_escaped(FILE *f, const char *text, int attr);
 
 scn_junit *scn__junit_new(const char *name)
@@ -221,7 +221,7 @@ static void put_counts(FILE *f, const counts *c)
             c->tests, c->failures, c->errors, c->skipped, c->time);
 }
 
-static void put_case(FILE *f, const char *suite, const scn_junit_case *c, double t)
+static void put_case(FILE *f, const char *suite_name, const scn_junit_case *c, double t)
 {
     scn_junit_status st = c->status;
     const char *message = c->message, *details = c->details, *out = c->system_out;
@@ -229,7 +229,7 @@ static void put_case(FILE *f, const char *suite, const scn_junit_case *c, double
     fputs("    <testcase name=\"", f);
     put_escaped(f, c->name, 1);
     fputs("\" classname=\"", f);
-    put_escaped(f, c->classname ? c->classname : suite, 1);
+    put_escaped(f, c->classname ? c->classname : suite_name, 1);
     fprintf(f, "\" time=\"%.3f\"", t);
     if (st == SCN_JUNIT_PASSED && !out) {
         fputs("/>\n", f);
