@@ -118,8 +118,8 @@ static void print_summary(const scn_merge *m)
         errors += x->verdict == SCN_VERDICT_ERROR;
         if (x->verdict != SCN_VERDICT_PASS)
             printf("%s %s (%s) seed=%" PRIu64 "\n  %s\n  replay: %s\n",
-                   x->verdict == SCN_VERDICT_FAIL ? "FAIL" : "ERROR", x->scenario, x->file,
-                   x->seed, x->message, x->replay);
+                   x->verdict == SCN_VERDICT_FAIL ? "FAIL" : "ERROR", x->scenario, x->file, x->seed,
+                   x->message, x->replay);
     }
     printf("merge: %zu reports", scn__merge_reports(m));
     if (nshards)
@@ -186,8 +186,7 @@ int scn__cmd_merge(int argc, char **argv)
         if (scn__merge_get(m, i)->verdict != SCN_VERDICT_PASS)
             status = 1;
     if (json && (rc = write_json(m, json)) != 0) {
-        fprintf(stderr, "scenario merge: --json %s: cannot write it: %s\n", json,
-                scn_strerror(rc));
+        fprintf(stderr, "scenario merge: --json %s: cannot write it: %s\n", json, scn_strerror(rc));
         status = 2;
     }
     if (junit && (rc = write_junit(m, junit)) != 0) {

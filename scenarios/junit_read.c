@@ -146,10 +146,10 @@ static int decode(scanner *sc, buf *b, const char *s, size_t n)
             bool hex = i + 1 < n && s[i + 1] == 'x';
             size_t j = i + 1 + hex, digits = 0;
             for (; j < n && s[j] != ';' && digits < 8; j++, digits++) {
-                int d = s[j] >= '0' && s[j] <= '9'   ? s[j] - '0'
+                int d = s[j] >= '0' && s[j] <= '9'          ? s[j] - '0'
                         : hex && s[j] >= 'a' && s[j] <= 'f' ? s[j] - 'a' + 10
                         : hex && s[j] >= 'A' && s[j] <= 'F' ? s[j] - 'A' + 10
-                                                           : -1;
+                                                            : -1;
                 if (d < 0)
                     break;
                 cp = cp * (hex ? 16 : 10) + (uint32_t)d;
@@ -264,9 +264,9 @@ static int start_element(reader *r, const char *name, const attr *a, size_t na)
         }
         return rc;
     }
-    if (t->open && (!strcmp(name, "failure") || !strcmp(name, "error") ||
-                    !strcmp(name, "skipped"))) {
-        t->status = name[0] == 'f' ? SCN_JUNIT_FAILED
+    if (t->open &&
+        (!strcmp(name, "failure") || !strcmp(name, "error") || !strcmp(name, "skipped"))) {
+        t->status = name[0] == 'f'   ? SCN_JUNIT_FAILED
                     : name[0] == 'e' ? SCN_JUNIT_ERROR
                                      : SCN_JUNIT_SKIPPED;
         if ((v = attr_get(a, na, "message")) && (rc = put(&t->message, v, strlen(v))) != 0)
@@ -354,8 +354,8 @@ static int tag(reader *r)
         sc->p++;
         skip_space(sc);
         char q = sc->p < sc->end ? *sc->p : 0;
-        const char *close = q == '"' || q == '\'' ? memchr(sc->p + 1, q, (size_t)(sc->end - sc->p - 1))
-                                                 : NULL;
+        const char *close =
+            q == '"' || q == '\'' ? memchr(sc->p + 1, q, (size_t)(sc->end - sc->p - 1)) : NULL;
         if (!close || memchr(sc->p + 1, '<', (size_t)(close - sc->p - 1))) {
             rc = fail(sc, "<%s>: attribute %s is not quoted", name, str(&a[na].name));
             goto out;
@@ -379,8 +379,9 @@ static int tag(reader *r)
         goto out;
     }
     if (r->depth == 0 && strcmp(name, "testsuites") != 0 && strcmp(name, "testsuite") != 0) {
-        rc = fail(sc, "<%s>: not a JUnit report (it starts with neither <testsuites> nor "
-                      "<testsuite>)",
+        rc = fail(sc,
+                  "<%s>: not a JUnit report (it starts with neither <testsuites> nor "
+                  "<testsuite>)",
                   name);
         goto out;
     }
@@ -447,9 +448,9 @@ int scn__junit_read(const char *text, size_t len, const scn_junit_read_cb *cb, c
         } else if (sc->p < sc->end && *sc->p == '!') {
             if (root_seen || !skip_past(sc, ">"))
                 rc = fail(sc, "a declaration this reader does not know");
+        } else if (r.depth == 0 && root_seen) {
+            rc = fail(sc, "a second root element");
         } else {
-            if (r.depth == 0 && root_seen)
-                rc = fail(sc, "a second root element");
             root_seen = true;
             rc = tag(&r);
         }

@@ -207,8 +207,7 @@ static int json_run(reading *rd, size_t i, json_t *o)
                     "%s: results[%zu]: \"trace\" must be null or 16 hexadecimal digits", rd->name,
                     i);
     if (time && !json_is_number(time))
-        return fail(rd->err, rd->errlen, "%s: results[%zu]: \"time\" is not a number", rd->name,
-                    i);
+        return fail(rd->err, rd->errlen, "%s: results[%zu]: \"time\" is not a number", rd->name, i);
     r.has_trace = trace && !json_is_null(trace);
     r.seed = (uint64_t)json_integer_value(seed);
     r.verdict = (scn_verdict)verdict;
@@ -236,16 +235,15 @@ static int read_json(reading *rd, const char *text, size_t len)
     if (!root)
         return fail(rd->err, rd->errlen, "%s: line %d: %s", rd->name, je.line, je.text);
     version = json_object_get(root, "version");
-    if (!json_is_object(root) ||
-        !json_string_value(json_object_get(root, "report")) ||
+    if (!json_is_object(root) || !json_string_value(json_object_get(root, "report")) ||
         strcmp(json_string_value(json_object_get(root, "report")), "scenario") != 0) {
         fail(rd->err, rd->errlen, "%s: not a scenario report (no \"report\": \"scenario\")",
              rd->name);
         goto out;
     }
     if (json_integer_value(version) != 1) {
-        fail(rd->err, rd->errlen, "%s: report version %s: this program reads version 1",
-             rd->name, json_is_integer(version) ? "other than 1" : "missing");
+        fail(rd->err, rd->errlen, "%s: report version %s: this program reads version 1", rd->name,
+             json_is_integer(version) ? "other than 1" : "missing");
         goto out;
     }
     command = json_string_value(json_object_get(root, "command"));
@@ -259,8 +257,8 @@ static int read_json(reading *rd, const char *text, size_t len)
              rd->name);
         goto out;
     }
-    if (!json_is_object(summary) ||
-        json_integer_value(json_object_get(summary, "runs")) != (json_int_t)json_array_size(results)) {
+    if (!json_is_object(summary) || json_integer_value(json_object_get(summary, "runs")) !=
+                                        (json_int_t)json_array_size(results)) {
         fail(rd->err, rd->errlen,
              "%s: its summary does not count the %zu results it holds: cut short or edited?",
              rd->name, json_array_size(results));
@@ -335,16 +333,14 @@ static int junit_property(void *user, const char *name, const char *value)
     }
     if (!strcmp(name, "file")) {
         int rc = add_file_name(&rd->s, value);
-        return rc == SCN_ERR_INPUT
-                   ? fail(rd->err, rd->errlen, "%s: more than %d files", rd->name,
-                          MAX_CAMPAIGN_FILES)
-                   : rc;
+        return rc == SCN_ERR_INPUT ? fail(rd->err, rd->errlen, "%s: more than %d files", rd->name,
+                                          MAX_CAMPAIGN_FILES)
+                                   : rc;
     }
     if (!strcmp(name, "shard")) {
         slash = strchr(value, '/');
         if (!slash || parse_u64(value, (size_t)(slash - value), &k) < 0 ||
-            parse_u64(slash + 1, strlen(slash + 1), &n) < 0 || n < 1 ||
-            n > SCN_SHARD_MAX || k >= n)
+            parse_u64(slash + 1, strlen(slash + 1), &n) < 0 || n < 1 || n > SCN_SHARD_MAX || k >= n)
             return fail(rd->err, rd->errlen,
                         "%s: property shard=\"%s\": expected K/N with 0 <= K < N", rd->name, value);
         rd->s.known = true;
@@ -376,8 +372,8 @@ static int junit_case(void *user, const scn_junit_case *c)
     for (p = strstr(c->name, " seed="); p; p = strstr(p + 1, " seed="))
         at = p;
     if (!at || parse_u64(at + 6, strlen(at + 6), &r.seed) < 0)
-        return fail(rd->err, rd->errlen, "%s: testcase \"%s\": no \"seed=N\" at the end of its name",
-                    rd->name, c->name);
+        return fail(rd->err, rd->errlen,
+                    "%s: testcase \"%s\": no \"seed=N\" at the end of its name", rd->name, c->name);
     if (!c->classname || !c->classname[0])
         return fail(rd->err, rd->errlen, "%s: testcase \"%s\": no classname (the scenario file)",
                     rd->name, c->name);
@@ -530,8 +526,8 @@ static void describe(const source *s, char *buf, size_t len)
     if (n >= 0 && (size_t)n < len && s->nfiles > 3)
         n += snprintf(buf + n, len - (size_t)n, " ... (%zu files)", s->nfiles);
     if (n >= 0 && (size_t)n < len && s->seeds_given)
-        n += snprintf(buf + n, len - (size_t)n, " --seeds %" PRIu64 "..%" PRIu64, s->first,
-                      s->last);
+        n +=
+            snprintf(buf + n, len - (size_t)n, " --seeds %" PRIu64 "..%" PRIu64, s->first, s->last);
     if (n >= 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, "`");
 }
@@ -605,8 +601,9 @@ static int check_shards(scn_merge *m, char *err, size_t errlen)
     for (int k = 0; k < n; k++)
         missing += !seen[k];
     if (missing) {
-        int len = snprintf(err, errlen, "%d of the %d shards %s missing (numbered from 0):",
-                           missing, n, missing == 1 ? "is" : "are");
+        int len =
+            snprintf(err, errlen, "%d of the %d shards %s missing (numbered from 0):", missing, n,
+                     missing == 1 ? "is" : "are");
         int listed = 0;
         for (int k = 0; k < n && listed < 20 && len >= 0 && (size_t)len < errlen; k++) {
             if (!seen[k]) {
@@ -660,7 +657,11 @@ static int dedupe(scn_merge *m, char *err, size_t errlen)
     for (size_t i = 0; i < m->nruns; i++) {
         scn_merged_run *keep = out ? &m->runs[out - 1] : NULL, *r = &m->runs[i];
         if (!keep || strcmp(keep->file, r->file) != 0 || keep->seed != r->seed) {
-            m->runs[out++] = *r;
+            if (out != i) {
+                m->runs[out] = *r;
+                *r = (scn_merged_run){0}; /* moved: one owner, also if we stop early */
+            }
+            out++;
             continue;
         }
         if (keep->verdict != r->verdict)
@@ -679,6 +680,7 @@ static int dedupe(scn_merge *m, char *err, size_t errlen)
             keep->trace = r->trace;
         }
         run_clear(r);
+        *r = (scn_merged_run){0};
     }
     m->nruns = out;
     return 0;
@@ -696,18 +698,6 @@ int scn__merge_finish(scn_merge *m, char *err, size_t errlen)
         return fail(err, errlen, "no reports to merge");
     if ((rc = check_shards(m, err, errlen)) != 0)
         return rc;
-    if (!m->ref) {
-        /* No report names its campaign: the files as first seen, by name. */
-        for (size_t i = 0; i < m->nruns; i++) {
-            if (file_rank(m, m->runs[i].file) >= 0)
-                continue;
-            char **p = realloc(m->files, (m->nfiles + 1) * sizeof *p);
-            if (!p)
-                return SCN_ERR_NOMEM;
-            m->files = p;
-            m->files[m->nfiles++] = m->runs[i].file;
-        }
-    }
     if ((rc = check_owners(m, err, errlen)) != 0)
         return rc;
     sorting = m;
@@ -716,12 +706,17 @@ int scn__merge_finish(scn_merge *m, char *err, size_t errlen)
     if ((rc = dedupe(m, err, errlen)) != 0)
         return rc;
     if (!m->ref) {
-        /* The first-seen order depended on the order of the reports given:
-         * list the files by name instead, as the runs were sorted. */
-        m->nfiles = 0;
-        for (size_t i = 0; i < m->nruns; i++)
-            if (m->nfiles == 0 || strcmp(m->files[m->nfiles - 1], m->runs[i].file) != 0)
-                m->files[m->nfiles++] = m->runs[i].file;
+        /* No report names its campaign: its files are those of the runs,
+         * by name, as the runs were sorted. */
+        for (size_t i = 0; i < m->nruns; i++) {
+            if (m->nfiles > 0 && strcmp(m->files[m->nfiles - 1], m->runs[i].file) == 0)
+                continue;
+            char **p = realloc(m->files, (m->nfiles + 1) * sizeof *p);
+            if (!p)
+                return SCN_ERR_NOMEM;
+            m->files = p;
+            m->files[m->nfiles++] = m->runs[i].file;
+        }
     }
     m->command = m->ref ? m->ref->command : NULL;
     for (size_t i = 0; i < m->nsrc && !m->command; i++)

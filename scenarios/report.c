@@ -141,8 +141,8 @@ int scn__jreport_add(scn_jreport *r, const scn_report_entry *e)
         return SCN_ERR_INPUT;
     t = isfinite(e->time_s) && e->time_s > 0 ? round(e->time_s * 1e6) / 1e6 : 0;
     v = json_pack("{s:o, s:o, s:I, s:s, s:o, s:o, s:f, s:o}", "file", text(e->file), "scenario",
-                  text(e->scenario ? e->scenario : e->file), "seed", (json_int_t)e->seed,
-                  "verdict", scn__verdict_name(e->verdict), "message", text(e->message), "trace",
+                  text(e->scenario ? e->scenario : e->file), "seed", (json_int_t)e->seed, "verdict",
+                  scn__verdict_name(e->verdict), "message", text(e->message), "trace",
                   trace_value(e), "time", t, "replay", text(e->replay));
     if (!v)
         return SCN_ERR_NOMEM;
@@ -162,8 +162,8 @@ int scn__jreport_add(scn_jreport *r, const scn_report_entry *e)
     r->errors += e->verdict == SCN_VERDICT_ERROR;
     r->time += t;
     if (e->verdict != SCN_VERDICT_PASS) {
-        v = json_pack("{s:o, s:I, s:o, s:o}", "file", text(e->file), "seed",
-                      (json_int_t)e->seed, "message", text(e->message), "replay", text(e->replay));
+        v = json_pack("{s:o, s:I, s:o, s:o}", "file", text(e->file), "seed", (json_int_t)e->seed,
+                      "message", text(e->message), "replay", text(e->replay));
         if (fputs(r->nfailing++ ? ",\n   " : "\n   ", r->failing) < 0)
             return SCN_ERR_IO;
         s = v ? json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -197,10 +197,11 @@ int scn__jreport_close(scn_jreport *r)
 
     if (!r)
         return 0;
-    fprintf(r->f,
-            "%s],\n \"summary\": {\"runs\": %lu, \"passed\": %lu, \"failed\": %lu, \"errors\": %lu, "
-            "\"time\": %.6f, \"failing\": [",
-            r->runs ? "\n " : "", r->runs, r->passed, r->failed, r->errors, r->time);
+    fprintf(
+        r->f,
+        "%s],\n \"summary\": {\"runs\": %lu, \"passed\": %lu, \"failed\": %lu, \"errors\": %lu, "
+        "\"time\": %.6f, \"failing\": [",
+        r->runs ? "\n " : "", r->runs, r->passed, r->failed, r->errors, r->time);
     if (copy(r->failing, r->f) != 0)
         goto out;
     fprintf(r->f, "%s]}}\n", r->nfailing ? "\n " : "");
