@@ -1,7 +1,8 @@
 #!/bin/sh
 # merge_shards.sh SCENARIO FILE SEEDS: explore FILE over SEEDS (N..M) whole,
-# then as four shards (--shard K/4, and one through JOB_COMPLETION_INDEX as
-# a Kubernetes Indexed Job gives it), and check that `scenario merge` of the
+# then as four shards (--shard K/4, one through CI_NODE_INDEX as GitLab's
+# `parallel:` gives it, one through JOB_COMPLETION_INDEX as a Kubernetes
+# Indexed Job does), and check that `scenario merge` of the
 # shards' reports equals the merge of the whole run's report: the same runs,
 # verdicts, trace hashes, failing seeds and replay commands (times aside),
 # from the JSON reports, the JUnit reports and a mix. Then the inputs merge
@@ -45,11 +46,15 @@ expect_2() { # expect_2 WANT-IN-MESSAGE REPORT...
 whole=$?
 tail -n 1 "$dir/all.out"
 [ "$whole" -le 1 ] || fail "the whole exploration exited $whole"
-for k in 0 1 2; do
+for k in 0 1; do
     "$exe" explore "$file" --seeds "$seeds" --shard "$k/4" --jobs 2 \
         --json "$dir/s$k.json" --junit "$dir/s$k.xml" >"$dir/s$k.out" 2>&1
     [ $? -le 1 ] || fail "shard $k/4 exited with 2: $(cat "$dir/s$k.out")"
 done
+# The third shard as a GitLab `parallel: 4` job sees it (counted from 1).
+CI_NODE_INDEX=3 CI_NODE_TOTAL=4 "$exe" explore "$file" --seeds "$seeds" --jobs 2 \
+    --json "$dir/s2.json" --junit "$dir/s2.xml" >"$dir/s2.out" 2>&1
+[ $? -le 1 ] || fail "shard 2/4 (CI_NODE_INDEX) exited with 2: $(cat "$dir/s2.out")"
 # The last shard as a pod of an Indexed Job sees it.
 JOB_COMPLETION_INDEX=3 SCN_SHARD_COUNT=4 "$exe" explore "$file" --seeds "$seeds" --jobs 2 \
     --json "$dir/s3.json" --junit "$dir/s3.xml" >"$dir/s3.out" 2>&1
