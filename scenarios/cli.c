@@ -683,7 +683,11 @@ int scn_main(int argc, char **argv)
         rc = rc ? rc : 2;
     }
     scn__junit_free(j);
-    if (json_report && scn__jreport_close(json_report) < 0) {
+    /* Bad input: no JSON report, so that `scenario merge` finds the shard
+     * missing rather than merging a shard that did not run its share. */
+    if (json_report && rc == 2)
+        scn__jreport_discard(json_report);
+    else if (json_report && scn__jreport_close(json_report) < 0) {
         fprintf(stderr, "scenario: cannot write %s\n", c.json);
         rc = rc ? rc : 2;
     }

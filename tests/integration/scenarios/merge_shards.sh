@@ -108,5 +108,17 @@ expect_2 "wrong.json: seed" "$dir/s0.json" "$dir/s1.xml" "$dir/wrong.json" "$dir
 printf 'not a report\n' >"$dir/text.txt"
 expect_2 "text.txt: neither a JSON nor a JUnit" "$dir/text.txt"
 
+# Bad input leaves no JSON report (merge then finds the shard missing), and
+# no temporary file stays behind.
+"$exe" explore "$dir/nothing.yaml" --seeds 1..4 --json "$dir/bad.json" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "explore of a missing file exited $rc, not 2"
+[ ! -e "$dir/bad.json" ] || fail "explore with bad input left a JSON report"
+"$exe" explore "$file" --seeds 1..4 --json "$dir/no/such/dir/r.json" >"$dir/out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--json $dir/no/such/dir/r.json: cannot write it" "$dir/out" ||
+    fail "an unwritable --json path: exit $rc, $(cat "$dir/out")"
+ls "$dir" | grep -q '\.\(json\|xml\)\.' && fail "temporary files left: $(ls "$dir")"
+
 [ "$fails" -eq 0 ] || exit 1
 echo "merge_shards.sh: the four shards merge into the whole run"
