@@ -602,7 +602,7 @@ static int open_reports(const cli *c, scn_junit *j, int k, int n)
             snprintf(v, sizeof v, "%" PRIu64 "..%" PRIu64, c->seed_lo, c->seed_hi);
             rc |= scn__junit_property(j, "seeds", v);
         }
-        for (int i = 0; i < c->nfiles && i < 200; i++)
+        for (int i = 0; i < c->nfiles; i++)
             rc |= scn__junit_property(j, "file", c->files[i]);
         if (rc != 0) {
             fprintf(stderr, "scenario: --junit %s: out of memory\n", c->junit);

@@ -66,7 +66,7 @@ static int junit_properties(scn_junit *j, const scn_report_meta *meta)
         snprintf(v, sizeof v, "%" PRIu64 "..%" PRIu64, meta->seed_first, meta->seed_last);
         rc |= scn__junit_property(j, "seeds", v);
     }
-    for (size_t i = 0; i < meta->nfiles && i < 200; i++)
+    for (size_t i = 0; i < meta->nfiles; i++)
         rc |= scn__junit_property(j, "file", meta->files[i]);
     return rc ? SCN_ERR_NOMEM : 0;
 }

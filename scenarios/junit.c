@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #define MAX_SUITES 4096
-#define MAX_PROPERTIES 256
+#define MAX_PROPERTIES 1024
 
 typedef struct counts {
     size_t tests, failures, errors, skipped;

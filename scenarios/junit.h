@@ -61,7 +61,7 @@ int scn__junit_add(scn_junit *j, const char *suite, const scn_junit_case *c);
 
 /* Adds a property written in every suite's <properties> (in the order
  * added; a name may repeat), such as "shard" = "1/4". 0, SCN_ERR_NOMEM, or
- * SCN_ERR_INPUT (NULL, or more than 256 properties). */
+ * SCN_ERR_INPUT (NULL, or more than 1024 properties). */
 int scn__junit_property(scn_junit *j, const char *name, const char *value);
 
 /* Writes the report; 0 or SCN_ERR_IO. */
