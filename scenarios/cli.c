@@ -63,6 +63,7 @@ static void usage(FILE *f)
 {
     fprintf(
         f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE]\n"
+           "                [--json FILE]\n"
            "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--json FILE]\n"
            "       scenario replay FILE --seed N --trace OUT\n"
            "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"

@@ -160,6 +160,9 @@ int scn__cmd_merge(int argc, char **argv)
             usage();
             status = 0;
             goto out;
+        } else if (!strcmp(argv[i], "--junit") || !strcmp(argv[i], "--json")) {
+            fprintf(stderr, "scenario merge: %s needs a file name\n", argv[i]);
+            goto out;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "scenario merge: unknown option %s\n", argv[i]);
             usage();

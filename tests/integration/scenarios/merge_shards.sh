@@ -94,6 +94,19 @@ same "$dir/whole.xml" "$dir/mx.xml" "the JUnit reports merged from JUnit"
     --json "$dir/mix.json" --junit "$dir/mix.xml" >/dev/null
 same "$dir/whole.xml" "$dir/mix.xml" "the JUnit reports merged from a mix"
 
+# `run` shards files, not seeds: two files, two shards, merged, equal the
+# whole run (the fixed Singleton beside the scenario, and the scenario).
+other=$(dirname "$file")/singleton-fixed.yaml
+"$exe" run "$other" "$file" --seed 2 --json "$dir/run.json" >/dev/null 2>&1
+for k in 0 1; do
+    "$exe" run "$other" "$file" --seed 2 --shard "$k/2" --json "$dir/run$k.json" >/dev/null 2>&1
+done
+"$exe" merge "$dir/run.json" --json "$dir/run-whole.json" >/dev/null
+"$exe" merge "$dir/run1.json" "$dir/run0.json" --json "$dir/run-merged.json" >"$dir/run.out"
+same "$dir/run-whole.json" "$dir/run-merged.json" "the merged run reports"
+grep -q '^merge: 2 reports (2 shards), 2 runs' "$dir/run.out" ||
+    fail "merge of two run shards: $(cat "$dir/run.out")"
+
 # What merge refuses, naming the file.
 expect_2 "1 of the 4 shards is missing" "$dir/s0.json" "$dir/s1.json" "$dir/s3.json"
 "$exe" explore "$file" --seeds 1..8 --shard 2/4 --json "$dir/other.json" >/dev/null 2>&1
