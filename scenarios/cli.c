@@ -1,11 +1,13 @@
 /*
  * cli.c - the `scenario` program's commands (scn_main):
  *
- *   scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE] [--shard K/N]
- *   scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--shard K/N]
+ *   scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE] [--json FILE]
+ *                [--shard K/N]
+ *   scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--json FILE] [--shard K/N]
  *   scenario replay FILE --seed N --trace OUT
  *   scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]
  *   scenario diff, scenario shrink (cli_shrink.c)
+ *   scenario merge REPORT... [--junit OUT] [--json OUT] (cli_merge.c)
  *   scenario list
  *   scenario import audit ... | trace-to-audit ... | audit-to-trace ...  (cli_import.c)
  *   common: [--plugin LIB.so]... [--shard-count N] [-v]
@@ -29,6 +31,7 @@
 
 #include "cli_import.h"
 #include "junit.h"
+#include "report.h"
 #include "scn/run.h"
 #include "scn_int.h"
 #include "shard.h"
@@ -48,6 +51,7 @@ typedef struct cli {
     const char *trace;
     const char *record;
     const char *junit;
+    const char *json;
     const char *shard;
     int shard_count;
     bool verbose;
@@ -59,11 +63,13 @@ static void usage(FILE *f)
 {
     fprintf(
         f, "usage: scenario run FILE... [--seed N] [--trace FILE] [--record FILE] [--junit FILE]\n"
-           "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE]\n"
+           "                [--json FILE]\n"
+           "       scenario explore FILE --seeds N..M [--jobs J] [--junit FILE] [--json FILE]\n"
            "       scenario replay FILE --seed N --trace OUT\n"
            "       scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]\n"
            "       scenario diff FILE --seed N (--against LIB.so | --controllers A=B)\n"
            "       scenario shrink FILE --seed N [-o OUT.yaml] [--budget 60s] [--same-failure]\n"
+           "       scenario merge REPORT... [--junit OUT] [--json OUT]\n"
            "       scenario list\n"
            "       scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
            "                [--actor-user U] [--actor-agent A] [--expect-writes] [--expect-state]\n"
@@ -135,6 +141,8 @@ static int parse_option(cli *c, const char *opt, const char *val)
         c->record = val;
     else if (!strcmp(opt, "--junit") && val)
         c->junit = val;
+    else if (!strcmp(opt, "--json") && val)
+        c->json = val;
     else if (!strcmp(opt, "--shard") && val)
         c->shard = val;
     else if (!strcmp(opt, "--shard-count") && val && parse_u64(val, &n) == 0)
@@ -196,14 +204,32 @@ static void print_result(const char *file, const scn_scenario *sc, const scn_run
     replay_hint(stdout, file, r->seed);
 }
 
+/* The --json report of this command (report.h), or NULL: one command line
+ * a process, so one report. */
+static scn_jreport *json_report;
+
 static void junit_add(scn_junit *j, const char *file, const scn_scenario *sc,
                       const scn_run_result *r, bool error)
 {
+    char name[300], out[4100];
+    scn__replay_command(out, sizeof out - 1, file, r->seed);
+    if (json_report) {
+        scn_report_entry e = {.file = file,
+                              .scenario = sc && sc->name ? sc->name : file,
+                              .seed = r->seed,
+                              .verdict = error       ? SCN_VERDICT_ERROR
+                                         : r->passed ? SCN_VERDICT_PASS
+                                                     : SCN_VERDICT_FAIL,
+                              .message = r->passed ? "" : r->message,
+                              .has_trace = !error && r->trace_hash != 0,
+                              .trace = r->trace_hash,
+                              .time_s = r->real_seconds,
+                              .replay = out};
+        scn__jreport_add(json_report, &e);
+    }
     if (!j)
         return;
-    char name[300], out[4100];
     snprintf(name, sizeof name, "%s seed=%" PRIu64, sc && sc->name ? sc->name : file, r->seed);
-    scn__replay_command(out, sizeof out - 1, file, r->seed);
     strcat(out, "\n");
     scn_junit_case jc = {.name = name,
                          .classname = file,
@@ -555,6 +581,54 @@ static int cmd_replay(cli *c)
     return cmd_run(c, NULL, 0, 1);
 }
 
+/* The reports say what was split and which share this is, for `scenario
+ * merge`: the JUnit report as properties, the JSON report in its header.
+ * The JSON report's file is created now, so a path that cannot be written
+ * fails before the first run. 0 or 2. */
+static int open_reports(const cli *c, scn_junit *j, int k, int n)
+{
+    bool explore = !strcmp(c->cmd, "explore");
+    char v[64];
+    int rc = 0;
+
+    if (c->junit && !j) {
+        fprintf(stderr, "scenario: --junit %s: out of memory\n", c->junit);
+        return 2;
+    }
+    if (j) {
+        snprintf(v, sizeof v, "%d/%d", k, n);
+        rc |= scn__junit_property(j, "command", c->cmd);
+        rc |= scn__junit_property(j, "shard", v);
+        if (explore && c->seeds_given) {
+            snprintf(v, sizeof v, "%" PRIu64 "..%" PRIu64, c->seed_lo, c->seed_hi);
+            rc |= scn__junit_property(j, "seeds", v);
+        }
+        for (int i = 0; i < c->nfiles; i++)
+            rc |= scn__junit_property(j, "file", c->files[i]);
+        if (rc != 0) {
+            fprintf(stderr, "scenario: --junit %s: out of memory\n", c->junit);
+            return 2;
+        }
+    }
+    if (c->json && (!strcmp(c->cmd, "run") || explore)) {
+        scn_report_meta m = {.command = c->cmd,
+                             .files = c->files,
+                             .nfiles = (size_t)c->nfiles,
+                             .seeds_given = explore && c->seeds_given,
+                             .seed_first = c->seed_lo,
+                             .seed_last = c->seed_hi,
+                             .shard_index = k,
+                             .shard_count = n};
+        json_report = scn__jreport_open(c->json, &m, &rc);
+        if (!json_report) {
+            fprintf(stderr, "scenario: --json %s: cannot write it: %s\n", c->json,
+                    scn_strerror(rc));
+            return 2;
+        }
+    }
+    return 0;
+}
+
 int scn_main(int argc, char **argv)
 {
     scn__hint_program(argc > 0 ? argv[0] : NULL);
@@ -567,6 +641,8 @@ int scn_main(int argc, char **argv)
         return scn__cmd_diff(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "shrink"))
         return scn__cmd_shrink(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "merge"))
+        return scn__cmd_merge(argc, argv);
     if (parse_args(argc, argv, &c) < 0) {
         usage(stderr);
         return 2;
@@ -588,7 +664,11 @@ int scn_main(int argc, char **argv)
         return 2;
     }
     scn_junit *j = c.junit ? scn__junit_new("scenarios") : NULL;
-    int rc;
+    int rc = open_reports(&c, j, k, n);
+    if (rc != 0) {
+        scn__junit_free(j);
+        return rc;
+    }
     if (!strcmp(c.cmd, "run") && c.nfiles > 0)
         rc = cmd_run(&c, j, k, n);
     else if (!strcmp(c.cmd, "explore"))
@@ -604,5 +684,14 @@ int scn_main(int argc, char **argv)
         rc = rc ? rc : 2;
     }
     scn__junit_free(j);
+    /* Bad input: no JSON report, so that `scenario merge` finds the shard
+     * missing rather than merging a shard that did not run its share. */
+    if (json_report && rc == 2)
+        scn__jreport_discard(json_report);
+    else if (json_report && scn__jreport_close(json_report) < 0) {
+        fprintf(stderr, "scenario: cannot write %s\n", c.json);
+        rc = rc ? rc : 2;
+    }
+    json_report = NULL;
     return rc;
 }

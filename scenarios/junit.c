@@ -1,30 +1,50 @@
 /*
  * junit.c - JUnit XML reports (format in junit.h).
  *
- * Cases are kept as jansson values (an array of suites, each with its array
- * of cases), which copies the strings and keeps the order for free. The
- * strings are stored unchecked (_nocheck): the text of a failure may hold
- * any bytes, and the writer, not jansson, decides what to do with them.
+ * A report holds, per suite, its counts and its cases already written as
+ * XML to an anonymous temporary file (tmpfile()): a campaign of a million
+ * seeds keeps its memory flat, and writing the report copies those files
+ * between the suites' opening and closing tags, whose counts are known by
+ * then. Properties (name/value pairs, e.g. the shard) are few and kept in
+ * memory.
  */
 #include "junit.h"
 
 #include "scn/scenario.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define MAX_SUITES 4096
+#define MAX_PROPERTIES 1024
+
+typedef struct counts {
+    size_t tests, failures, errors, skipped;
+    double time;
+} counts;
+
+typedef struct suite {
+    char *name;
+    counts c;
+    FILE *cases; /* the <testcase> elements, written as they come */
+} suite;
+
 struct scn_junit {
-    json_t *name;
-    json_t *suites; /* [{name, cases: [...]}] */
-    json_t *index;  /* suite name -> position in suites */
+    char *name;
+    suite *suites;
+    size_t n_suites;
+    char **props; /* name, value, name, value, ... */
+    size_t n_props;
     size_t n_cases;
 };
 
 static const char *const status_names[] = {"passed", "failed", "error", "skipped"};
+
+static void put_case(FILE *f, const char *suite_name, const scn_junit_case *c, double t);
+static void put_escaped(FILE *f, const char *text, int attr);
 
 scn_junit *scn__junit_new(const char *name)
 {
@@ -32,11 +52,9 @@ scn_junit *scn__junit_new(const char *name)
 
     if (!j)
         return NULL;
-    j->name = json_string_nocheck(name ? name : "scenario");
-    j->suites = json_array();
-    j->index = json_object();
-    if (!j->name || !j->suites || !j->index) {
-        scn__junit_free(j);
+    j->name = strdup(name ? name : "scenario");
+    if (!j->name) {
+        free(j);
         return NULL;
     }
     return j;
@@ -46,53 +64,88 @@ void scn__junit_free(scn_junit *j)
 {
     if (!j)
         return;
-    json_decref(j->name);
-    json_decref(j->suites);
-    json_decref(j->index);
+    for (size_t i = 0; i < j->n_suites; i++) {
+        free(j->suites[i].name);
+        if (j->suites[i].cases)
+            fclose(j->suites[i].cases);
+    }
+    for (size_t i = 0; i < j->n_props; i++)
+        free(j->props[i]);
+    free(j->props);
+    free(j->suites);
+    free(j->name);
     free(j);
 }
 
-static json_t *suite_cases(scn_junit *j, const char *suite)
+int scn__junit_property(scn_junit *j, const char *name, const char *value)
 {
-    json_t *pos = json_object_get(j->index, suite), *s;
+    char **p, *n, *v;
 
-    if (pos)
-        return json_object_get(json_array_get(j->suites, (size_t)json_integer_value(pos)), "cases");
-    s = json_pack("{s:o, s:[]}", "name", json_string_nocheck(suite), "cases");
-    if (!s)
-        return NULL;
-    if (json_object_set_new_nocheck(j->index, suite,
-                                    json_integer((json_int_t)json_array_size(j->suites))) != 0 ||
-        json_array_append_new(j->suites, s) != 0)
-        return NULL;
-    return json_object_get(s, "cases");
-}
-
-static int set_opt(json_t *obj, const char *key, const char *value)
-{
-    return value ? json_object_set_new(obj, key, json_string_nocheck(value)) : 0;
-}
-
-int scn__junit_add(scn_junit *j, const char *suite, const scn_junit_case *c)
-{
-    json_t *cases, *tc;
-    double t;
-
-    if (!j || !suite || !c || !c->name || (unsigned)c->status > SCN_JUNIT_SKIPPED ||
-        j->n_cases >= SCN_JUNIT_MAX_CASES)
+    if (!j || !name || !value || j->n_props / 2 >= MAX_PROPERTIES)
         return SCN_ERR_INPUT;
-    cases = suite_cases(j, suite);
-    if (!cases)
+    p = realloc(j->props, (j->n_props + 2) * sizeof *p);
+    if (!p)
         return SCN_ERR_NOMEM;
-    t = isfinite(c->time_s) && c->time_s > 0 ? c->time_s : 0;
-    tc = json_pack("{s:o, s:o, s:f, s:i}", "name", json_string_nocheck(c->name), "classname",
-                   json_string_nocheck(c->classname ? c->classname : suite), "time", t, "status",
-                   (int)c->status);
-    if (!tc || set_opt(tc, "message", c->message) != 0 || set_opt(tc, "details", c->details) != 0 ||
-        set_opt(tc, "out", c->system_out) != 0 || json_array_append_new(cases, tc) != 0) {
-        json_decref(tc);
+    j->props = p;
+    n = strdup(name);
+    v = strdup(value);
+    if (!n || !v) {
+        free(n);
+        free(v);
         return SCN_ERR_NOMEM;
     }
+    j->props[j->n_props++] = n;
+    j->props[j->n_props++] = v;
+    return 0;
+}
+
+static suite *find_suite(scn_junit *j, const char *name)
+{
+    suite *s;
+
+    /* Reports have one suite or a few: a linear search from the last. */
+    for (size_t i = j->n_suites; i-- > 0;)
+        if (strcmp(j->suites[i].name, name) == 0)
+            return &j->suites[i];
+    if (j->n_suites >= MAX_SUITES)
+        return NULL;
+    s = realloc(j->suites, (j->n_suites + 1) * sizeof *s);
+    if (!s)
+        return NULL;
+    j->suites = s;
+    s = &j->suites[j->n_suites];
+    *s = (suite){.name = strdup(name), .cases = tmpfile()};
+    if (!s->name || !s->cases) {
+        free(s->name);
+        if (s->cases)
+            fclose(s->cases);
+        return NULL;
+    }
+    j->n_suites++;
+    return s;
+}
+
+int scn__junit_add(scn_junit *j, const char *suite_name, const scn_junit_case *c)
+{
+    suite *s;
+    double t;
+
+    if (!j || !suite_name || !c || !c->name || (unsigned)c->status > SCN_JUNIT_SKIPPED ||
+        j->n_cases >= SCN_JUNIT_MAX_CASES)
+        return SCN_ERR_INPUT;
+    s = find_suite(j, suite_name);
+    if (!s)
+        return j->n_suites >= MAX_SUITES ? SCN_ERR_INPUT : SCN_ERR_NOMEM;
+    t = isfinite(c->time_s) && c->time_s > 0 ? c->time_s : 0;
+    put_case(s->cases, suite_name, c, t);
+    if (ferror(s->cases))
+        return SCN_ERR_IO;
+    s->c.tests++;
+    s->c.failures += c->status == SCN_JUNIT_FAILED;
+    s->c.errors += c->status == SCN_JUNIT_ERROR;
+    s->c.skipped += c->status == SCN_JUNIT_SKIPPED;
+    /* The time as written (3 decimals), so the counts add up to the cases. */
+    s->c.time += round(t * 1000) / 1000;
     j->n_cases++;
     return 0;
 }
@@ -162,49 +215,22 @@ static void put_escaped(FILE *f, const char *text, int attr)
     }
 }
 
-typedef struct counts {
-    size_t tests, failures, errors, skipped;
-    double time;
-} counts;
-
-static void count_cases(const json_t *cases, counts *c)
-{
-    size_t i;
-    json_t *tc;
-
-    json_array_foreach(cases, i, tc)
-    {
-        json_int_t st = json_integer_value(json_object_get(tc, "status"));
-        c->tests++;
-        c->failures += st == SCN_JUNIT_FAILED;
-        c->errors += st == SCN_JUNIT_ERROR;
-        c->skipped += st == SCN_JUNIT_SKIPPED;
-        c->time += json_real_value(json_object_get(tc, "time"));
-    }
-}
-
 static void put_counts(FILE *f, const counts *c)
 {
     fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\"",
             c->tests, c->failures, c->errors, c->skipped, c->time);
 }
 
-static const char *str(const json_t *obj, const char *key)
+static void put_case(FILE *f, const char *suite_name, const scn_junit_case *c, double t)
 {
-    return json_string_value(json_object_get(obj, key));
-}
-
-static void put_case(FILE *f, const json_t *tc)
-{
-    json_int_t st = json_integer_value(json_object_get(tc, "status"));
-    const char *message = str(tc, "message"), *details = str(tc, "details");
-    const char *out = str(tc, "out");
+    scn_junit_status st = c->status;
+    const char *message = c->message, *details = c->details, *out = c->system_out;
 
     fputs("    <testcase name=\"", f);
-    put_escaped(f, str(tc, "name"), 1);
+    put_escaped(f, c->name, 1);
     fputs("\" classname=\"", f);
-    put_escaped(f, str(tc, "classname"), 1);
-    fprintf(f, "\" time=\"%.3f\"", json_real_value(json_object_get(tc, "time")));
+    put_escaped(f, c->classname ? c->classname : suite_name, 1);
+    fprintf(f, "\" time=\"%.3f\"", t);
     if (st == SCN_JUNIT_PASSED && !out) {
         fputs("/>\n", f);
         return;
@@ -234,36 +260,65 @@ static void put_case(FILE *f, const json_t *tc)
     fputs("    </testcase>\n", f);
 }
 
+static void put_properties(FILE *f, const scn_junit *j)
+{
+    if (!j->n_props)
+        return;
+    fputs("    <properties>\n", f);
+    for (size_t i = 0; i + 1 < j->n_props; i += 2) {
+        fputs("      <property name=\"", f);
+        put_escaped(f, j->props[i], 1);
+        fputs("\" value=\"", f);
+        put_escaped(f, j->props[i + 1], 1);
+        fputs("\"/>\n", f);
+    }
+    fputs("    </properties>\n", f);
+}
+
+/* The suite's cases, copied from its temporary file (left at its end). */
+static int copy_cases(FILE *from, FILE *to)
+{
+    char buf[8192];
+    size_t n;
+
+    if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0)
+        return SCN_ERR_IO;
+    while ((n = fread(buf, 1, sizeof buf, from)) > 0)
+        if (fwrite(buf, 1, n, to) != n)
+            return SCN_ERR_IO;
+    if (ferror(from) || fseek(from, 0, SEEK_END) != 0)
+        return SCN_ERR_IO;
+    return 0;
+}
+
 int scn__junit_write(const scn_junit *j, FILE *f)
 {
     counts all = {0};
-    size_t i, k;
-    json_t *s, *tc;
 
     if (!j || !f)
         return SCN_ERR_IO;
-    json_array_foreach(j->suites, i, s)
-    {
-        count_cases(json_object_get(s, "cases"), &all);
+    for (size_t i = 0; i < j->n_suites; i++) {
+        const counts *c = &j->suites[i].c;
+        all.tests += c->tests;
+        all.failures += c->failures;
+        all.errors += c->errors;
+        all.skipped += c->skipped;
+        all.time += c->time;
     }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
-    put_escaped(f, json_string_value(j->name), 1);
+    put_escaped(f, j->name, 1);
     fputs("\"", f);
     put_counts(f, &all);
     fputs(">\n", f);
-    json_array_foreach(j->suites, i, s)
-    {
-        counts c = {0};
-        count_cases(json_object_get(s, "cases"), &c);
+    for (size_t i = 0; i < j->n_suites; i++) {
         fputs("  <testsuite name=\"", f);
-        put_escaped(f, str(s, "name"), 1);
+        put_escaped(f, j->suites[i].name, 1);
         fputs("\"", f);
-        put_counts(f, &c);
+        put_counts(f, &j->suites[i].c);
         fputs(">\n", f);
-        json_array_foreach(json_object_get(s, "cases"), k, tc)
-        {
-            put_case(f, tc);
-        }
+        put_properties(f, j);
+        if (copy_cases(j->suites[i].cases, f) != 0)
+            return SCN_ERR_IO;
         fputs("  </testsuite>\n", f);
     }
     fputs("</testsuites>\n", f);

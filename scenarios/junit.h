@@ -6,6 +6,7 @@
  * into suites (one per scenario file, by default), then writes
  *   <testsuites name tests failures errors skipped time>
  *     <testsuite name tests failures errors skipped time>
+ *       <properties><property name value/>...</properties>   (if any)
  *       <testcase name classname time>
  *         <failure message type="failure">details</failure>   (or <error>, <skipped>)
  *         <system-out>the replay command</system-out>
@@ -14,8 +15,13 @@
  * characters XML cannot hold (control characters, invalid UTF-8) become
  * U+FFFD, and line breaks inside attributes are kept as &#10;.
  *
- * Ownership: scn__junit_add copies what it is given. Threads: a report is
- * not thread-safe; add from one thread (the runner's).
+ * Memory stays flat however many cases are added: each case is written as
+ * XML at once to a temporary file (tmpfile()) of its suite, which
+ * scn__junit_write copies out.
+ *
+ * Ownership: scn__junit_add and scn__junit_property copy what they are
+ * given. Threads: a report is not thread-safe; add from one thread (the
+ * runner's).
  */
 #ifndef SCN_JUNIT_H
 #define SCN_JUNIT_H
@@ -49,8 +55,14 @@ scn_junit *scn__junit_new(const char *name);
 void scn__junit_free(scn_junit *j);
 
 /* Adds a copy of c to the suite named suite (created at its first case).
- * 0, SCN_ERR_NOMEM, or SCN_ERR_INPUT (no name, or SCN_JUNIT_MAX_CASES). */
+ * 0, SCN_ERR_NOMEM, SCN_ERR_IO (the temporary file could not be written),
+ * or SCN_ERR_INPUT (no name, SCN_JUNIT_MAX_CASES, or 4096 suites). */
 int scn__junit_add(scn_junit *j, const char *suite, const scn_junit_case *c);
+
+/* Adds a property written in every suite's <properties> (in the order
+ * added; a name may repeat), such as "shard" = "1/4". 0, SCN_ERR_NOMEM, or
+ * SCN_ERR_INPUT (NULL, or more than 1024 properties). */
+int scn__junit_property(scn_junit *j, const char *name, const char *value);
 
 /* Writes the report; 0 or SCN_ERR_IO. */
 int scn__junit_write(const scn_junit *j, FILE *f);

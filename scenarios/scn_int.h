@@ -25,6 +25,8 @@ bool scn__registry_replaced(const char *name);
 /* `scenario diff` and `scenario shrink` (cli_shrink.c): exit codes. */
 int scn__cmd_diff(int argc, char **argv);
 int scn__cmd_shrink(int argc, char **argv);
+/* `scenario merge` (cli_merge.c): exit code. */
+int scn__cmd_merge(int argc, char **argv);
 
 /* Every registered name, comma-separated, for error messages. */
 void scn__list_controllers(char *buf, size_t len);

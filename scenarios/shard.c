@@ -149,11 +149,35 @@ static int from_bazel(const char *index, const char *total, const char *const *e
     return status && status[0] ? touch(status, err, errlen) : 0;
 }
 
+/* GitLab's `parallel: N`: CI_NODE_INDEX counts from 1 (1..CI_NODE_TOTAL). */
+static int from_gitlab(const char *index, const char *total, long *k, long *n, char *err,
+                       size_t errlen)
+{
+    long i = env_number(index);
+
+    if (!total || !total[0])
+        return fail(SCN_ERR_INPUT, err, errlen, "CI_NODE_INDEX is set but CI_NODE_TOTAL is not");
+    *n = env_number(total);
+    if (i < 1)
+        return fail(SCN_ERR_INPUT, err, errlen,
+                    "CI_NODE_INDEX=%s: not a job index (GitLab counts them from 1)", index);
+    if (*n < 0)
+        return fail(SCN_ERR_INPUT, err, errlen, "CI_NODE_TOTAL=%s: not a number of jobs", total);
+    *k = i - 1;
+    if (*k >= *n)
+        return fail(SCN_ERR_INPUT, err, errlen,
+                    "CI_NODE_INDEX=%s is beyond CI_NODE_TOTAL=%s: GitLab numbers the jobs from 1 "
+                    "to CI_NODE_TOTAL",
+                    index, total);
+    return check_range(*k, *n, "CI_NODE_INDEX/CI_NODE_TOTAL", err, errlen);
+}
+
 int scn__shard_select(const char *flag, int count, const char *const *envp, int *k, int *n,
                       char *err, size_t errlen)
 {
     const char *job = env(envp, "JOB_COMPLETION_INDEX");
     const char *bazel = env(envp, "TEST_SHARD_INDEX");
+    const char *gitlab = env(envp, "CI_NODE_INDEX");
     long kk = 0, nn = 1;
     int rc = 0;
 
@@ -170,6 +194,8 @@ int scn__shard_select(const char *flag, int count, const char *const *envp, int 
         rc = from_indexed_job(job, count, envp, &kk, &nn, err, errlen);
     else if (bazel && bazel[0])
         rc = from_bazel(bazel, env(envp, "TEST_TOTAL_SHARDS"), envp, &kk, &nn, err, errlen);
+    else if (gitlab && gitlab[0])
+        rc = from_gitlab(gitlab, env(envp, "CI_NODE_TOTAL"), &kk, &nn, err, errlen);
     if (rc != 0)
         return rc;
     *k = (int)kk;

@@ -13,7 +13,9 @@
  *   3. TEST_SHARD_INDEX and TEST_TOTAL_SHARDS (Bazel). If
  *      TEST_SHARD_STATUS_FILE is set too, that file is created (or its time
  *      updated), which tells Bazel the runner honours sharding.
- *   4. Otherwise shard 0 of 1: everything.
+ *   4. CI_NODE_INDEX and CI_NODE_TOTAL (GitLab's `parallel: N`). GitLab
+ *      counts jobs from 1: CI_NODE_INDEX=1 is shard 0.
+ *   5. Otherwise shard 0 of 1: everything.
  * --shard-count without JOB_COMPLETION_INDEX is ignored.
  *
  * The work (scenario files in the order given, and within `explore` the

@@ -16,8 +16,18 @@
  *                       hand-offs, scheduler turns, context switches; real
  *                       time per scheduler step and per virtual hour.
  *
+ *   scenario_rss        --rss: memory of a campaign. `scenario explore
+ *                       FILE --seeds 1..N --jobs 2` (N = 1,000 and 10,000,
+ *                       with and without --json/--junit reports) run by
+ *                       scn_main in a forked child: peak RSS of the explore
+ *                       process (getrusage RUSAGE_SELF ru_maxrss, and
+ *                       VmHWM) and of its largest worker (RUSAGE_CHILDREN).
+ *   scenario_worker_rss --rss: one process running seed after seed as an
+ *                       explore worker does: its VmRSS after 1, 10, 50,
+ *                       100, 200 and 500 seeds.
+ *
  * Usage: bench_scenarios SCENARIO_PROGRAM [--only NAME] [--scale X]
- *        [--repeat R] [--no-rate] [--no-breakdown]
+ *        [--repeat R] [--no-rate] [--no-breakdown] [--rss]
  * (meson passes the program; seeds per scenario are fixed below, times X).
  * It asserts nothing; the exit status is 2 only if it could not run.
  */
@@ -27,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -287,12 +299,152 @@ static int bench_breakdown(const bench_case *c, const char *file, int seeds)
     return n > 0 ? 0 : -1;
 }
 
+/* A line "Name:  N kB" of /proc/self/status, in kB; -1 if absent. */
+static long proc_status_kb(const char *name)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t n = strlen(name);
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, name, n) == 0 && line[n] == ':') {
+            v = atol(line + n + 1);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* What the forked explore reports back. */
+typedef struct rss_report {
+    long self_maxrss, self_hwm, children_maxrss;
+    int rc;
+} rss_report;
+
+/* `scenario explore FILE --seeds 1..seeds --jobs 2 [--json --junit]` by
+ * scn_main in a forked child, whose peak RSS and its workers' it reports. */
+static int rss_once(const char *file, int seeds, bool reports, rss_report *out, double *secs)
+{
+    char range[32], json[64], junit[64];
+    int fds[2];
+    snprintf(range, sizeof range, "1..%d", seeds);
+    snprintf(json, sizeof json, "/tmp/bench-rss-%d.json", (int)getpid());
+    snprintf(junit, sizeof junit, "/tmp/bench-rss-%d.xml", (int)getpid());
+    if (pipe(fds) < 0)
+        return -1;
+    double t0 = now_s();
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char prog[] = "scenario", explore[] = "explore", o_seeds[] = "--seeds", o_jobs[] = "--jobs",
+             two[] = "2", o_json[] = "--json", o_junit[] = "--junit";
+        char *argv[] = {prog, explore, (char *)file, o_seeds, range, o_jobs,
+                        two,  o_json,  json,         o_junit, junit, NULL};
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+        close(fds[0]);
+        rss_report r = {0};
+        r.rc = scn_main(reports ? 11 : 7, argv);
+        struct rusage self, children;
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &children);
+        r.self_maxrss = self.ru_maxrss;
+        r.children_maxrss = children.ru_maxrss;
+        r.self_hwm = proc_status_kb("VmHWM");
+        ssize_t w = write(fds[1], &r, sizeof r);
+        _exit(w == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    ssize_t got = read(fds[0], out, sizeof *out);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    *secs = now_s() - t0;
+    unlink(json);
+    unlink(junit);
+    return got == (ssize_t)sizeof *out && out->rc <= 1 ? 0 : -1;
+}
+
+/* One process running seeds 1..500 in turn, as an explore worker: VmRSS. */
+static int worker_rss(const bench_case *c, const char *file)
+{
+    static const int marks[] = {1, 10, 50, 100, 200, 500};
+    long rss[6] = {0};
+    int fds[2];
+    if (pipe(fds) < 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        scn_scenario *sc;
+        if (scn_scenario_load(file, &sc, NULL) < 0)
+            _exit(1);
+        for (int seed = 1, m = 0; seed <= 500; seed++) {
+            scn_run_options o = {.seed = (uint64_t)seed, .seed_given = true};
+            scn_run_result r;
+            scn_run(sc, &o, &r);
+            if (seed == marks[m])
+                rss[m++] = proc_status_kb("VmRSS");
+        }
+        scn_scenario_free(sc);
+        ssize_t w = write(fds[1], rss, sizeof rss);
+        _exit(w == (ssize_t)sizeof rss ? 0 : 1);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    ssize_t got = read(fds[0], rss, sizeof rss);
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    if (got != (ssize_t)sizeof rss)
+        return -1;
+    printf("{\"bench\":\"scenario_worker_rss\",\"scenario\":\"%s\",\"unit\":\"kB\",\"vmrss\":{",
+           c->name);
+    for (int m = 0; m < 6; m++)
+        printf("%s\"%d\":%ld", m ? "," : "", marks[m], rss[m]);
+    printf("}}\n");
+    fflush(stdout);
+    return 0;
+}
+
+static int bench_rss(const bench_case *c, const char *file)
+{
+    static const int campaign[] = {1000, 10000};
+    for (int reports = 0; reports <= 1; reports++) {
+        for (size_t i = 0; i < sizeof campaign / sizeof *campaign; i++) {
+            rss_report r;
+            double secs;
+            if (rss_once(file, campaign[i], reports, &r, &secs) < 0) {
+                fprintf(stderr, "bench_scenarios: explore %s for its RSS failed\n", file);
+                return -1;
+            }
+            printf("{\"bench\":\"scenario_rss\",\"scenario\":\"%s\",\"seeds\":%d,\"jobs\":2,"
+                   "\"reports\":%s,\"explore_maxrss_kb\":%ld,\"explore_vmhwm_kb\":%ld,"
+                   "\"worker_maxrss_kb\":%ld,\"seconds\":%.1f,\"seeds_per_s\":%.1f}\n",
+                   c->name, campaign[i], reports ? "true" : "false", r.self_maxrss, r.self_hwm,
+                   r.children_maxrss, secs, campaign[i] / secs);
+            fflush(stdout);
+        }
+    }
+    return worker_rss(c, file);
+}
+
 int main(int argc, char **argv)
 {
     const char *prog = NULL, *only = NULL;
     double scale = 1;
     int repeat = 3;
-    bool rate = true, breakdown = true;
+    bool rate = true, breakdown = true, rss = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
@@ -304,6 +456,8 @@ int main(int argc, char **argv)
             rate = false;
         else if (!strcmp(argv[i], "--no-breakdown"))
             breakdown = false;
+        else if (!strcmp(argv[i], "--rss"))
+            rss = true;
         else if (argv[i][0] != '-' && !prog)
             prog = argv[i];
         else
@@ -311,7 +465,7 @@ int main(int argc, char **argv)
     }
     if (!prog || scale <= 0 || repeat < 1 || repeat > 32) {
         fprintf(stderr, "usage: bench_scenarios SCENARIO_PROGRAM [--only NAME] [--scale X] "
-                        "[--repeat 1..32] [--no-rate] [--no-breakdown]\n");
+                        "[--repeat 1..32] [--no-rate] [--no-breakdown] [--rss]\n");
         return 2;
     }
     scn_register_examples();
@@ -326,6 +480,11 @@ int main(int argc, char **argv)
         int seeds = (int)lround(c->seeds * scale);
         if (seeds < 2)
             seeds = 2;
+        if (rss) {
+            if (bench_rss(c, file) < 0)
+                status = 2;
+            continue;
+        }
         if (rate && bench_rate(prog, c, file, seeds, repeat) < 0)
             status = 2;
         if (breakdown && bench_breakdown(c, file, seeds / 3 > 3 ? seeds / 3 : 3) < 0)

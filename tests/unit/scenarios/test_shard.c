@@ -121,6 +121,37 @@ Test(shard, bazel)
     cr_assert(strstr(err, "TEST_SHARD_STATUS_FILE"), "%s", err);
 }
 
+Test(shard, gitlab_parallel)
+{
+    const char *const first[] = {"CI_NODE_INDEX=1", "CI_NODE_TOTAL=4", NULL};
+    const char *const last[] = {"CI_NODE_INDEX=4", "CI_NODE_TOTAL=4", NULL};
+    const char *const beyond[] = {"CI_NODE_INDEX=5", "CI_NODE_TOTAL=4", NULL};
+    const char *const zero[] = {"CI_NODE_INDEX=0", "CI_NODE_TOTAL=4", NULL};
+    const char *const no_total[] = {"CI_NODE_INDEX=2", NULL};
+    const char *const bad_total[] = {"CI_NODE_INDEX=2", "CI_NODE_TOTAL=four", NULL};
+    /* Not parallel: GitLab sets CI_NODE_TOTAL=1 and no index. */
+    const char *const single[] = {"CI_NODE_TOTAL=1", NULL};
+    /* Bazel's variables, and the flag, come first. */
+    const char *const both[] = {"CI_NODE_INDEX=1", "CI_NODE_TOTAL=2", "TEST_SHARD_INDEX=2",
+                                "TEST_TOTAL_SHARDS=3", NULL};
+    int n;
+
+    cr_assert_eq(select_ok(NULL, 0, first, &n), 0, "GitLab's first job is shard 0");
+    cr_assert_eq(n, 4);
+    cr_assert_eq(select_ok(NULL, 0, last, &n), 3);
+    cr_assert_eq(n, 4);
+    select_err(NULL, 0, beyond, "beyond CI_NODE_TOTAL=4");
+    select_err(NULL, 0, zero, "counts them from 1");
+    select_err(NULL, 0, no_total, "CI_NODE_TOTAL is not");
+    select_err(NULL, 0, bad_total, "CI_NODE_TOTAL=four");
+    cr_assert_eq(select_ok(NULL, 0, single, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(select_ok(NULL, 0, both, &n), 2);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(select_ok("1/2", 0, first, &n), 1);
+    cr_assert_eq(n, 2);
+}
+
 Test(shard, process_environment)
 {
     int n;
