@@ -8,7 +8,11 @@
 
 typedef struct spawn_arg {
     const ctrl_hooks *hooks;
-    char name[64];
+    /* Whole, as scenarios/scheduler.c keeps it: a scenario's scheduler
+     * matches watches to informer threads by name ("informer <user agent>
+     * <apiVersion>/<Kind>"). 64 bytes cut longer names short, and their
+     * watches never got an event released. */
+    char name[256];
     void *(*fn)(void *);
     void *arg;
 } spawn_arg;

@@ -68,7 +68,7 @@ bool scn__registry_replaced(const char *name)
 
 int scn_register_controller(const char *name, scn_setup_fn fn, void *user)
 {
-    if (!name || !fn)
+    if (!name || !fn || !*name || strlen(name) > SCN_CONTROLLER_NAME_MAX)
         return SCN_ERR_INPUT;
     if (capturing)
         return scn__registry_replace(name, fn, user);

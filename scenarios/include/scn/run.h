@@ -31,8 +31,14 @@ extern "C" {
  * controllers[].config, may be NULL). 0 or a negative code. */
 typedef int (*scn_setup_fn)(ctrl_manager *mgr, const json_t *config, void *user);
 
-/* Add a controller to the registry (name copied). SCN_ERR_INPUT if taken. */
+/* Add a controller to the registry (name copied). SCN_ERR_INPUT if taken,
+ * empty, or longer than SCN_CONTROLLER_NAME_MAX bytes. */
 int scn_register_controller(const char *name, scn_setup_fn fn, void *user);
+/* The longest controller name: its replicas' User-Agents,
+ * "scenario/<name>-<k>.r<n>", must fit the 128 bytes the fake server
+ * keeps of a watch's client, by which a run matches a watch to the
+ * informer reading it. */
+#define SCN_CONTROLLER_NAME_MAX 100
 /* The example controllers (replicaset, ...), registered once. Defined by
  * the `scenario` program (scenarios/builtin.c), not by libscenario. */
 void scn_register_examples(void);

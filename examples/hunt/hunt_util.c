@@ -1,0 +1,56 @@
+/*
+ * hunt_util.c - config and status writes shared by the hunt controllers
+ * (see hunt_util.h). Reentrant; no state.
+ */
+#include "hunt_util.h"
+
+#include "ctrl/object.h"
+#include "hunt.h"
+
+int hunt_builder(ctrl_manager *mgr, const json_t *config, const char *kind,
+                 const char *default_name, ctrl_builder **out)
+{
+    *out = NULL;
+    if (!mgr || (config && !json_is_object(config)))
+        return CTRL_ERR_ARG;
+    const json_t *jname = json_object_get(config, "name");
+    const json_t *jmax = json_object_get(config, "maxConcurrentReconciles");
+    const json_t *jnole = json_object_get(config, "noLeaderElection");
+    if ((jname && !json_is_string(jname)) || (jmax && !json_is_integer(jmax)) ||
+        (jnole && !json_is_boolean(jnole)))
+        return CTRL_ERR_ARG;
+    if (jmax && (json_integer_value(jmax) < 1 || json_integer_value(jmax) > 1024))
+        return CTRL_ERR_ARG;
+    ctrl_controller_options o = {0}; /* over the manager's defaults */
+    if (jmax)
+        o.max_concurrent_reconciles = (int)json_integer_value(jmax);
+    if (jnole)
+        o.no_leader_election = json_is_true(jnole);
+    ctrl_builder *b = ctrl_builder_for(mgr, EXAMPLE_HUNT_API_VERSION, kind);
+    ctrl_builder_named(b, jname ? json_string_value(jname) : default_name);
+    ctrl_builder_with_options(b, &o);
+    *out = b;
+    return 0;
+}
+
+int hunt_write_status(ctrl_client *c, const json_t *obj, json_t *status)
+{
+    if (!status)
+        return CTRL_ERR_NOMEM;
+    if (json_equal(json_object_get(obj, "status"), status)) {
+        json_decref(status);
+        return 0;
+    }
+    json_t *copy = json_deep_copy(obj);
+    if (!copy) {
+        json_decref(status);
+        return CTRL_ERR_NOMEM;
+    }
+    if (json_object_set_new(copy, "status", status) < 0) { /* status freed */
+        json_decref(copy);
+        return CTRL_ERR_NOMEM;
+    }
+    int rc = ctrl_client_update_status(c, copy, NULL, NULL, NULL);
+    json_decref(copy);
+    return rc;
+}
