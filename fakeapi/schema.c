@@ -1010,3 +1010,36 @@ void fakeapi__schema_prune(const json_t *schema, json_t *obj)
     if (json_is_object(schema))
         prune_node(schema, obj, true, false);
 }
+
+/* ---- nulls --------------------------------------------------------------- */
+
+static void prune_nulls_node(const json_t *s, json_t *v)
+{
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *child;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, k, child)
+        {
+            const json_t *cs = child_schema(s, k);
+            if (json_is_null(child) && json_is_object(cs) && !flag(cs, "nullable") &&
+                !json_object_get(cs, "default"))
+                json_object_del(v, k);
+            else
+                prune_nulls_node(cs, child);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *el;
+        json_array_foreach(v, i, el)
+        {
+            prune_nulls_node(json_object_get(s, "items"), el);
+        }
+    }
+}
+
+void fakeapi__schema_prune_nulls(const json_t *schema, json_t *obj)
+{
+    if (json_is_object(schema))
+        prune_nulls_node(schema, obj);
+}

@@ -66,4 +66,15 @@ void fakeapi__schema_default(const json_t *schema, json_t *obj);
  */
 void fakeapi__schema_prune(const json_t *schema, json_t *obj);
 
+/*
+ * Remove, in place, every object field whose value is null where the
+ * field's schema is neither nullable nor defaulted, as the API server does
+ * when it decodes a custom resource (apiextensions-apiserver's
+ * PruneNonNullableNullsWithoutDefaults): {"plain": null} stores as {}, and
+ * a required field set to null is then missing. Array items are left (a
+ * null item is defaulted or rejected). Nulls with a default are left to
+ * fakeapi__schema_default. A NULL schema does nothing.
+ */
+void fakeapi__schema_prune_nulls(const json_t *schema, json_t *obj);
+
 #endif

@@ -299,10 +299,10 @@ static void str_candidates(props *ps, const json_t *s, const json_t *cur, bool a
         add(ps, json_string(sample), false, 1, "format example", NULL);
     if (format && (!strcmp(format, "date") || !strcmp(format, "date-time")))
         add(ps, json_string("not-a-date"), false, 0, "not a date", NULL);
-    if (!known)
-        return; /* a format the server checks and we cannot write */
     char why[96];
-    if (pattern) {
+    if (!known) {
+        /* a format the server may check that we cannot write: another type only */
+    } else if (pattern) {
         size_t want[4], nw = 0;
         want[nw++] = (size_t)minl;
         if (minl > 0)
