@@ -160,11 +160,11 @@ static const char *format_sample(const char *format, bool *known)
     *known = format == NULL || !strcmp(format, "password") || !strcmp(format, "int-or-string");
     if (!format)
         return NULL;
+    /* the check models these two; the server checks the others its own way */
+    *known = *known || !strcmp(format, "date") || !strcmp(format, "date-time");
     for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
-        if (!strcmp(format, samples[i].format)) {
-            *known = true;
+        if (!strcmp(format, samples[i].format))
             return samples[i].sample;
-        }
     return NULL;
 }
 
@@ -573,7 +573,9 @@ static json_t *instance(const json_t *s, bool root, int depth)
         {
             if (root && (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata")))
                 continue;
-            if (is_required(s, k) || json_object_get(ps, "default")) {
+            /* a custom resource has a spec, required or not */
+            if (is_required(s, k) || json_object_get(ps, "default") ||
+                (root && !strcmp(k, "spec"))) {
                 json_t *v = instance(ps, false, depth + 1);
                 if (v)
                     json_object_set_new(o, k, v);
