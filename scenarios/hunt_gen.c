@@ -735,6 +735,30 @@ static bool seen(const gen *g, const char *path, const json_t *v)
     return false;
 }
 
+/* Put old (borrowed) back at ptr in work, itself rather than a copy. */
+static void put_back(json_t *work, const char *ptr, json_t *old)
+{
+    char parent[2048], tok[512];
+    const char *slash = strrchr(ptr, '/');
+    size_t plen = slash ? (size_t)(slash - ptr) : 0, t = 0;
+    if (!slash || plen >= sizeof parent)
+        return;
+    memcpy(parent, ptr, plen);
+    parent[plen] = '\0';
+    for (const char *c = slash + 1; *c && t + 1 < sizeof tok; c++) {
+        char ch = *c;
+        if (ch == '~' && (c[1] == '0' || c[1] == '1'))
+            ch = *++c == '0' ? '~' : '/';
+        tok[t++] = ch;
+    }
+    tok[t] = '\0';
+    json_t *p = scn__gen_pointer_get(work, parent);
+    if (json_is_object(p))
+        json_object_set(p, tok, old);
+    else if (json_is_array(p))
+        json_array_set(p, strtoul(tok, NULL, 10), old);
+}
+
 /*
  * Propose setting the current field (g->ptr; in work, its parent holds it)
  * to v (NULL: remove). Classified on the stored base; kept when the class
@@ -754,18 +778,19 @@ static void emit(gen *g, const json_t *v, int intent, const char *why, const cha
         snprintf(path, sizeof path, "%s", g->ptr);
         value = v ? json_deep_copy(v) : NULL;
     } else {
-        /* set the field in the virtual parent, take the parent whole, restore */
+        /* set the field in the virtual parent, take the parent whole, put
+         * the very same value back (the walk holds pointers into it) */
         old = scn__gen_pointer_get(g->work, g->ptr);
         json_incref(old);
-        if (!v && !old)
-            goto out;
-        if (scn__gen_pointer_set(g->work, g->ptr, v) != 0)
-            goto out;
+        if (!v || scn__gen_pointer_set(g->work, g->ptr, v) != 0)
+            goto out; /* removals are not made below a virtual parent */
         memcpy(path, g->ptr, g->anchor);
         path[g->anchor] = '\0';
         value = json_deep_copy(scn__gen_pointer_get(g->work, path));
         if (old)
-            scn__gen_pointer_set(g->work, g->ptr, old);
+            put_back(g->work, g->ptr, old);
+        else
+            scn__gen_pointer_set(g->work, g->ptr, NULL);
         if (!value)
             goto out;
     }

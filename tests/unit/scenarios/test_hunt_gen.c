@@ -303,6 +303,18 @@ Test(hunt_gen, nested_object_added_whole_at_its_missing_parent)
     expect(&ch, "spec.a", "{}", false, "empty object, missing required");
     expect(&ch, "spec.a.c", "{'b':1,'c':''}", true, "empty");
     scn_gen_changes_free(ch.c, ch.n);
+
+    /* two levels missing, each required by the one above */
+    ch = gen(SPEC("'properties':{'a':{'type':'object','required':['b'],'properties':{"
+                  "'b':{'type':'object','required':['c','l'],'properties':{'c':{'type':"
+                  "'integer','maximum':0},'l':{'type':'array','minItems':1,'items':{'type':"
+                  "'integer'}}}}}}}"),
+             "{'spec':{}}", false);
+    expect(&ch, "spec.a.b.c", "{'b':{'c':-1,'l':[0]}}", true, "decrease");
+    expect(&ch, "spec.a.b.c", "{'b':{'c':1,'l':[0]}}", false, "above maximum");
+    expect(&ch, "spec.a.b.l[1]", "{'b':{'c':0,'l':[0,1]}}", true, "one");
+    expect(&ch, "spec.a.b", "{'b':{}}", false, "empty object, missing required");
+    scn_gen_changes_free(ch.c, ch.n);
 }
 
 Test(hunt_gen, arrays_of_objects)
