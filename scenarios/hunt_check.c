@@ -224,8 +224,7 @@ static bool is_date_time(const char *s)
         }
     if ((*s == 'Z' || *s == 'z') && !s[1])
         return true;
-    return (*s == '+' || *s == '-') && digits(s + 1, 2) && s[3] == ':' && digits(s + 4, 2) &&
-           !s[6];
+    return (*s == '+' || *s == '-') && digits(s + 1, 2) && s[3] == ':' && digits(s + 4, 2) && !s[6];
 }
 
 static bool check_string(vstate *st, const json_t *s, const json_t *v)
@@ -645,8 +644,8 @@ int scn__gen_pointer_set(json_t *doc, const char *pointer, const json_t *value)
     return -1;
 }
 
-int scn_gen_apply(const json_t *schema, const json_t *obj, const scn_gen_change *c,
-                  json_t **out, bool *valid)
+int scn_gen_apply(const json_t *schema, const json_t *obj, const scn_gen_change *c, json_t **out,
+                  bool *valid)
 {
     json_t *o = json_deep_copy(obj);
     if (!o)

@@ -224,8 +224,8 @@ static void cond_path(const json_t *obj, const char *ptr, char *buf, size_t len)
 
 static json_t *object_ref(const target *t)
 {
-    json_t *r = json_pack("{s:s, s:s, s:s}", "apiVersion", t->api_version, "kind", t->kind,
-                          "name", t->name);
+    json_t *r = json_pack("{s:s, s:s, s:s}", "apiVersion", t->api_version, "kind", t->kind, "name",
+                          t->name);
     if (t->namespaced)
         json_object_set_new(r, "namespace", json_string(t->ns));
     return r;
@@ -298,10 +298,10 @@ static json_t *sequence_doc(const target *t, const json_t *cr, const json_t *sto
                      t->plural, t->name);
         else
             snprintf(url, sizeof url, "/apis/%s/%s/%s", t->api_version, t->plural, t->name);
-        json_array_append_new(steps, json_pack("{s:{s:s, s:s, s:s, s:o, s:i}}", "request", "method",
-                                               "PATCH", "path", url, "contentType",
-                                               "application/json-patch+json", "body", op,
-                                               "status", 422));
+        json_array_append_new(steps,
+                              json_pack("{s:{s:s, s:s, s:s, s:o, s:i}}", "request", "method",
+                                        "PATCH", "path", url, "contentType",
+                                        "application/json-patch+json", "body", op, "status", 422));
         /* rejected: the field is as it was */
         json_t *was = scn__gen_pointer_get(model, c->path);
         json_t *f = object_ref(t);

@@ -40,7 +40,8 @@ static kind kind_of(const json_t *s)
     if (flag(s, "x-kubernetes-int-or-string"))
         return K_IOS;
     if (!t) {
-        if (json_object_get(s, "properties") || json_is_object(json_object_get(s, "additionalProperties")))
+        if (json_object_get(s, "properties") ||
+            json_is_object(json_object_get(s, "additionalProperties")))
             return K_OBJ;
         if (json_object_get(s, "items"))
             return K_ARR;
@@ -76,8 +77,7 @@ static bool is_required(const json_t *parent_schema, const char *k)
 static bool get_num(const json_t *s, const char *key, double *out)
 {
     const json_t *n = json_object_get(s, key);
-    if (!json_is_number(n) || !isfinite(json_number_value(n)) ||
-        fabs(json_number_value(n)) > BOUND)
+    if (!json_is_number(n) || !isfinite(json_number_value(n)) || fabs(json_number_value(n)) > BOUND)
         return false;
     *out = json_number_value(n);
     return true;
@@ -230,8 +230,8 @@ static void int_candidates(props *ps, const json_t *s, const json_t *cur, bool a
     }
     add(ps, json_integer(b.m), false, 1, "one", NULL);
     add(ps, json_integer(-b.m), false, 1, "negative", NULL);
-    add(ps, json_integer(round_down(b.has_hi && b.hi < 1000 ? b.hi : 1000, b.m)), false, 1,
-        "large", NULL);
+    add(ps, json_integer(round_down(b.has_hi && b.hi < 1000 ? b.hi : 1000, b.m)), false, 1, "large",
+        NULL);
     if (b.has_lo)
         add(ps, json_integer(b.excl_lo ? (long long)b.min : b.lo - 1), false, 0,
             b.excl_lo ? "exclusive minimum itself" : "below minimum", NULL);
@@ -256,13 +256,11 @@ static void num_candidates(props *ps, const json_t *s, const json_t *cur)
     if (!get_num(s, "multipleOf", &m) || m <= 0)
         m = 0;
     if (has_lo) {
-        add(ps, number(lo), false, elo ? 0 : 1, elo ? "exclusive minimum itself" : "minimum",
-            NULL);
+        add(ps, number(lo), false, elo ? 0 : 1, elo ? "exclusive minimum itself" : "minimum", NULL);
         add(ps, number(lo - 1), false, 0, "below minimum", NULL);
     }
     if (has_hi) {
-        add(ps, number(hi), false, ehi ? 0 : 1, ehi ? "exclusive maximum itself" : "maximum",
-            NULL);
+        add(ps, number(hi), false, ehi ? 0 : 1, ehi ? "exclusive maximum itself" : "maximum", NULL);
         add(ps, number(hi + 1), false, 0, "above maximum", NULL);
     }
     if (has_lo && has_hi)
@@ -328,9 +326,9 @@ static void str_candidates(props *ps, const json_t *s, const json_t *cur, bool a
                 add(ps, json_incref(v), false, 0, "above maxLength, matches pattern", NULL);
             } else {
                 snprintf(why, sizeof why, "matches pattern%s",
-                         (long long)len == minl       ? ", minLength"
-                         : (long long)len == maxl     ? ", maxLength"
-                                                      : "");
+                         (long long)len == minl   ? ", minLength"
+                         : (long long)len == maxl ? ", maxLength"
+                                                  : "");
                 add(ps, json_incref(v), false, 1, why, NULL);
                 if (!a_match)
                     a_match = str;
@@ -399,7 +397,8 @@ static void enum_candidates(props *ps, const json_t *s)
         long long big = 0;
         json_array_foreach(e, i, v)
         {
-            if (json_is_number(v) && json_number_value(v) > (double)big && json_number_value(v) < BOUND)
+            if (json_is_number(v) && json_number_value(v) > (double)big &&
+                json_number_value(v) < BOUND)
                 big = (long long)json_number_value(v);
         }
         add(ps, json_integer(big + 1), false, 0, "not in enum", NULL);
@@ -641,8 +640,8 @@ static json_t *instance(const json_t *s, bool root, int depth)
     return json_object();
 }
 
-__attribute__((format(printf, 3, 4))) static void set_err(scn_error *err, int code,
-                                                          const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_err(scn_error *err, int code, const char *fmt,
+                                                          ...)
 {
     va_list ap;
     if (!err)
@@ -850,8 +849,8 @@ static void walk_children(gen *g, const json_t *s, json_t *v, int depth)
         bool root = depth == 0;
         json_object_foreach(json_object_get(s, "properties"), k, ps)
         {
-            if (root && (!strcmp(k, "apiVersion") || !strcmp(k, "kind") ||
-                         !strcmp(k, "metadata") || !strcmp(k, "status")))
+            if (root && (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata") ||
+                         !strcmp(k, "status")))
                 continue;
             if (flag(s, "x-kubernetes-embedded-resource") &&
                 (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata")))
@@ -868,7 +867,8 @@ static void walk_children(gen *g, const json_t *s, json_t *v, int depth)
             json_t *child;
             json_object_foreach(v, k, child)
             {
-                if (!json_object_get(json_object_get(s, "properties"), k) && walked++ < MAX_ITEMS_WALKED)
+                if (!json_object_get(json_object_get(s, "properties"), k) &&
+                    walked++ < MAX_ITEMS_WALKED)
                     json_array_append_new(keys, json_string(k));
             }
             size_t i;
@@ -963,8 +963,7 @@ static void list_candidates(gen *g, const json_t *s, const json_t *cur, int dept
 static void walk(gen *g, const json_t *s, const json_t *parent_schema, const char *key,
                  bool in_list, int depth)
 {
-    if (!json_is_object(s) || depth > SCN_GEN_MAX_DEPTH || g->nomem ||
-        g->n >= SCN_GEN_MAX_CHANGES)
+    if (!json_is_object(s) || depth > SCN_GEN_MAX_DEPTH || g->nomem || g->n >= SCN_GEN_MAX_CHANGES)
         return;
     json_t *cur = scn__gen_pointer_get(g->work, g->ptr);
     bool required = key && is_required(parent_schema, key);
@@ -987,7 +986,8 @@ static void walk(gen *g, const json_t *s, const json_t *parent_schema, const cha
         json_t *null = json_null();
         if (in_list) {
             emit(g, NULL, -1, "remove item", "remove item, below minItems");
-            emit(g, null, -1, flag(s, "nullable") ? "null item (nullable)" : "null item (defaulted)",
+            emit(g, null, -1,
+                 flag(s, "nullable") ? "null item (nullable)" : "null item (defaulted)",
                  "null item");
         } else {
             bool defaulted = json_object_get(s, "default") != NULL;

@@ -44,13 +44,13 @@ typedef struct scn_gen_change {
 } scn_gen_change;
 
 typedef struct scn_gen_options {
-    uint64_t seed;      /* picks the changes after the first of a sequence, and the
-                         * sample when max_seqs cuts */
-    unsigned seq_len;   /* changes per sequence (0 = 1) */
-    unsigned max_seqs;  /* sequences; 0: one starting with each change of the base */
-    bool no_invalid;    /* only valid changes */
-    int64_t settle_ns;  /* scn_hunt_crd_bases: virtual time after the custom resource
-                         * and after each valid change (0 = 30 s) */
+    uint64_t seed;     /* picks the changes after the first of a sequence, and the
+                        * sample when max_seqs cuts */
+    unsigned seq_len;  /* changes per sequence (0 = 1) */
+    unsigned max_seqs; /* sequences; 0: one starting with each change of the base */
+    bool no_invalid;   /* only valid changes */
+    int64_t settle_ns; /* scn_hunt_crd_bases: virtual time after the custom resource
+                        * and after each valid change (0 = 30 s) */
 } scn_gen_options;
 
 /* A sequence: changes made one after the other, each generated against
@@ -103,8 +103,8 @@ void scn_gen_seqs_free(scn_gen_seq *s, size_t n);
  * passes the schema; SCN_ERR_INPUT if the operation does not apply (a
  * missing parent), SCN_ERR_NOMEM.
  */
-int scn_gen_apply(const json_t *schema, const json_t *obj, const scn_gen_change *c,
-                  json_t **out, bool *valid);
+int scn_gen_apply(const json_t *schema, const json_t *obj, const scn_gen_change *c, json_t **out,
+                  bool *valid);
 
 /* Does obj pass schema as the API server validates a custom resource
  * (after pruning and defaulting, which the caller has done)? When not, why

@@ -105,7 +105,7 @@ static bool posix_class(rnode *x, const char *name, size_t n)
         const char *name;
         const char *ranges;
     } classes[] = {
-        {"alpha", "azAZ"}, {"digit", "09"}, {"alnum", "azAZ09"}, {"upper", "AZ"},
+        {"alpha", "azAZ"}, {"digit", "09"},     {"alnum", "azAZ09"},  {"upper", "AZ"},
         {"lower", "az"},   {"space", "  \t\r"}, {"xdigit", "09afAF"},
     };
     for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {

@@ -85,7 +85,8 @@ static char *dump(const json_t *v)
 static json_t *create(const json_t *base, const char *name)
 {
     json_t *obj = json_deep_copy(base);
-    json_object_set_new(obj, "metadata", json_pack("{s:s, s:s}", "name", name, "namespace", "default"));
+    json_object_set_new(obj, "metadata",
+                        json_pack("{s:s, s:s}", "name", name, "namespace", "default"));
     int status = 0;
     json_t *got = request("POST", COLL, "application/json", obj, &status);
     char *g = dump(got);
@@ -131,7 +132,8 @@ static size_t check_all(const json_t *schema, const json_t *base, const char *ta
             problem = "valid change rejected";
         else if (!c[i].valid && status != 422)
             problem = "invalid change accepted";
-        else if (!c[i].valid && strcmp(json_string_value(json_object_get(got, "reason")), "Invalid"))
+        else if (!c[i].valid &&
+                 strcmp(json_string_value(json_object_get(got, "reason")), "Invalid"))
             problem = "rejected, but not as Invalid";
         else if (c[i].valid && !json_equal(now_c, want_c))
             problem = "stored object differs from the prediction";
@@ -140,8 +142,8 @@ static size_t check_all(const json_t *schema, const json_t *base, const char *ta
         if (problem) {
             char *v = dump(c[i].value), *g = dump(got), *w = dump(want_c), *h = dump(now_c);
             fprintf(stderr, "%s: %s %s=%s (%s, %s): got %d %s\n  predicted %s\n  stored    %s\n",
-                    problem, c[i].field, c[i].path, v, c[i].why,
-                    c[i].valid ? "valid" : "invalid", status, g, w, h);
+                    problem, c[i].field, c[i].path, v, c[i].why, c[i].valid ? "valid" : "invalid",
+                    status, g, w, h);
             free(v);
             free(g);
             free(w);
@@ -295,8 +297,8 @@ Test(hunt_bases, every_change_once_with_a_given_resource_and_fixtures)
         cr_assert_eq(sc[i]->n_controllers, 0);
         cr_assert_eq(json_array_size(sc[i]->fixtures), 2);
         const json_t *cr = json_array_get(sc[i]->steps[0].manifest, 0);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cr, "metadata"), "name")),
-                         "shiny");
+        cr_assert_str_eq(
+            json_string_value(json_object_get(json_object_get(cr, "metadata"), "name")), "shiny");
         bool is_valid = sc[i]->steps[2].kind == SCN_STEP_PATCH;
         /* one of each kind runs, and every tenth */
         if ((is_valid && !valid) || (!is_valid && !invalid) || i % 10 == 0) {
@@ -354,12 +356,12 @@ Test(hunt_bases, bad_inputs)
     scn_scenario **sc = NULL;
     size_t n = 0;
     scn_error err = {0};
-    cr_assert_eq(scn_hunt_crd_bases(HUNT_FIXTURES "/missing.yaml", NULL, NULL, NULL, 0, NULL, &sc,
-                                    &n, &err),
-                 SCN_ERR_IO);
-    cr_assert_eq(scn_hunt_crd_bases(HUNT_FIXTURES "/other.yaml", NULL, NULL, NULL, 0, NULL, &sc,
-                                    &n, &err),
-                 SCN_ERR_INPUT);
+    cr_assert_eq(
+        scn_hunt_crd_bases(HUNT_FIXTURES "/missing.yaml", NULL, NULL, NULL, 0, NULL, &sc, &n, &err),
+        SCN_ERR_IO);
+    cr_assert_eq(
+        scn_hunt_crd_bases(HUNT_FIXTURES "/other.yaml", NULL, NULL, NULL, 0, NULL, &sc, &n, &err),
+        SCN_ERR_INPUT);
     cr_assert(strstr(err.message, "CustomResourceDefinition"), "%s", err.message);
     cr_assert_eq(scn_hunt_crd_bases(WIDGETS, NULL, HUNT_FIXTURES "/other.yaml", NULL, 0, NULL, &sc,
                                     &n, &err),

@@ -756,11 +756,12 @@ Test(schema_prune, preserve_at_root_keeps_everything)
 
 Test(schema_prune, nulls_neither_nullable_nor_defaulted)
 {
-    json_t *schema = J("{'properties':{'a':{'type':'string'},'b':{'type':'string','nullable':true},"
-                       "'c':{'type':'string','default':'x'},'l':{'type':'array','items':"
-                       "{'type':'string'}},'o':{'type':'object','properties':{'d':{'type':"
-                       "'integer'}}},'m':{'type':'object','additionalProperties':{'type':'string'}},"
-                       "'free':{'x-kubernetes-preserve-unknown-fields':true}}}");
+    json_t *schema =
+        J("{'properties':{'a':{'type':'string'},'b':{'type':'string','nullable':true},"
+          "'c':{'type':'string','default':'x'},'l':{'type':'array','items':"
+          "{'type':'string'}},'o':{'type':'object','properties':{'d':{'type':"
+          "'integer'}}},'m':{'type':'object','additionalProperties':{'type':'string'}},"
+          "'free':{'x-kubernetes-preserve-unknown-fields':true}}}");
     json_t *obj = J("{'a':null,'b':null,'c':null,'l':[null],'o':{'d':null},'m':{'k':null},"
                     "'free':{'n':null},'unknown':null}");
     fakeapi__schema_prune_nulls(schema, obj);

@@ -102,8 +102,8 @@ static void expect_none(const changes *ch, const char *field, const char *value,
 
 Test(hunt_gen, minimum_gives_the_bound_valid_and_one_below_invalid)
 {
-    changes ch = gen(SPEC("'properties':{'n':{'type':'integer','minimum':3}}"), "{'spec':{'n':5}}",
-                     false);
+    changes ch =
+        gen(SPEC("'properties':{'n':{'type':'integer','minimum':3}}"), "{'spec':{'n':5}}", false);
     expect(&ch, "spec.n", "3", true, "minimum");
     expect(&ch, "spec.n", "2", false, "below minimum");
     expect(&ch, "spec.n", "6", true, "increase");
@@ -563,9 +563,10 @@ Test(hunt_gen, deep_and_wide_schemas_are_bounded)
     for (int i = 0; i < 600; i++) {
         char k[16];
         snprintf(k, sizeof k, "f%d", i);
-        json_object_set_new(props, k, json_pack("{s:s, s:[iiiiiiiiiiiiiiiiiiii]}", "type",
-                                                "integer", "enum", 1, 2, 3, 4, 5, 6, 7, 8, 9,
-                                                10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20));
+        json_object_set_new(props, k,
+                            json_pack("{s:s, s:[iiiiiiiiiiiiiiiiiiii]}", "type", "integer", "enum",
+                                      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                      19, 20));
     }
     s = json_pack("{s:s, s:{s:{s:s, s:o}}}", "type", "object", "properties", "spec", "type",
                   "object", "properties", props);
@@ -573,8 +574,7 @@ Test(hunt_gen, deep_and_wide_schemas_are_bounded)
     cr_assert_eq(scn_gen_changes(s, b, NULL, &c, &n, NULL), 0);
     cr_assert_eq(n, SCN_GEN_MAX_CHANGES);
     changes ch = {c, n};
-    cr_assert_eq(count(&ch, "spec.f0", true) + count(&ch, "spec.f0", false),
-                 SCN_GEN_MAX_PER_FIELD);
+    cr_assert_eq(count(&ch, "spec.f0", true) + count(&ch, "spec.f0", false), SCN_GEN_MAX_PER_FIELD);
     scn_gen_changes_free(c, n);
     json_decref(b);
     json_decref(s);
