@@ -11,7 +11,9 @@
  * \d \s \w and (?:...) are rewritten), format (int32 range, date,
  * date-time: checked loosely; other formats are ignored), nullable, default,
  * x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string,
- * x-kubernetes-embedded-resource, allOf/anyOf/oneOf/not (validation only).
+ * x-kubernetes-embedded-resource, x-kubernetes-list-type set and map (with
+ * x-kubernetes-list-map-keys: unique items or keys), allOf/anyOf/oneOf/not
+ * (validation only).
  * An integer is a valid "number"; 1.0 is not an "integer".
  *
  * Reentrant; schemas are only read.

@@ -304,6 +304,53 @@ static bool check_count(vstate *st, const json_t *s, size_t n, const char *max_k
     return ok;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* x-kubernetes-list-type set/map: no two items (or key objects) alike. */
+static bool check_list_type(vstate *st, const json_t *s, const json_t *v)
+{
+    const char *type = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+    bool set = type && !strcmp(type, "set"), map = type && !strcmp(type, "map");
+    size_t n = json_array_size(v), i, made = 0;
+    bool ok = true;
+    if ((!set && !map) || n < 2)
+        return true;
+    char **texts = calloc(n, sizeof *texts);
+    if (!texts)
+        return true;
+    for (i = 0; i < n; i++, made++) {
+        const json_t *el = json_array_get(v, i);
+        json_t *key = json_object();
+        if (map && json_is_object(el)) {
+            size_t j;
+            const json_t *name;
+            json_array_foreach(json_object_get(s, "x-kubernetes-list-map-keys"), j, name)
+            {
+                const json_t *kv = json_object_get(el, json_string_value(name));
+                if (json_string_value(name) && kv)
+                    json_object_set(key, json_string_value(name), (json_t *)kv);
+            }
+        }
+        texts[i] = json_dumps(map ? key : el, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        json_decref(key);
+        if (!texts[i])
+            break;
+    }
+    if (made == n) {
+        qsort(texts, n, sizeof *texts, str_cmp);
+        for (i = 1; i < n && ok; i++)
+            if (!strcmp(texts[i], texts[i - 1]))
+                ok = fail(st, "duplicate item");
+    }
+    for (i = 0; i < made; i++)
+        free(texts[i]);
+    free(texts);
+    return ok;
+}
+
 static bool node(vstate *st, const json_t *s, const json_t *v, bool root, int depth);
 
 /* A branch checked quietly: its failures do not name the first failure. */
@@ -422,6 +469,7 @@ static bool node(vstate *st, const json_t *s, const json_t *v, bool root, int de
             st->path[mark] = '\0';
         }
         ok = check_count(st, s, json_array_size(v), "maxItems", "minItems") && ok;
+        ok = check_list_type(st, s, v) && ok;
     }
     ok = check_enum(st, s, v) && ok;
     if (json_is_object(v))

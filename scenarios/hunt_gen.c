@@ -468,8 +468,9 @@ static json_t *instance(const json_t *s, bool root, int depth);
 
 /* A value for a new list item differing from every item of list (for
  * x-kubernetes-list-type set and map, whose items must be distinct). */
-static json_t *distinct_item(const json_t *items, const json_t *list, int depth)
+static json_t *distinct_item(const json_t *list_schema, const json_t *list, int depth)
 {
+    const json_t *items = json_object_get(list_schema, "items");
     json_t *inst = instance(items, false, depth + 1);
     props ps = {.n = 0};
     json_t *found = NULL;
@@ -498,7 +499,7 @@ static json_t *distinct_item(const json_t *items, const json_t *list, int depth)
     } else {
         value_candidates(&ps, items, NULL);
     }
-    const json_t *keys = json_object_get(items, "x-kubernetes-list-map-keys");
+    const json_t *keys = json_object_get(list_schema, "x-kubernetes-list-map-keys");
     for (size_t i = 0; i < ps.n && !found; i++) {
         if (ps.p[i].intent != 1 || !scn_gen_check(items, ps.p[i].v, NULL, 0))
             continue;
@@ -507,8 +508,20 @@ static json_t *distinct_item(const json_t *items, const json_t *list, int depth)
         const json_t *el;
         json_array_foreach(list, j, el)
         {
-            (void)keys;
-            if (json_equal(el, ps.p[i].v))
+            bool same = json_equal(el, ps.p[i].v);
+            if (!same && json_array_size(keys) > 0) {
+                same = true;
+                size_t kk;
+                const json_t *kn;
+                json_array_foreach(keys, kk, kn)
+                {
+                    const json_t *a = json_object_get(el, json_string_value(kn));
+                    const json_t *b = json_object_get(ps.p[i].v, json_string_value(kn));
+                    if (!(a == b || (a && b && json_equal(a, b))))
+                        same = false;
+                }
+            }
+            if (same)
                 clash = true;
         }
         if (!clash)
@@ -603,7 +616,7 @@ static json_t *instance(const json_t *s, bool root, int depth)
         long long mini = 0;
         get_count(s, "minItems", &mini);
         for (long long i = 0; i < mini && i < 64; i++) {
-            json_t *v = distinct_item(json_object_get(s, "items"), a, depth);
+            json_t *v = distinct_item(s, a, depth);
             if (!v)
                 break;
             json_array_append_new(a, v);
@@ -839,6 +852,24 @@ out:
 static void walk(gen *g, const json_t *s, const json_t *parent_schema, const char *key,
                  bool in_list, int depth);
 
+/* A minimal value for the absent field at g->ptr: for a new list item, one
+ * unlike the items there (list-type set and map must stay unique). */
+static json_t *new_value(gen *g, const json_t *s, const json_t *parent_schema, bool in_list,
+                         int depth)
+{
+    if (in_list) {
+        char parent[sizeof g->ptr];
+        snprintf(parent, sizeof parent, "%s", g->ptr);
+        char *slash = strrchr(parent, '/');
+        if (slash)
+            *slash = '\0';
+        json_t *v = distinct_item(parent_schema, scn__gen_pointer_get(g->work, parent), depth);
+        if (v)
+            return v;
+    }
+    return instance(s, false, depth);
+}
+
 /* Walk the children of the object or list at g->ptr (value v in work). */
 static void walk_children(gen *g, const json_t *s, json_t *v, int depth)
 {
@@ -939,13 +970,19 @@ static void list_candidates(gen *g, const json_t *s, const json_t *cur, int dept
         want[nw++] = (sized){maxi, 1, "maxItems items"};
         want[nw++] = (sized){maxi + 1, 0, "above maxItems"};
     }
-    const json_t *items = json_object_get(s, "items");
+    const char *lt = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+    if (lt && (!strcmp(lt, "set") || !strcmp(lt, "map")) && json_array_size(cur) > 0) {
+        json_t *list = json_deep_copy(cur);
+        json_array_append_new(list, json_deep_copy(json_array_get(cur, 0)));
+        emit(g, list, 0, !strcmp(lt, "set") ? "duplicate item" : "duplicate key", NULL);
+        json_decref(list);
+    }
     for (size_t i = 0; i < nw; i++) {
         json_t *list = json_array();
         for (size_t j = 0; j < json_array_size(cur) && (long long)j < want[i].size; j++)
             json_array_append(list, json_array_get(cur, j));
         while ((long long)json_array_size(list) < want[i].size) {
-            json_t *it = distinct_item(items, list, depth);
+            json_t *it = distinct_item(s, list, depth);
             if (!it)
                 break;
             json_array_append_new(list, it);
@@ -972,7 +1009,7 @@ static void walk(gen *g, const json_t *s, const json_t *parent_schema, const cha
 
     value_candidates(&ps, s, cur);
     if (!cur) {
-        json_t *inst = instance(s, false, depth);
+        json_t *inst = new_value(g, s, parent_schema, in_list, depth);
         if (inst)
             add(&ps, inst, false, 1, in_list ? "add item" : "add field", NULL);
     }
@@ -1012,7 +1049,7 @@ static void walk(gen *g, const json_t *s, const json_t *parent_schema, const cha
         return;
     }
     /* absent: walk its children inside a minimal instance of it */
-    json_t *inst = instance(s, false, depth);
+    json_t *inst = new_value(g, s, parent_schema, in_list, depth);
     if (!inst || scn__gen_pointer_set(g->work, g->ptr, inst) != 0) {
         json_decref(inst);
         return;

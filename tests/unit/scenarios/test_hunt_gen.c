@@ -607,3 +607,42 @@ Test(hunt_gen, pattern_strings)
     }
     cr_assert_eq(scn__gen_re_match("([", "x"), -1);
 }
+
+Test(hunt_gen, list_types_keep_items_unique)
+{
+    changes ch = gen(SPEC("'properties':{'s':{'type':'array','x-kubernetes-list-type':'set',"
+                          "'items':{'type':'string'}},'m':{'type':'array','x-kubernetes-list-type':"
+                          "'map','x-kubernetes-list-map-keys':['name'],'items':{'type':'object',"
+                          "'required':['name'],'properties':{'name':{'type':'string'},"
+                          "'port':{'type':'integer'}}}}}"),
+                     "{'spec':{'s':['hunt'],'m':[{'name':'hunt','port':1}]}}", false);
+    expect(&ch, "spec.s", "['hunt','hunt']", false, "duplicate item");
+    expect(&ch, "spec.m", "[{'name':'hunt','port':1},{'name':'hunt','port':1}]", false,
+           "duplicate key");
+    expect(&ch, "spec.m[1]", "{'name':''}", true, "add item");
+    expect_none(&ch, "spec.s[1]", "'hunt'", true);
+    for (size_t i = 0; i < ch.n; i++) {
+        /* every valid list of either kind has distinct items (keys) */
+        json_t *after = NULL;
+        bool valid = false;
+        json_t *b = J("{'spec':{'s':['hunt'],'m':[{'name':'hunt','port':1}]}}");
+        json_t *s = J(SPEC("'properties':{'s':{'type':'array','x-kubernetes-list-type':'set',"
+                           "'items':{'type':'string'}},'m':{'type':'array',"
+                           "'x-kubernetes-list-type':'map','x-kubernetes-list-map-keys':['name'],"
+                           "'items':{'type':'object','required':['name'],'properties':{'name':"
+                           "{'type':'string'},'port':{'type':'integer'}}}}}"));
+        cr_assert_eq(scn_gen_apply(s, b, &ch.c[i], &after, &valid), 0);
+        if (valid) {
+            const json_t *m = json_object_get(json_object_get(after, "spec"), "m");
+            for (size_t x = 0; x < json_array_size(m); x++)
+                for (size_t y = 0; y < x; y++)
+                    cr_assert(!json_equal(json_object_get(json_array_get(m, x), "name"),
+                                          json_object_get(json_array_get(m, y), "name")),
+                              "%s %s", ch.c[i].field, ch.c[i].why);
+        }
+        json_decref(after);
+        json_decref(b);
+        json_decref(s);
+    }
+    scn_gen_changes_free(ch.c, ch.n);
+}
