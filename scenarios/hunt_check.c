@@ -125,6 +125,49 @@ static bool to_ere(const char *re, char *buf, size_t len)
     return true;
 }
 
+#define RE_CACHE_MAX 64
+
+struct scn__re_cache {
+    char *pattern[RE_CACHE_MAX];
+    regex_t re[RE_CACHE_MAX];
+    bool ok[RE_CACHE_MAX];
+    size_t n;
+};
+
+scn__re_cache *scn__gen_re_cache_new(void)
+{
+    return calloc(1, sizeof(scn__re_cache));
+}
+
+void scn__gen_re_cache_free(scn__re_cache *c)
+{
+    for (size_t i = 0; c && i < c->n; i++) {
+        if (c->ok[i])
+            regfree(&c->re[i]);
+        free(c->pattern[i]);
+    }
+    free(c);
+}
+
+int scn__gen_re_match_cached(scn__re_cache *c, const char *pattern, const char *s)
+{
+    size_t i;
+    for (i = 0; c && i < c->n; i++)
+        if (!strcmp(c->pattern[i], pattern))
+            break;
+    if (!c || i == c->n) {
+        char ere[2048];
+        if (!c || c->n == RE_CACHE_MAX || !(c->pattern[i] = strdup(pattern)))
+            return scn__gen_re_match(pattern, s);
+        c->ok[i] = to_ere(pattern, ere, sizeof ere) &&
+                   regcomp(&c->re[i], ere, REG_EXTENDED | REG_NOSUB) == 0;
+        c->n++;
+    }
+    if (!c->ok[i])
+        return -1;
+    return regexec(&c->re[i], s, 0, NULL, 0) == 0;
+}
+
 int scn__gen_re_match(const char *pattern, const char *s)
 {
     char ere[2048];
@@ -143,6 +186,7 @@ typedef struct {
     char *why;
     size_t len;
     bool failed;
+    scn__re_cache *cache;
 } vstate;
 
 static bool fail(vstate *st, const char *what)
@@ -238,7 +282,7 @@ static bool check_string(vstate *st, const json_t *s, const json_t *v)
     if (get_int(s, "minLength", &lim) && (long long)len < lim)
         ok = fail(st, "minLength");
     const char *pattern = json_string_value(json_object_get(s, "pattern"));
-    if (pattern && scn__gen_re_match(pattern, str) != 1)
+    if (pattern && scn__gen_re_match_cached(st->cache, pattern, str) != 1)
         ok = fail(st, "pattern");
     const char *format = json_string_value(json_object_get(s, "format"));
     if (format && !strcmp(format, "date-time") && !is_date_time(str))
@@ -356,7 +400,7 @@ static bool node(vstate *st, const json_t *s, const json_t *v, bool root, int de
 /* A branch checked quietly: its failures do not name the first failure. */
 static bool branch(vstate *st, const json_t *s, const json_t *v, bool root, int depth)
 {
-    vstate sub = {.why = NULL, .len = 0, .failed = false};
+    vstate sub = {.why = NULL, .len = 0, .failed = false, .cache = st->cache};
     memcpy(sub.path, st->path, sizeof sub.path);
     return node(&sub, s, v, root, depth);
 }
@@ -477,13 +521,22 @@ static bool node(vstate *st, const json_t *s, const json_t *v, bool root, int de
     return ok;
 }
 
-bool scn_gen_check(const json_t *schema, const json_t *obj, char *why, size_t len)
+bool scn__gen_check_cached(scn__re_cache *c, const json_t *schema, const json_t *obj, char *why,
+                           size_t len)
 {
-    vstate st = {.why = why, .len = len, .failed = false};
+    vstate st = {.why = why, .len = len, .failed = false, .cache = c};
     st.path[0] = '\0';
     if (why && len)
         why[0] = '\0';
     return node(&st, schema, obj, true, 0);
+}
+
+bool scn_gen_check(const json_t *schema, const json_t *obj, char *why, size_t len)
+{
+    scn__re_cache *c = scn__gen_re_cache_new();
+    bool ok = scn__gen_check_cached(c, schema, obj, why, len);
+    scn__gen_re_cache_free(c);
+    return ok;
 }
 
 /* ---- pruning and defaulting ---------------------------------------------- */
@@ -695,6 +748,12 @@ int scn__gen_pointer_set(json_t *doc, const char *pointer, const json_t *value)
 int scn_gen_apply(const json_t *schema, const json_t *obj, const scn_gen_change *c, json_t **out,
                   bool *valid)
 {
+    return scn__gen_apply_cached(NULL, schema, obj, c, out, valid);
+}
+
+int scn__gen_apply_cached(scn__re_cache *cache, const json_t *schema, const json_t *obj,
+                          const scn_gen_change *c, json_t **out, bool *valid)
+{
     json_t *o = json_deep_copy(obj);
     if (!o)
         return SCN_ERR_NOMEM;
@@ -703,7 +762,8 @@ int scn_gen_apply(const json_t *schema, const json_t *obj, const scn_gen_change 
         return SCN_ERR_INPUT;
     }
     scn__gen_store(schema, o);
-    *valid = scn_gen_check(schema, o, NULL, 0);
+    *valid = cache ? scn__gen_check_cached(cache, schema, o, NULL, 0)
+                   : scn_gen_check(schema, o, NULL, 0);
     *out = o;
     return 0;
 }

@@ -701,6 +701,7 @@ typedef struct {
     size_t n, cap;
     size_t field_count; /* changes emitted for the current field */
     bool nomem;
+    scn__re_cache *cache;
 } gen;
 
 static size_t push_key(gen *g, const char *k, size_t *fmark)
@@ -810,7 +811,7 @@ static void emit(gen *g, const json_t *v, int intent, const char *why, const cha
         goto out;
     ch.path = path;
     ch.value = value;
-    if (scn_gen_apply(g->schema, g->stored, &ch, &after, &valid) != 0)
+    if (scn__gen_apply_cached(g->cache, g->schema, g->stored, &ch, &after, &valid) != 0)
         goto out;
     if ((intent == 1 && !valid) || (intent == 0 && valid) || (!valid && g->no_invalid))
         goto out;
@@ -1086,7 +1087,8 @@ int scn_gen_changes(const json_t *schema, const json_t *base, const scn_gen_opti
     }
     g.stored = json_deep_copy(base);
     g.work = json_deep_copy(base);
-    if (!g.stored || !g.work) {
+    g.cache = scn__gen_re_cache_new();
+    if (!g.stored || !g.work || !g.cache) {
         rc = SCN_ERR_NOMEM;
         goto out;
     }
@@ -1112,6 +1114,7 @@ out:
     scn_gen_changes_free(g.out, g.n);
     json_decref(g.stored);
     json_decref(g.work);
+    scn__gen_re_cache_free(g.cache);
     return rc;
 }
 

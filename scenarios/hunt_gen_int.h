@@ -14,12 +14,27 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "hunt_gen.h"
+
 /* Longest string a pattern or a length bound makes us write. */
 #define SCN__GEN_MAX_STRLEN 4096
 
 /* Does s match the CRD pattern (RE2 spelling, searched, not anchored, as
  * the API server does)? 1 yes, 0 no, -1 the pattern does not compile. */
 int scn__gen_re_match(const char *pattern, const char *s);
+
+/* Compiled patterns kept for the length of one generation (a schema has
+ * few; compiling one per check would dominate). NULL: compile each time. */
+typedef struct scn__re_cache scn__re_cache;
+scn__re_cache *scn__gen_re_cache_new(void);
+void scn__gen_re_cache_free(scn__re_cache *c);
+int scn__gen_re_match_cached(scn__re_cache *c, const char *pattern, const char *s);
+
+/* scn_gen_check and scn_gen_apply with a pattern cache (may be NULL). */
+bool scn__gen_check_cached(scn__re_cache *c, const json_t *schema, const json_t *obj, char *why,
+                           size_t len);
+int scn__gen_apply_cached(scn__re_cache *c, const json_t *schema, const json_t *obj,
+                          const scn_gen_change *ch, json_t **out, bool *valid);
 
 /* Append to out (an array) up to max distinct strings that pattern's
  * construction says match it, shortest first, trying lengths near each of
