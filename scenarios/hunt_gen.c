@@ -92,6 +92,21 @@ static bool get_count(const json_t *s, const char *key, long long *out)
     return true;
 }
 
+/* The patterns compiled during one walk (generate, scn_gen_instance): a
+ * per-thread pointer to the walk's own cache, set and reset around it, so
+ * that the helpers below need no extra argument. It owns nothing. */
+static _Thread_local scn__re_cache *walk_cache;
+
+static int re_match(const char *pattern, const char *str)
+{
+    return scn__gen_re_match_cached(walk_cache, pattern, str);
+}
+
+static bool check(const json_t *schema, const json_t *v)
+{
+    return scn__gen_check_cached(walk_cache, schema, v, NULL, 0);
+}
+
 /* ---- candidates ---------------------------------------------------------- */
 
 typedef struct {
@@ -318,7 +333,7 @@ static void str_candidates(props *ps, const json_t *s, const json_t *cur, bool a
         {
             const char *str = json_string_value(v);
             size_t len = scn__gen_utf8_len(str);
-            if (scn__gen_re_match(pattern, str) != 1)
+            if (re_match(pattern, str) != 1)
                 continue;
             if ((long long)len < minl) {
                 add(ps, json_incref(v), false, 0, "below minLength, matches pattern", NULL);
@@ -348,7 +363,7 @@ static void str_candidates(props *ps, const json_t *s, const json_t *cur, bool a
                     continue;
                 size_t len = scn__gen_utf8_len(buf);
                 bool fits = (long long)len >= minl && (maxl < 0 || (long long)len <= maxl);
-                if ((fits || pass == 1) && scn__gen_re_match(pattern, buf) == 0) {
+                if ((fits || pass == 1) && re_match(pattern, buf) == 0) {
                     add(ps, json_string(buf), false, 0, "does not match pattern", NULL);
                     found = true;
                 }
@@ -488,7 +503,7 @@ static json_t *distinct_item(const json_t *list_schema, const json_t *list, int 
             props sub = {.n = 0};
             value_candidates(&sub, ks, json_object_get(inst, k));
             for (size_t i = 0; i < sub.n; i++) {
-                if (sub.p[i].intent != 1 || !scn_gen_check(ks, sub.p[i].v, NULL, 0))
+                if (sub.p[i].intent != 1 || !check(ks, sub.p[i].v))
                     continue;
                 json_t *copy = json_deep_copy(inst);
                 json_object_set(copy, k, sub.p[i].v);
@@ -501,7 +516,7 @@ static json_t *distinct_item(const json_t *list_schema, const json_t *list, int 
     }
     const json_t *keys = json_object_get(list_schema, "x-kubernetes-list-map-keys");
     for (size_t i = 0; i < ps.n && !found; i++) {
-        if (ps.p[i].intent != 1 || !scn_gen_check(items, ps.p[i].v, NULL, 0))
+        if (ps.p[i].intent != 1 || !check(items, ps.p[i].v))
             continue;
         bool clash = false;
         size_t j;
@@ -551,7 +566,7 @@ static json_t *str_instance(const json_t *s)
         {
             size_t len = scn__gen_utf8_len(json_string_value(v));
             if (!found && (long long)len >= minl && (maxl < 0 || (long long)len <= maxl) &&
-                scn__gen_re_match(pattern, json_string_value(v)) == 1)
+                re_match(pattern, json_string_value(v)) == 1)
                 found = json_incref(v);
         }
         json_decref(strs);
@@ -673,7 +688,11 @@ int scn_gen_instance(const json_t *schema, json_t **out, scn_error *err)
         set_err(err, SCN_ERR_INPUT, "%s", "the schema is not an object");
         return SCN_ERR_INPUT;
     }
+    scn__re_cache *cache = scn__gen_re_cache_new(), *saved = walk_cache;
+    walk_cache = cache;
     json_t *o = instance(schema, true, 0);
+    walk_cache = saved;
+    scn__gen_re_cache_free(cache);
     if (!o) {
         set_err(err, SCN_ERR_NOMEM, "%s", "out of memory");
         return SCN_ERR_NOMEM;
@@ -702,6 +721,13 @@ typedef struct {
     size_t field_count; /* changes emitted for the current field */
     bool nomem;
     scn__re_cache *cache;
+    /* lazy: candidates are kept unclassified, with what they were made for
+     * (pending[i]), for a caller that classifies only those it picks */
+    bool lazy;
+    struct pending {
+        int intent;
+        char *why_bad;
+    } * pending;
 } gen;
 
 static size_t push_key(gen *g, const char *k, size_t *fmark)
@@ -748,6 +774,24 @@ static bool seen(const gen *g, const char *path, const json_t *v)
     return false;
 }
 
+/* Is change c (meant to be valid: intent 1, invalid: 0, either: -1) kept,
+ * and is it valid? Kept when its class is what it was made for, it is not
+ * an invalid one when only valid ones are wanted, and, valid, it changes
+ * the stored object. */
+static bool classify(gen *g, const scn_gen_change *c, int intent, bool *valid)
+{
+    json_t *after = NULL;
+    bool keep = false;
+    if (scn__gen_apply_cached(g->cache, g->schema, g->stored, c, &after, valid) != 0)
+        return false;
+    if ((intent == 1 && !*valid) || (intent == 0 && *valid) || (!*valid && g->no_invalid))
+        keep = false;
+    else
+        keep = !*valid || !json_equal(after, g->stored);
+    json_decref(after);
+    return keep;
+}
+
 /* Put old (borrowed) back at ptr in work, itself rather than a copy. */
 static void put_back(json_t *work, const char *ptr, json_t *old)
 {
@@ -783,7 +827,7 @@ static void emit(gen *g, const json_t *v, int intent, const char *why, const cha
         return;
     if (intent == 0 && g->no_invalid)
         return;
-    json_t *value = NULL, *old = NULL, *after = NULL;
+    json_t *value = NULL, *old = NULL;
     char path[2048];
     bool valid = false;
     scn_gen_change ch = {0};
@@ -811,33 +855,37 @@ static void emit(gen *g, const json_t *v, int intent, const char *why, const cha
         goto out;
     ch.path = path;
     ch.value = value;
-    if (scn__gen_apply_cached(g->cache, g->schema, g->stored, &ch, &after, &valid) != 0)
+    if (!g->lazy && !classify(g, &ch, intent, &valid))
         goto out;
-    if ((intent == 1 && !valid) || (intent == 0 && valid) || (!valid && g->no_invalid))
-        goto out;
-    if (valid && json_equal(after, g->stored))
-        goto out; /* changes nothing once stored */
     if (g->n == g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 64;
         scn_gen_change *p = realloc(g->out, cap * sizeof *p);
-        if (!p) {
+        struct pending *q = p ? realloc(g->pending, cap * sizeof *q) : NULL;
+        if (p)
+            g->out = p;
+        if (!q) {
             g->nomem = true;
             goto out;
         }
-        g->out = p;
+        g->pending = q;
         g->cap = cap;
     }
     scn_gen_change *c = &g->out[g->n];
+    if (g->lazy)
+        valid = intent != 0;
     c->path = strdup(path);
     c->field = strdup(g->field[0] ? g->field : ".");
     c->why = strdup(valid ? why : why_bad ? why_bad : why);
+    g->pending[g->n].intent = intent;
+    g->pending[g->n].why_bad = strdup(why_bad ? why_bad : why);
     c->valid = valid;
     c->value = value;
     value = NULL;
-    if (!c->path || !c->field || !c->why) {
+    if (!c->path || !c->field || !c->why || !g->pending[g->n].why_bad) {
         free(c->path);
         free(c->field);
         free(c->why);
+        free(g->pending[g->n].why_bad);
         json_decref(c->value);
         g->nomem = true;
         goto out;
@@ -845,7 +893,6 @@ static void emit(gen *g, const json_t *v, int intent, const char *why, const cha
     g->n++;
     g->field_count++;
 out:
-    json_decref(after);
     json_decref(value);
     json_decref(old);
 }
@@ -1075,46 +1122,70 @@ void scn_gen_changes_free(scn_gen_change *c, size_t n)
     free(c);
 }
 
-int scn_gen_changes(const json_t *schema, const json_t *base, const scn_gen_options *o,
-                    scn_gen_change **out, size_t *n, scn_error *err)
+static void gen_deinit(gen *g)
+{
+    for (size_t i = 0; g->pending && i < g->n; i++)
+        free(g->pending[i].why_bad);
+    free(g->pending);
+    scn_gen_changes_free(g->out, g->n);
+    json_decref(g->stored);
+    json_decref(g->work);
+    scn__gen_re_cache_free(g->cache);
+    memset(g, 0, sizeof *g);
+}
+
+/* Walk base into g (gen_deinit it whatever the result). */
+static int generate(gen *g, const json_t *schema, const json_t *base, const scn_gen_options *o,
+                    bool lazy, scn_error *err)
 {
     char why[256];
-    gen g = {.schema = schema, .anchor = SIZE_MAX, .no_invalid = o && o->no_invalid};
-    int rc = 0;
+    memset(g, 0, sizeof *g);
+    g->schema = schema;
+    g->anchor = SIZE_MAX;
+    g->no_invalid = o && o->no_invalid;
+    g->lazy = lazy;
     if (!json_is_object(schema) || !json_is_object(base)) {
         set_err(err, SCN_ERR_INPUT, "%s", "the schema and the object must be objects");
         return SCN_ERR_INPUT;
     }
-    g.stored = json_deep_copy(base);
-    g.work = json_deep_copy(base);
-    g.cache = scn__gen_re_cache_new();
-    if (!g.stored || !g.work || !g.cache) {
-        rc = SCN_ERR_NOMEM;
-        goto out;
+    g->stored = json_deep_copy(base);
+    g->work = json_deep_copy(base);
+    g->cache = scn__gen_re_cache_new();
+    if (!g->stored || !g->work || !g->cache) {
+        set_err(err, SCN_ERR_NOMEM, "%s", "out of memory");
+        return SCN_ERR_NOMEM;
     }
-    scn__gen_store(schema, g.stored);
-    scn__gen_store(schema, g.work);
-    if (!scn_gen_check(schema, g.stored, why, sizeof why)) {
+    scn__gen_store(schema, g->stored);
+    scn__gen_store(schema, g->work);
+    if (!scn__gen_check_cached(g->cache, schema, g->stored, why, sizeof why)) {
         set_err(err, SCN_ERR_INPUT, "the object is not valid for its schema: %s", why);
-        rc = SCN_ERR_INPUT;
-        goto out;
+        return SCN_ERR_INPUT;
     }
-    walk_children(&g, schema, g.work, 0);
-    if (g.nomem) {
-        rc = SCN_ERR_NOMEM;
-        goto out;
+    scn__re_cache *saved = walk_cache;
+    walk_cache = g->cache;
+    walk_children(g, schema, g->work, 0);
+    walk_cache = saved;
+    if (g->nomem) {
+        set_err(err, SCN_ERR_NOMEM, "%s", "out of memory");
+        return SCN_ERR_NOMEM;
     }
-    *out = g.out;
-    *n = g.n;
-    g.out = NULL;
-    g.n = 0;
-out:
-    if (rc == SCN_ERR_NOMEM)
-        set_err(err, rc, "%s", "out of memory");
-    scn_gen_changes_free(g.out, g.n);
-    json_decref(g.stored);
-    json_decref(g.work);
-    scn__gen_re_cache_free(g.cache);
+    return 0;
+}
+
+int scn_gen_changes(const json_t *schema, const json_t *base, const scn_gen_options *o,
+                    scn_gen_change **out, size_t *n, scn_error *err)
+{
+    gen g;
+    int rc = generate(&g, schema, base, o, false, err);
+    if (rc == 0) {
+        *out = g.out;
+        *n = g.n;
+        for (size_t i = 0; i < g.n; i++)
+            free(g.pending[i].why_bad);
+        g.out = NULL;
+        g.n = 0;
+    }
+    gen_deinit(&g);
     return rc;
 }
 
@@ -1153,33 +1224,56 @@ void scn_gen_seqs_free(scn_gen_seq *s, size_t n)
     free(s);
 }
 
-/* Continue sequence seq (its first change made, object now at cur) to len. */
+/*
+ * Continue sequence seq (its first change made, the object now at cur) to
+ * len changes. Each next change is drawn from the candidates of cur, left
+ * unclassified (lazy), and only the drawn ones are classified until one is
+ * kept: a whole classified walk per step would cost a full check of the
+ * object per candidate.
+ */
 static int extend(const json_t *schema, json_t *cur, scn_gen_seq *seq, unsigned len,
                   const scn_gen_options *o, uint64_t *rng, scn_error *err)
 {
     int rc = 0;
     while (seq->n < len) {
-        scn_gen_change *c = NULL;
-        size_t nc = 0;
-        if ((rc = scn_gen_changes(schema, cur, o, &c, &nc, err)) != 0)
+        gen g;
+        const scn_gen_change *pick = NULL;
+        bool valid = false;
+        if ((rc = generate(&g, schema, cur, o, true, err)) != 0) {
+            gen_deinit(&g);
             return rc;
-        if (nc == 0) {
-            scn_gen_changes_free(c, nc);
+        }
+        for (unsigned tries = 0; tries < 64 && g.n > 0 && !pick; tries++) {
+            size_t i = splitmix(rng) % g.n;
+            if (classify(&g, &g.out[i], g.pending[i].intent, &valid))
+                pick = &g.out[i];
+        }
+        if (!pick) {
+            gen_deinit(&g);
             break;
         }
-        const scn_gen_change *pick = &c[splitmix(rng) % nc];
-        rc = copy_change(&seq->changes[seq->n], pick);
+        scn_gen_change *c = &seq->changes[seq->n];
+        rc = copy_change(c, pick);
+        if (rc == 0 && !valid) {
+            size_t i = (size_t)(pick - g.out);
+            free(c->why);
+            c->why = strdup(g.pending[i].why_bad);
+            c->valid = false;
+            if (!c->why)
+                rc = SCN_ERR_NOMEM;
+        }
         if (rc == 0) {
+            c->valid = valid;
             seq->n++;
             json_t *after = NULL;
-            bool valid;
-            if (pick->valid && scn_gen_apply(schema, cur, pick, &after, &valid) == 0) {
+            bool ok;
+            if (valid && scn__gen_apply_cached(g.cache, schema, cur, pick, &after, &ok) == 0) {
                 json_object_clear(cur);
                 json_object_update(cur, after);
             }
             json_decref(after);
         }
-        scn_gen_changes_free(c, nc);
+        gen_deinit(&g);
         if (rc != 0)
             return rc;
     }
