@@ -38,6 +38,7 @@
 #define R_NOT_SUPPORTED "FieldValueNotSupported"
 #define R_TOO_LONG "FieldValueTooLong"
 #define R_TOO_MANY "FieldValueTooMany"
+#define R_DUPLICATE "FieldValueDuplicate"
 #define R_INTERNAL "InternalError"
 
 /* ---- bounded string buffer ---------------------------------------------- */
@@ -662,6 +663,90 @@ static void check_count(vctx *c, const json_t *s, size_t n, const char *what)
 
 static void validate_node(vctx *c, const json_t *s, const json_t *v, bool root);
 
+/* One item's identity for x-kubernetes-list-type: the item (set) or the
+ * object of its key fields that it has (map). */
+typedef struct {
+    char *text; /* compact JSON, keys sorted */
+    size_t index;
+} list_key;
+
+static int list_key_cmp(const void *a, const void *b)
+{
+    const list_key *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static json_t *map_key(const json_t *keys, const json_t *el)
+{
+    json_t *k = json_object();
+    size_t i;
+    const json_t *name;
+    json_array_foreach(keys, i, name)
+    {
+        const json_t *v = json_object_get(el, json_string_value(name));
+        if (json_string_value(name) && v)
+            json_object_set(k, json_string_value(name), (json_t *)v);
+    }
+    return k;
+}
+
+/*
+ * x-kubernetes-list-type set and map: items (or their keys) must be
+ * unique. As the API server (apiextensions-apiserver's listtype
+ * validation), each duplicated value is reported once, at its second
+ * appearance: "Duplicate value: <value>", the value a map key object
+ * ({"name":"a"}). Sorted rather than compared pairwise, so a long list costs
+ * n log n.
+ */
+static void check_list_type(vctx *c, const json_t *s, const json_t *v)
+{
+    const char *type = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+    const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+    bool set = type && !strcmp(type, "set"), map = type && !strcmp(type, "map");
+    size_t n = json_array_size(v), i;
+    if ((!set && !map) || n < 2)
+        return;
+    list_key *lk = calloc(n, sizeof *lk);
+    bool *dup = calloc(n, sizeof *dup);
+    json_t **shown = calloc(n, sizeof *shown);
+    if (!lk || !dup || !shown)
+        goto out;
+    for (i = 0; i < n; i++) {
+        const json_t *el = json_array_get(v, i);
+        shown[i] = map && json_is_object(el) ? map_key(keys, el)
+                   : map                     ? json_object()
+                                             : json_incref((json_t *)el);
+        lk[i].text = json_dumps(shown[i], JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        lk[i].index = i;
+        if (!lk[i].text)
+            goto out;
+    }
+    qsort(lk, n, sizeof *lk, list_key_cmp);
+    for (i = 1; i < n; i++)
+        if (!strcmp(lk[i].text, lk[i - 1].text) && (i < 2 || strcmp(lk[i].text, lk[i - 2].text)))
+            dup[lk[i].index] = true;
+    for (i = 0; i < n; i++) {
+        if (!dup[i])
+            continue;
+        sbuf m = {0};
+        size_t mark = path_push_index(c->path, i);
+        sb_adds(&m, "Duplicate value: ");
+        sb_value(&m, shown[i]);
+        add_cause(c, R_DUPLICATE, sb_str(&m));
+        sb_cut(c->path, mark);
+        sb_free(&m);
+    }
+out:
+    for (i = 0; lk && shown && i < n; i++) {
+        free(lk[i].text);
+        json_decref(shown[i]);
+    }
+    free(lk);
+    free(dup);
+    free(shown);
+}
+
 static void check_array(vctx *c, const json_t *s, const json_t *v)
 {
     const json_t *items = json_object_get(s, "items");
@@ -674,6 +759,7 @@ static void check_array(vctx *c, const json_t *s, const json_t *v)
         sb_cut(c->path, mark);
     }
     check_count(c, s, json_array_size(v), "Items");
+    check_list_type(c, s, v);
 }
 
 static void check_required(vctx *c, const json_t *s, const json_t *v, bool root)
@@ -1009,4 +1095,37 @@ void fakeapi__schema_prune(const json_t *schema, json_t *obj)
 {
     if (json_is_object(schema))
         prune_node(schema, obj, true, false);
+}
+
+/* ---- nulls --------------------------------------------------------------- */
+
+static void prune_nulls_node(const json_t *s, json_t *v)
+{
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *child;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, k, child)
+        {
+            const json_t *cs = child_schema(s, k);
+            if (json_is_null(child) && json_is_object(cs) && !flag(cs, "nullable") &&
+                !json_object_get(cs, "default"))
+                json_object_del(v, k);
+            else
+                prune_nulls_node(cs, child);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *el;
+        json_array_foreach(v, i, el)
+        {
+            prune_nulls_node(json_object_get(s, "items"), el);
+        }
+    }
+}
+
+void fakeapi__schema_prune_nulls(const json_t *schema, json_t *obj)
+{
+    if (json_is_object(schema))
+        prune_nulls_node(schema, obj);
 }

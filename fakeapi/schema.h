@@ -11,7 +11,9 @@
  * \d \s \w and (?:...) are rewritten), format (int32 range, date,
  * date-time: checked loosely; other formats are ignored), nullable, default,
  * x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string,
- * x-kubernetes-embedded-resource, allOf/anyOf/oneOf/not (validation only).
+ * x-kubernetes-embedded-resource, x-kubernetes-list-type set and map (with
+ * x-kubernetes-list-map-keys: unique items or keys), allOf/anyOf/oneOf/not
+ * (validation only).
  * An integer is a valid "number"; 1.0 is not an "integer".
  *
  * Reentrant; schemas are only read.
@@ -65,5 +67,16 @@ void fakeapi__schema_default(const json_t *schema, json_t *obj);
  * prunes nothing.
  */
 void fakeapi__schema_prune(const json_t *schema, json_t *obj);
+
+/*
+ * Remove, in place, every object field whose value is null where the
+ * field's schema is neither nullable nor defaulted, as the API server does
+ * when it decodes a custom resource (apiextensions-apiserver's
+ * PruneNonNullableNullsWithoutDefaults): {"plain": null} stores as {}, and
+ * a required field set to null is then missing. Array items are left (a
+ * null item is defaulted or rejected). Nulls with a default are left to
+ * fakeapi__schema_default. A NULL schema does nothing.
+ */
+void fakeapi__schema_prune_nulls(const json_t *schema, json_t *obj);
 
 #endif

@@ -480,7 +480,7 @@ static int check_strict(fakeapi__ctx *c, const json_t *obj)
     return rc;
 }
 
-/* CRD kinds: prune unknown fields, apply defaults, validate. */
+/* CRD kinds: prune unknown fields and disallowed nulls, apply defaults, validate. */
 static int check_schema(fakeapi__ctx *c, json_t *obj)
 {
     if (!c->res->schema)
@@ -488,6 +488,7 @@ static int check_schema(fakeapi__ctx *c, json_t *obj)
     if (check_strict(c, obj) < 0)
         return -1;
     fakeapi__schema_prune(c->res->schema, obj);
+    fakeapi__schema_prune_nulls(c->res->schema, obj);
     fakeapi__schema_default(c->res->schema, obj);
     json_t *causes = json_array();
     int n = fakeapi__schema_validate(c->res->schema, obj, causes);

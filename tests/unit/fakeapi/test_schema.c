@@ -753,3 +753,46 @@ Test(schema_prune, preserve_at_root_keeps_everything)
     json_decref(obj);
     json_decref(schema);
 }
+
+Test(schema_prune, nulls_neither_nullable_nor_defaulted)
+{
+    json_t *schema =
+        J("{'properties':{'a':{'type':'string'},'b':{'type':'string','nullable':true},"
+          "'c':{'type':'string','default':'x'},'l':{'type':'array','items':"
+          "{'type':'string'}},'o':{'type':'object','properties':{'d':{'type':"
+          "'integer'}}},'m':{'type':'object','additionalProperties':{'type':'string'}},"
+          "'free':{'x-kubernetes-preserve-unknown-fields':true}}}");
+    json_t *obj = J("{'a':null,'b':null,'c':null,'l':[null],'o':{'d':null},'m':{'k':null},"
+                    "'free':{'n':null},'unknown':null}");
+    fakeapi__schema_prune_nulls(schema, obj);
+    expect_json(obj, "{'b':null,'c':null,'l':[null],'o':{},'m':{},'free':{'n':null},"
+                     "'unknown':null}");
+    fakeapi__schema_prune_nulls(NULL, obj);
+    json_decref(obj);
+    json_decref(schema);
+}
+
+Test(schema_arrays, list_type_set_items_unique)
+{
+    const char *s = "{'properties':{'l':{'type':'array','x-kubernetes-list-type':'set',"
+                    "'items':{'type':'string'}}}}";
+    expect_valid(s, "{'l':['a','b','c']}");
+    /* each duplicated value once, at its second appearance */
+    json_t *causes = check(s, "{'l':['a','b','a','a','b']}");
+    cr_assert_eq(json_array_size(causes), 2);
+    assert_cause(causes, 0, "l[2]", "FieldValueDuplicate", "Duplicate value: \"a\"");
+    assert_cause(causes, 1, "l[4]", "FieldValueDuplicate", "Duplicate value: \"b\"");
+    json_decref(causes);
+    expect_valid("{'properties':{'l':{'type':'array','items':{'type':'string'}}}}",
+                 "{'l':['a','a']}");
+}
+
+Test(schema_arrays, list_type_map_keys_unique)
+{
+    const char *s = "{'properties':{'l':{'type':'array','x-kubernetes-list-type':'map',"
+                    "'x-kubernetes-list-map-keys':['name'],'items':{'type':'object',"
+                    "'properties':{'name':{'type':'string'},'port':{'type':'integer'}}}}}}";
+    expect_valid(s, "{'l':[{'name':'a','port':1},{'name':'b','port':1}]}");
+    expect_one(s, "{'l':[{'name':'a','port':1},{'name':'a','port':2}]}", "l[1]",
+               "FieldValueDuplicate", "Duplicate value: {\"name\":\"a\"}");
+}
