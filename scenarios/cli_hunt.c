@@ -155,6 +155,8 @@ static void print_report(FILE *f, const scn_hunt_report *r)
                 r->skipped == 1 ? "" : "s", r->skipped == 1 ? "was" : "were");
     if (r->run_errors)
         fprintf(f, "; %lu runs could not run", r->run_errors);
+    if (r->inapplicable)
+        fprintf(f, "; in %lu a base step could not act under the perturbation", r->inapplicable);
     fprintf(f, "\n");
 }
 
@@ -230,8 +232,7 @@ fail:
 
 int scn__cmd_hunt(int argc, char **argv)
 {
-    const char *files[MAX_FILES], *json_path = NULL, *junit_path = NULL,
-                                  *out_dir = "hunt-findings";
+    const char *files[MAX_FILES], *json_path = NULL, *junit_path = NULL, *out_dir = "hunt-findings";
     size_t nfiles = 0;
     scn_hunt_options o = {0};
     for (int i = 2; i < argc; i++) {
@@ -331,8 +332,7 @@ int scn__cmd_hunt(int argc, char **argv)
         fprintf(stderr, "scenario: cannot write %s\n", json_path);
         status = 2;
     }
-    if (junit_path &&
-        write_junit(&r, (const scn_scenario *const *)bases, nfiles, junit_path) < 0) {
+    if (junit_path && write_junit(&r, (const scn_scenario *const *)bases, nfiles, junit_path) < 0) {
         fprintf(stderr, "scenario: cannot write %s\n", junit_path);
         status = 2;
     }

@@ -45,7 +45,8 @@
 #define DEFAULT_TAIL_NS (2 * 60 * SEC)
 #define DEFAULT_SHRINK_NS (10 * SEC)
 #define MAX_JOBS 64
-#define MAX_WRITES 5000 /* crash and error points enumerated per base, at most */
+#define WINDOW_AFTER_NS (60 * SEC) /* a window after the base's last step covers this */
+#define MAX_WRITES 5000            /* crash and error points enumerated per base, at most */
 
 static const long stale_lags[] = {2, 8};
 #define N_LAGS (sizeof stale_lags / sizeof stale_lags[0])
@@ -79,14 +80,14 @@ typedef struct base_run {
     size_t base;
     const scn_scenario *sc;
     uint64_t seed;
-    json_t *doc;  /* the base as a document (no settle, no tail) */
+    json_t *doc; /* the base as a document (no settle, no tail) */
     scn_mask *mask;
-    bool passed;  /* the baseline passed its checks */
-    json_t *state; /* its masked final state (NULL if it failed) */
-    unsigned long writes0;  /* replica 0's writes, every controller together */
-    unsigned long *writes;  /* replica 0's writes, per controller */
-    bool quiet_ok;          /* it made no write in the tail: the oracle applies */
-    bool errors_ok;         /* no reconcile error in the tail: the oracle applies */
+    bool passed;           /* the baseline passed its checks */
+    json_t *state;         /* its masked final state (NULL if it failed) */
+    unsigned long writes0; /* replica 0's writes, every controller together */
+    unsigned long *writes; /* replica 0's writes, per controller */
+    bool quiet_ok;         /* it made no write in the tail: the oracle applies */
+    bool errors_ok;        /* no reconcile error in the tail: the oracle applies */
 } base_run;
 
 typedef struct plan_item {
@@ -185,6 +186,32 @@ static json_t *restart0(void)
     return json_pack("{s:{s:i}}", "restart", "replica", 0);
 }
 
+/* A perturbed run keeps the base's invariants and its last checks, but not
+ * the expectations between steps, which hold for the unperturbed timing
+ * (a restart takes time): an expect or expectWrite before the base's
+ * last action is dropped. */
+static bool dropped(const scn_scenario *sc, size_t j)
+{
+    const scn_step *st = &sc->steps[j];
+    if (st->kind != SCN_STEP_EXPECT && st->kind != SCN_STEP_EXPECT_WRITE)
+        return false;
+    for (size_t i = j + 1; i < sc->n_steps; i++)
+        if (sc->steps[i].kind != SCN_STEP_EXPECT && sc->steps[i].kind != SCN_STEP_EXPECT_WRITE)
+            return true;
+    return false;
+}
+
+/* A wait in a perturbed run waits at least the settle time: a perturbed
+ * controller may take longer, and one that never gets there still fails. */
+static json_t *longer_wait(const hunt *h, const scn_step *st, const json_t *written)
+{
+    json_t *copy = json_deep_copy(written);
+    json_t *body = json_object_get(copy, "wait");
+    if (json_is_object(body) && st->duration_ns < h->settle_ns)
+        json_object_set_new(body, "timeout", duration(h->settle_ns));
+    return copy;
+}
+
 /* The document a plan item (NULL: the baseline) runs: the base with its
  * insertions, the settle and the tail, and the seed. */
 static json_t *build(const hunt *h, const base_run *b, const plan_item *p)
@@ -202,31 +229,39 @@ static json_t *build(const hunt *h, const base_run *b, const plan_item *p)
             for (size_t c = 0; c < sc->n_controllers; c++) {
                 char name[64], client[300];
                 snprintf(name, sizeof name, "hunt-%s-%zu", class_names[p->cls], c);
-                snprintf(client, sizeof client, "scenario/%s-", sc->controllers[c].name);
+                /* replica 0, every incarnation (and its leader election) */
+                snprintf(client, sizeof client, "scenario/%s-0", sc->controllers[c].name);
                 json_t *rule =
                     p->cls == SCN_HUNT_STALE
                         ? json_pack("{s:{s:s}, s:{s:{s:i}}}", "match", "client", client, "action",
                                     "stale", "lag", (int)stale_lags[p->variant])
-                        : json_pack("{s:{s:s, s:s}, s:{s:b}}", "match", "verb", "watch",
-                                    "client", client, "action", "withhold", 1);
-                json_array_append_new(steps,
-                                      json_pack("{s:{s:s, s:o}}", "fault", "name", name, "rule",
-                                                rule));
+                        : json_pack("{s:{s:s, s:s}, s:{s:b}}", "match", "verb", "watch", "client",
+                                    client, "action", "withhold", 1);
+                json_array_append_new(
+                    steps, json_pack("{s:{s:s, s:o}}", "fault", "name", name, "rule", rule));
             }
             json_array_append_new(steps, restart0());
         }
-        json_array_append_new(steps, j < n ? json_incref(json_array_get(orig, j))
-                                           : advance(h->settle_ns));
+        if (j < n && p && dropped(sc, j))
+            ;
+        else if (j < n && p && sc->steps[j].kind == SCN_STEP_WAIT)
+            json_array_append_new(steps, longer_wait(h, &sc->steps[j], json_array_get(orig, j)));
+        else if (j < n)
+            json_array_append_new(steps, json_incref(json_array_get(orig, j)));
+        else if (window && (long)j == p->k) /* after the last step: a minute */
+            json_array_append_new(steps, advance(WINDOW_AFTER_NS));
         if (window && (long)j == p->k) {
             for (size_t c = 0; c < sc->n_controllers; c++) {
                 char name[64];
                 snprintf(name, sizeof name, "hunt-%s-%zu", class_names[p->cls], c);
                 json_array_append_new(steps, json_pack("{s:{s:s}}", "fault", "remove", name));
             }
-            if (p->cls == SCN_HUNT_UNOBSERVED)
-                json_array_append_new(steps, restart0());
+            /* a watch keeps what it was given when it started: a restart
+             * relists and watches afresh, as a reconnection would */
+            json_array_append_new(steps, restart0());
         }
     }
+    json_array_append_new(steps, advance(h->settle_ns));
     json_array_append_new(steps, advance(h->tail_ns));
     json_object_set_new(doc, "steps", steps);
     steps = NULL;
@@ -254,7 +289,8 @@ static json_t *build(const hunt *h, const base_run *b, const plan_item *p)
     int64_t limit = 0;
     json_t *mv = json_object_get(doc, "maxVirtualTime");
     if (mv && scn_parse_duration(mv, &limit) == 0)
-        json_object_set_new(doc, "maxVirtualTime", duration(limit + h->settle_ns + h->tail_ns));
+        json_object_set_new(doc, "maxVirtualTime",
+                            duration(limit + WINDOW_AFTER_NS + h->settle_ns + h->tail_ns));
     json_object_set_new(doc, "seed", json_integer((json_int_t)b->seed));
     return doc;
 oom:
@@ -266,7 +302,7 @@ oom:
 static const char *step_text(const scn_scenario *sc, long j, char *buf, size_t len)
 {
     if (j >= (long)sc->n_steps) {
-        snprintf(buf, len, "the settle advance");
+        snprintf(buf, len, "a minute after the last step");
         return buf;
     }
     const scn_step *st = &sc->steps[j];
@@ -288,8 +324,8 @@ static char *describe(const hunt *h, const plan_item *p)
         break;
     case SCN_HUNT_STALE:
         snprintf(buf, sizeof buf,
-                 "replica 0 restarts before %s reading a view %ld revisions behind, until the "
-                 "step ends",
+                 "replica 0 restarts before %s reading a view %ld revisions behind until the "
+                 "step ends, then restarts again (reads the present)",
                  step_text(b->sc, p->k, st, sizeof st), stale_lags[p->variant]);
         break;
     case SCN_HUNT_UNOBSERVED:
@@ -308,8 +344,8 @@ static char *describe(const hunt *h, const plan_item *p)
         break;
     }
     default:
-        snprintf(buf, sizeof buf, "none (the base scenario, then %" PRId64 "s of settle and %" PRId64
-                                  "s of tail)",
+        snprintf(buf, sizeof buf,
+                 "none (the base scenario, then %" PRId64 "s of settle and %" PRId64 "s of tail)",
                  h->settle_ns / SEC, h->tail_ns / SEC);
         break;
     }
@@ -320,8 +356,8 @@ static char *describe(const hunt *h, const plan_item *p)
 
 static bool is_write(const char *verb)
 {
-    static const char *const w[] = {"create", "update", "patch", "delete", "deletecollection",
-                                    NULL};
+    static const char *const w[] = {"create", "update",           "patch",
+                                    "delete", "deletecollection", NULL};
     for (size_t i = 0; verb && w[i]; i++)
         if (!strcmp(verb, w[i]))
             return true;
@@ -332,7 +368,8 @@ static bool is_write(const char *verb)
 static bool agent_is(const char *client, const char *agent)
 {
     size_t n = strlen(agent);
-    return !strncmp(client, agent, n) && (client[n] == '\0' || client[n] == '/' || client[n] == ' ');
+    return !strncmp(client, agent, n) &&
+           (client[n] == '\0' || client[n] == '/' || client[n] == ' ');
 }
 
 /* The controller under test a client belongs to (any replica, any
@@ -603,6 +640,18 @@ static void first_diff(const json_t *a, const json_t *b, char *out, size_t len)
 
 /* ---- oracles ---- */
 
+/* A check failed (an invariant, an expect, a wait, no quiescence), as
+ * scn_shrink counts them: a base step that cannot act under a perturbation
+ * (`replica: leader` while the leader restarts) is not a finding. */
+static bool check_failed(const scn_run_result *r)
+{
+    static const char *const kinds[] = {"invariant ", "expect ", "wait ", "no quiescence", NULL};
+    for (size_t i = 0; kinds[i]; i++)
+        if (!strncmp(r->message, kinds[i], strlen(kinds[i])))
+            return true;
+    return false;
+}
+
 static int add_hit(hit *hits, size_t *n, scn_hunt_oracle oracle, const char *what,
                    const char *message, char *report)
 {
@@ -626,7 +675,9 @@ static int judge(const hunt *h, const base_run *b, const outcome *o, bool baseli
         return 0; /* counted as a run error by the caller */
     }
     if (!o->r.passed)
-        return add_hit(hits, n, SCN_HUNT_CHECKS, o->check_sig, o->r.message, NULL);
+        return check_failed(&o->r) || baseline
+                   ? add_hit(hits, n, SCN_HUNT_CHECKS, o->check_sig, o->r.message, NULL)
+                   : 0;
     if (o->tail_writes && (baseline || b->quiet_ok)) {
         snprintf(msg, sizeof msg,
                  "no quiescence: %lu writes by the controllers during the last %" PRId64
@@ -653,8 +704,8 @@ static int judge(const hunt *h, const base_run *b, const outcome *o, bool baseli
         if (rc == 1) {
             char what[400];
             first_diff(b->state, o->state, what, sizeof what);
-            snprintf(msg, sizeof msg,
-                     "the final state differs from the baseline's (masked): %s", what);
+            snprintf(msg, sizeof msg, "the final state differs from the baseline's (masked): %s",
+                     what);
             if (add_hit(hits, n, SCN_HUNT_DIFFERENTIAL, what, msg, report) < 0)
                 return SCN_ERR_NOMEM;
         }
@@ -908,10 +959,10 @@ static int make_plan(hunt *h)
         if (wanted(h, SCN_HUNT_STALE))
             for (int v = 0; v < (int)N_LAGS; v++)
                 for (size_t j = 0; j <= ns && rc == 0; j++)
-                    rc = push(&l[SCN_HUNT_STALE], (plan_item){.br = i,
-                                                              .cls = SCN_HUNT_STALE,
-                                                              .k = (long)j,
-                                                              .variant = v});
+                    if (j == ns || !dropped(b->sc, j))
+                        rc = push(&l[SCN_HUNT_STALE],
+                                  (plan_item){
+                                      .br = i, .cls = SCN_HUNT_STALE, .k = (long)j, .variant = v});
         if (wanted(h, SCN_HUNT_UNOBSERVED))
             for (size_t j = 0; j <= ns && rc == 0; j++)
                 if (j == ns || acts(&b->sc->steps[j]))
@@ -946,12 +997,16 @@ static int make_plan(hunt *h)
 
 /* ---- perturbed runs ---- */
 
-/* Run plan item i: hits in hits[0..*n), *ran false when the budget is out. */
-static int perturbed(const hunt *h, size_t i, bool *ran, bool *run_error, hit *hits, size_t *n)
+/* How a perturbed run went, besides its hits. */
+enum { RUN_OK = 0, RUN_ERROR, RUN_INAPPLICABLE };
+
+/* Run plan item i: hits in hits[0..*n), *ran false when the budget is out,
+ * *status a RUN_ value. */
+static int perturbed(const hunt *h, size_t i, bool *ran, int *status, hit *hits, size_t *n)
 {
     *n = 0;
     *ran = false;
-    *run_error = false;
+    *status = RUN_OK;
     if (out_of_time(h))
         return 0;
     const plan_item *p = &h->plan[i];
@@ -966,11 +1021,13 @@ static int perturbed(const hunt *h, size_t i, bool *ran, bool *run_error, hit *h
         return rc;
     *ran = true;
     if (!o.ran || o.internal) {
-        *run_error = true;
+        *status = RUN_ERROR;
         if (h->o->verbose)
             fprintf(stderr, "hunt: run %zu could not run: %s\n", i, o.r.message);
     } else {
         rc = judge(h, b, &o, false, hits, n);
+        if (!o.r.passed && !check_failed(&o.r))
+            *status = RUN_INAPPLICABLE;
     }
     if (h->o->verbose) {
         char *d = describe(h, p);
@@ -983,14 +1040,16 @@ static int perturbed(const hunt *h, size_t i, bool *ran, bool *run_error, hit *h
     return rc;
 }
 
-static void note_run(hunt *h, size_t i, bool ran, bool run_error)
+static void note_run(hunt *h, size_t i, bool ran, int status)
 {
     if (ran)
         h->rep->ran[h->plan[i].cls]++;
     else
         h->rep->not_tried++;
-    if (run_error)
+    if (status == RUN_ERROR)
         h->rep->run_errors++;
+    if (status == RUN_INAPPLICABLE)
+        h->rep->inapplicable++;
 }
 
 static int serial(hunt *h)
@@ -998,14 +1057,15 @@ static int serial(hunt *h)
     for (size_t i = 0; i < h->n_plan; i++) {
         hit hits[SCN_HUNT_N_ORACLES];
         size_t n = 0;
-        bool ran, run_error;
-        int rc = perturbed(h, i, &ran, &run_error, hits, &n);
+        bool ran;
+        int status;
+        int rc = perturbed(h, i, &ran, &status, hits, &n);
         if (rc == 0)
             rc = record(h, h->plan[i].br, &h->plan[i], hits, n);
         hits_free(hits, n);
         if (rc < 0)
             return rc;
-        note_run(h, i, ran, run_error);
+        note_run(h, i, ran, status);
     }
     return 0;
 }
@@ -1016,15 +1076,16 @@ static void worker(hunt *h, int w, int jobs, FILE *f)
     for (size_t i = (size_t)w; i < h->n_plan; i += (size_t)jobs) {
         hit hits[SCN_HUNT_N_ORACLES];
         size_t n = 0;
-        bool ran, run_error;
-        int rc = perturbed(h, i, &ran, &run_error, hits, &n);
-        json_t *line = json_pack("{s:I, s:b, s:b, s:[]}", "i", (json_int_t)i, "ran", ran,
-                                 "error", run_error || rc < 0, "hits");
+        bool ran;
+        int status;
+        int rc = perturbed(h, i, &ran, &status, hits, &n);
+        json_t *line = json_pack("{s:I, s:b, s:i, s:[]}", "i", (json_int_t)i, "ran", ran, "status",
+                                 rc < 0 ? RUN_ERROR : status, "hits");
         for (size_t k = 0; line && k < n; k++)
             json_array_append_new(json_object_get(line, "hits"),
-                                  json_pack("{s:i, s:s, s:s, s:s?}", "oracle",
-                                            (int)hits[k].oracle, "what", hits[k].what, "message",
-                                            hits[k].message, "report", hits[k].report));
+                                  json_pack("{s:i, s:s, s:s, s:s?}", "oracle", (int)hits[k].oracle,
+                                            "what", hits[k].what, "message", hits[k].message,
+                                            "report", hits[k].report));
         hits_free(hits, n);
         char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
         json_decref(line);
@@ -1085,7 +1146,7 @@ static int parallel(hunt *h, int jobs)
         json_t *v = lines[i];
         if (!v) {
             /* its worker died before it: a run error if it had time */
-            note_run(h, i, !out_of_time(h), !out_of_time(h));
+            note_run(h, i, !out_of_time(h), out_of_time(h) ? RUN_OK : RUN_ERROR);
             continue;
         }
         hit hits[SCN_HUNT_N_ORACLES];
@@ -1106,7 +1167,7 @@ static int parallel(hunt *h, int jobs)
         rc = record(h, h->plan[i].br, &h->plan[i], hits, n);
         hits_free(hits, n);
         note_run(h, i, json_is_true(json_object_get(v, "ran")),
-                 json_is_true(json_object_get(v, "error")));
+                 (int)json_integer_value(json_object_get(v, "status")));
     }
     if (!lines || !done)
         rc = SCN_ERR_NOMEM;
@@ -1142,7 +1203,8 @@ static int make_base_runs(hunt *h)
             /* events and leader-election Leases change with every restart */
             if (scn_mask_add_scenario(b->mask, sc, NULL) < 0 ||
                 scn_mask_ignore(b->mask, "Event:.", NULL) < 0 ||
-                scn_mask_ignore(b->mask, "coordination.k8s.io/v1/Lease:.", NULL) < 0)
+                scn_mask_ignore(b->mask, "coordination.k8s.io/v1/Lease:.", NULL) < 0 ||
+                scn_mask_ignore(b->mask, ".metadata.managedFields", NULL) < 0)
                 return SCN_ERR_NOMEM;
         }
     }
@@ -1198,8 +1260,8 @@ int scn_hunt(const scn_scenario *const *bases, size_t n, const scn_hunt_options 
     out->budget_exhausted = out->not_tried > 0;
     out->seconds = elapsed_ns(&h) / 1e9;
     if (rc < 0 && err && !err->message[0])
-        fill_err(err, rc, "%s", rc == SCN_ERR_IO ? "cannot write a finding or a worker's file"
-                                                 : scn_strerror(rc));
+        fill_err(err, rc, "%s",
+                 rc == SCN_ERR_IO ? "cannot write a finding or a worker's file" : scn_strerror(rc));
     for (size_t i = 0; i < h.n_brs; i++) {
         json_decref(h.brs[i].doc);
         json_decref(h.brs[i].state);
@@ -1234,8 +1296,7 @@ void scn_hunt_report_deinit(scn_hunt_report *r)
 
 json_t *scn_hunt_report_json(const scn_hunt_report *r)
 {
-    json_t *doc = json_object(), *fs = json_array(), *planned = json_object(),
-           *ran = json_object();
+    json_t *doc = json_object(), *fs = json_array(), *planned = json_object(), *ran = json_object();
     if (!doc || !fs || !planned || !ran)
         goto oom;
     for (size_t i = 0; i < r->n_findings; i++) {
@@ -1261,6 +1322,7 @@ json_t *scn_hunt_report_json(const scn_hunt_report *r)
     json_object_set_new(doc, "skipped", json_integer((json_int_t)r->skipped));
     json_object_set_new(doc, "notTried", json_integer((json_int_t)r->not_tried));
     json_object_set_new(doc, "runErrors", json_integer((json_int_t)r->run_errors));
+    json_object_set_new(doc, "inapplicable", json_integer((json_int_t)r->inapplicable));
     json_object_set_new(doc, "budgetExhausted", json_boolean(r->budget_exhausted));
     json_object_set_new(doc, "seconds", json_real(r->seconds));
     return doc;

@@ -11,8 +11,9 @@
  * (docs/scenarios.md, "Hunting bugs"):
  *   crash       replica 0 crashes at its kth write and restarts at once
  *               (atStart crash {atWrite: k, restart: true}), k = 1..writes;
- *   stale       replica 0 restarts reading a view lagging L revisions, for
- *               one step, at each step;
+ *   stale       replica 0 restarts reading a view lagging L revisions (2, 8)
+ *               for one step, at each step, then restarts again and reads
+ *               the present;
  *   unobserved  replica 0 restarts with every watch event withheld for one
  *               step (an action step or the settle), then restarts again and
  *               relists: the intermediate states are never seen;
@@ -88,13 +89,13 @@ typedef struct scn_hunt_options {
 } scn_hunt_options;
 
 typedef struct scn_hunt_finding {
-    size_t base;            /* index in the bases given */
-    const char *base_name;  /* borrowed from the base scenario */
-    const char *base_file;  /* borrowed; may be NULL */
+    size_t base;           /* index in the bases given */
+    const char *base_name; /* borrowed from the base scenario */
+    const char *base_file; /* borrowed; may be NULL */
     scn_hunt_oracle oracle;
     scn_hunt_class cls;
-    char *signature;        /* "differential crash ConfigMap .status.x" */
-    char *perturbation;     /* "crash replica 0 at its write 3 of 12, restarted at once" */
+    char *signature;    /* "differential crash ConfigMap .status.x" */
+    char *perturbation; /* "crash replica 0 at its write 3 of 12, restarted at once" */
     uint64_t seed;
     char *message;          /* what broke, one paragraph */
     char *report;           /* the differential's state diff (A baseline, B perturbed), or NULL */
@@ -111,9 +112,12 @@ typedef struct scn_hunt_report {
     size_t n_findings;
     unsigned long planned[SCN_HUNT_N_CLASSES]; /* runs planned, by class */
     unsigned long ran[SCN_HUNT_N_CLASSES];     /* runs made, by class */
-    unsigned long skipped;   /* baselines that failed their checks: not perturbed */
-    unsigned long not_tried; /* perturbed runs not made: the budget ran out */
-    unsigned long run_errors; /* runs that could not start (setup) or crashed */
+    unsigned long skipped;      /* baselines that failed their checks: not perturbed */
+    unsigned long not_tried;    /* perturbed runs not made: the budget ran out */
+    unsigned long run_errors;   /* runs that could not start (setup) or crashed */
+    unsigned long inapplicable; /* perturbed runs in which a base step could not act
+                                 * (e.g. `restart: {replica: leader}` while the
+                                 * leader restarts): no finding */
     bool budget_exhausted;
     double seconds;
 } scn_hunt_report;
@@ -132,7 +136,7 @@ void scn_hunt_report_deinit(scn_hunt_report *r);
  * The report as a JSON document (a new reference, NULL without memory):
  * {"findings": [{oracle, class, signature, base, file, seed, perturbation,
  * message, report, scenario (path), replay, shownBy}], "planned": {class:
- * n}, "ran": {class: n}, "skipped", "notTried", "runErrors",
+ * n}, "ran": {class: n}, "skipped", "notTried", "runErrors", "inapplicable",
  * "budgetExhausted", "seconds"}.
  */
 json_t *scn_hunt_report_json(const scn_hunt_report *r);
