@@ -45,6 +45,8 @@
 #define DEFAULT_TAIL_NS (2 * 60 * SEC)
 #define DEFAULT_SHRINK_NS (10 * SEC)
 #define MAX_JOBS 64
+#define LIVELOCK_FACTOR 20 /* a perturbed run's turns, at most, over the baseline's */
+#define MIN_MAX_STEPS 20000
 #define WINDOW_AFTER_NS (60 * SEC) /* a window after the base's last step covers this */
 #define MAX_WRITES 5000            /* crash and error points enumerated per base, at most */
 
@@ -88,6 +90,7 @@ typedef struct base_run {
     unsigned long *writes; /* replica 0's writes, per controller */
     bool quiet_ok;         /* it made no write in the tail: the oracle applies */
     bool errors_ok;        /* no reconcile error in the tail: the oracle applies */
+    long max_steps;        /* scheduler turns a perturbed run may take (0: opts') */
 } base_run;
 
 typedef struct plan_item {
@@ -474,7 +477,7 @@ static int run_doc(const hunt *h, const base_run *b, const json_t *doc, bool wan
     scn_run_options ro = {.seed = b->seed,
                           .seed_given = true,
                           .trace_path = trace,
-                          .max_steps = h->o->max_steps,
+                          .max_steps = b->max_steps ? b->max_steps : h->o->max_steps,
                           .on_state = on_state,
                           .state_ud = &cap};
     rc = scn_run(sc, &ro, &o->r);
@@ -877,6 +880,12 @@ static int baseline(hunt *h, base_run *b)
     o.writes = NULL;
     b->writes0 = o.writes0;
     b->quiet_ok = o.tail_writes == 0;
+    /* a perturbed run that livelocks fails on its scheduler's limit: a
+     * multiple of the baseline's turns, not the default 200000 (minutes) */
+    if (!h->o->max_steps) {
+        unsigned long m = o.r.steps * LIVELOCK_FACTOR;
+        b->max_steps = m > MIN_MAX_STEPS ? (long)m : MIN_MAX_STEPS;
+    }
     b->errors_ok = o.r.reconcile_errors_last_step == 0;
     if (h->o->verbose)
         fprintf(stderr,

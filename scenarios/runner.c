@@ -368,9 +368,11 @@ static unsigned long manager_errors(ctrl_manager *mgr)
     unsigned long n = 0;
     for (char *line = text; line && *line;) {
         char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
         if (!strncmp(line, name, sizeof name - 1)) {
             char *sp = strrchr(line, ' ');
-            if (sp && (!end || sp < end))
+            if (sp)
                 n += (unsigned long)strtod(sp + 1, NULL);
         }
         line = end ? end + 1 : NULL;

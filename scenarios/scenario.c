@@ -338,8 +338,8 @@ static int step_fault(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"replica", "controller", "as",
-                                       "atWrite", "after",      "restart", NULL};
+    static const char *const keys[] = {"replica", "controller", "as", "atWrite",
+                                       "after",   "restart",    NULL};
     static const char *const match_keys[] = {"verb",      "subresource", "group", "resource",
                                              "namespace", "name",        NULL};
     json_t *after, *v;
@@ -365,8 +365,9 @@ static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step 
         if (!json_is_boolean(v))
             return scn__fail(p, v, f, "expected true or false, found %s", scn__type_name(v));
         if (json_is_true(v) && !json_object_get(body, "atWrite") && !json_object_get(body, "after"))
-            return scn__fail(p, v, f, "restart: true needs atWrite or after (a crash now is "
-                                      "followed by a restart step)");
+            return scn__fail(p, v, f,
+                             "restart: true needs atWrite or after (a crash now is "
+                             "followed by a restart step)");
         st->crash_restart = json_is_true(v);
     }
     after = json_object_get(body, "after");
@@ -732,8 +733,8 @@ static int parse_cluster(scn__parser *p, json_t *v)
 
 static int parse_top(scn__parser *p, json_t *doc)
 {
-    static const char *const keys[] = {"name",     "description",    "seed",  "controllers",
-                                       "fixtures", "maxVirtualTime", "steps", "invariants",
+    static const char *const keys[] = {"name",     "description",    "seed",    "controllers",
+                                       "fixtures", "maxVirtualTime", "steps",   "invariants",
                                        "diff",     "cluster",        "atStart", NULL};
     scn_scenario *s = p->s;
     json_t *v;

@@ -84,7 +84,8 @@ typedef struct scn_hunt_options {
                                 * missing); NULL: not written */
     bool shrink;               /* shrink findings of the checks oracle (scn_shrink) */
     int64_t shrink_budget_ns;  /* per finding; 0 = 10 s */
-    long max_steps;            /* scheduler turns per run (scn_run_options) */
+    long max_steps;            /* scheduler turns per perturbed run (scn_run_options);
+                                * 0: 20 times the baseline's, at least 20000 */
     bool verbose;              /* a line per run on stderr */
 } scn_hunt_options;
 
