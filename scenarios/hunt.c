@@ -23,6 +23,7 @@
 #include "scn/diff.h"
 #include "scn/shrink.h"
 #include "scn/state_mask.h"
+#include "scenario_int.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -107,6 +108,8 @@ typedef struct hit {
     char what[400];
     char *message;
     char *report;
+    char *expects; /* differential: the baseline's end as expect steps (a JSON
+                    * array), appended to the finding's scenario; or NULL */
 } hit;
 
 typedef struct outcome {
@@ -641,6 +644,116 @@ static void first_diff(const json_t *a, const json_t *b, char *out, size_t len)
     }
 }
 
+/* The condition on the object o (of a masked state) that its field at
+ * path equals v (NULL: is absent), or NULL if the object or the value is
+ * masked (a generated name, a time, a uid: no scenario can name them). */
+static json_t *field_cond(const json_t *o, const char *path, const json_t *v)
+{
+    const json_t *m = json_object_get(o, "metadata");
+    const char *name = json_string_value(json_object_get(m, "name"));
+    const char *ns = json_string_value(json_object_get(m, "namespace"));
+    char *text = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+    bool masked = !name || strchr(name, '<') || (text && strchr(text, '<')) ||
+                  (v && (json_is_object(v) || json_is_array(v)));
+    free(text);
+    if (masked)
+        return NULL;
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion",
+                          str_or(json_string_value(json_object_get(o, "apiVersion"))), "kind",
+                          str_or(json_string_value(json_object_get(o, "kind"))), "name", name,
+                          "path", path);
+    if (c && ns)
+        json_object_set_new(c, "namespace", json_string(ns));
+    if (c)
+        json_object_set_new(c, v ? "equals" : "exists", v ? json_deep_copy(v) : json_false());
+    return c ? json_pack("{s:{s:o}}", "expect", "field", c) : NULL;
+}
+
+/* How many objects of o's apiVersion, kind and namespace state holds. */
+static size_t count_like(const json_t *state, const json_t *o)
+{
+    char want[1200], key[1200];
+    size_t i, n = 0;
+    json_t *x;
+    snprintf(
+        want, sizeof want, "%s/%s/%s", str_or(json_string_value(json_object_get(o, "apiVersion"))),
+        str_or(json_string_value(json_object_get(o, "kind"))),
+        str_or(json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"))));
+    json_array_foreach(state, i, x)
+    {
+        snprintf(key, sizeof key, "%s/%s/%s",
+                 str_or(json_string_value(json_object_get(x, "apiVersion"))),
+                 str_or(json_string_value(json_object_get(x, "kind"))),
+                 str_or(json_string_value(
+                     json_object_get(json_object_get(x, "metadata"), "namespace"))));
+        n += strcmp(key, want) == 0;
+    }
+    return n;
+}
+
+/*
+ * The baseline's end as expect steps that the perturbed run breaks, so that
+ * `scenario run` of a differential finding fails too: for each apiVersion,
+ * kind and namespace whose number of objects differs, a count; for the
+ * first object (named plainly) whose fields differ, the first differing
+ * field's value. A new array (maybe empty), or NULL without memory.
+ */
+static json_t *baseline_expects(const json_t *a, const json_t *b)
+{
+    json_t *steps = json_array(), *seen = json_object();
+    if (!steps || !seen)
+        goto out;
+    const json_t *sides[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        size_t i;
+        json_t *o;
+        json_array_foreach(sides[s], i, o)
+        {
+            const char *av = json_string_value(json_object_get(o, "apiVersion"));
+            const char *kind = json_string_value(json_object_get(o, "kind"));
+            const char *ns =
+                json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
+            char key[1200];
+            snprintf(key, sizeof key, "%s/%s/%s", str_or(av), str_or(kind), str_or(ns));
+            if (!av || !kind || json_object_get(seen, key))
+                continue;
+            json_object_set_new(seen, key, json_true());
+            size_t na = count_like(a, o);
+            if (na == count_like(b, o))
+                continue;
+            json_t *c = json_pack("{s:s, s:s, s:I}", "apiVersion", av, "kind", kind, "equals",
+                                  (json_int_t)na);
+            if (c && ns)
+                json_object_set_new(c, "namespace", json_string(ns));
+            json_array_append_new(steps, json_pack("{s:{s:o}}", "expect", "count", c));
+        }
+    }
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x)
+    {
+        char ka[1200], kb[1200];
+        obj_key(x, ka, sizeof ka);
+        size_t j;
+        json_t *y;
+        json_array_foreach(b, j, y)
+        {
+            obj_key(y, kb, sizeof kb);
+            char path[1024];
+            if (strcmp(ka, kb) != 0 || !first_diff_value(x, y, "", path, sizeof path))
+                continue;
+            json_t *step = field_cond(x, path, scn__path_get(x, path));
+            if (step) {
+                json_array_append_new(steps, step);
+                goto out;
+            }
+        }
+    }
+out:
+    json_decref(seen);
+    return steps;
+}
+
 /* ---- oracles ---- */
 
 /* A check failed (an invariant, an expect, a wait, no quiescence), as
@@ -663,6 +776,7 @@ static int add_hit(hit *hits, size_t *n, scn_hunt_oracle oracle, const char *wha
     snprintf(x->what, sizeof x->what, "%.399s", what);
     x->message = strdup(message);
     x->report = report;
+    x->expects = NULL;
     return x->message ? 0 : SCN_ERR_NOMEM;
 }
 
@@ -711,6 +825,10 @@ static int judge(const hunt *h, const base_run *b, const outcome *o, bool baseli
                      what);
             if (add_hit(hits, n, SCN_HUNT_DIFFERENTIAL, what, msg, report) < 0)
                 return SCN_ERR_NOMEM;
+            json_t *ex = baseline_expects(b->state, o->state);
+            if (ex && json_array_size(ex))
+                hits[*n - 1].expects = json_dumps(ex, JSON_COMPACT);
+            json_decref(ex);
         }
     }
     return 0;
@@ -721,6 +839,7 @@ static void hits_free(hit *hits, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(hits[i].message);
         free(hits[i].report);
+        free(hits[i].expects);
     }
 }
 
@@ -825,6 +944,10 @@ static int record(hunt *h, size_t br, const plan_item *p, hit *hits, size_t n)
                                 .seed = b->seed,
                                 .shown_by = 1};
         json_t *doc = build(h, b, p);
+        json_t *ex = hits[i].expects ? json_loads(hits[i].expects, 0, NULL) : NULL;
+        if (doc && ex)
+            json_array_extend(json_object_get(doc, "steps"), ex);
+        json_decref(ex);
         f->yaml = doc ? kh_yaml_dump(doc) : NULL;
         json_decref(doc);
         f->signature = strdup(sig);
@@ -1094,7 +1217,7 @@ static void worker(hunt *h, int w, int jobs, FILE *f)
             json_array_append_new(json_object_get(line, "hits"),
                                   json_pack("{s:i, s:s, s:s, s:s?}", "oracle", (int)hits[k].oracle,
                                             "what", hits[k].what, "message", hits[k].message,
-                                            "report", hits[k].report));
+                                            "report", hits[k].report, "expects", hits[k].expects));
         hits_free(hits, n);
         char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
         json_decref(line);
@@ -1172,6 +1295,8 @@ static int parallel(hunt *h, int jobs)
             ht->message = strdup(str_or(json_string_value(json_object_get(x, "message"))));
             const char *r = json_string_value(json_object_get(x, "report"));
             ht->report = r ? strdup(r) : NULL;
+            const char *e = json_string_value(json_object_get(x, "expects"));
+            ht->expects = e ? strdup(e) : NULL;
         }
         rc = record(h, h->plan[i].br, &h->plan[i], hits, n);
         hits_free(hits, n);
