@@ -54,6 +54,12 @@ replay=$(jq -r '.findings[0].replay' "$tmp/found.json")
 expect_rc 1 $replay
 grep -q 'to be at most 1, found 2' "$tmp/out" || fail "the replay does not fail the same way"
 
+# --shrink: the finding's scenario is scn_shrink's, and still fails
+expect_rc 1 "$scn" hunt "$tmp/buggy.yaml" --seeds 3 --classes crash --shrink -o "$tmp/shrunk" \
+    --json "$tmp/shrunk.json"
+[ "$(jq '.findings[0].shrunk' "$tmp/shrunk.json")" = true ] || fail "not shrunk"
+expect_rc 1 $(jq -r '.findings[0].replay' "$tmp/shrunk.json")
+
 # one class only
 expect_rc 0 "$scn" hunt "$ex/singleton-fixed.yaml" --classes crash --no-write
 grep -q 'stale 0, unobserved 0, error 0' "$tmp/out" || fail "--classes crash ran other classes"
