@@ -48,10 +48,13 @@
 #define MAX_JOBS 64
 #define LIVELOCK_FACTOR 20 /* a perturbed run's turns, at most, over the baseline's */
 #define MIN_MAX_STEPS 20000
-#define WINDOW_AFTER_NS (60 * SEC) /* a window after the base's last step covers this */
-#define MAX_WRITES 5000            /* crash and error points enumerated per base, at most */
+#define WINDOW_NS (2 * 60 * SEC) /* a stale or unobserved window: its step, then this */
+#define MAX_WRITES 5000          /* crash and error points enumerated per base, at most */
 
-static const long stale_lags[] = {2, 8};
+/* The stale views: reads lagging 2 or 8 revisions, or watch events a
+ * minute late (a lagging informer); 0 ends the list of lags. */
+static const long stale_lags[] = {2, 8, 0};
+#define STALE_DELAY "1m"
 #define N_LAGS (sizeof stale_lags / sizeof stale_lags[0])
 static const char *const error_kinds[] = {"409", "500", "lost"};
 #define N_ERRORS (sizeof error_kinds / sizeof error_kinds[0])
@@ -92,6 +95,7 @@ typedef struct base_run {
     bool quiet_ok;         /* it made no write in the tail: the oracle applies */
     bool errors_ok;        /* no reconcile error in the tail: the oracle applies */
     long max_steps;        /* scheduler turns a perturbed run may take (0: opts') */
+    json_t *watched;       /* [[group, resource]]: what replica 0 lists or watches */
 } base_run;
 
 typedef struct plan_item {
@@ -100,6 +104,7 @@ typedef struct plan_item {
     long k;      /* crash, error: the write (1-based); stale, unobserved: the step (n: settle) */
     int ctl;     /* error: the controller */
     int variant; /* stale: the lag; error: the answer */
+    int res;     /* stale: the resource (in base_run.watched) that lags; -1 all */
 } plan_item;
 
 /* What one oracle found in one run. */
@@ -122,6 +127,7 @@ typedef struct outcome {
     char tail_example[400];
     unsigned long writes0;
     unsigned long *writes; /* per controller (baseline only) */
+    json_t *watched;       /* [[group, resource]] replica 0 watches (baseline only) */
 } outcome;
 
 typedef struct hunt {
@@ -237,12 +243,24 @@ static json_t *build(const hunt *h, const base_run *b, const plan_item *p)
                 snprintf(name, sizeof name, "hunt-%s-%zu", class_names[p->cls], c);
                 /* replica 0, every incarnation (and its leader election) */
                 snprintf(client, sizeof client, "scenario/%s-0", sc->controllers[c].name);
-                json_t *rule =
-                    p->cls == SCN_HUNT_STALE
-                        ? json_pack("{s:{s:s}, s:{s:{s:i}}}", "match", "client", client, "action",
-                                    "stale", "lag", (int)stale_lags[p->variant])
-                        : json_pack("{s:{s:s, s:s}, s:{s:b}}", "match", "verb", "watch", "client",
-                                    client, "action", "withhold", 1);
+                json_t *rule;
+                if (p->cls == SCN_HUNT_STALE && stale_lags[p->variant])
+                    rule = json_pack("{s:{s:s}, s:{s:{s:i}}}", "match", "client", client, "action",
+                                     "stale", "lag", (int)stale_lags[p->variant]);
+                else if (p->cls == SCN_HUNT_STALE)
+                    rule = json_pack("{s:{s:s, s:s}, s:{s:s}}", "match", "verb", "watch", "client",
+                                     client, "action", "delayEvents", STALE_DELAY);
+                else
+                    rule = json_pack("{s:{s:s, s:s}, s:{s:b}}", "match", "verb", "watch", "client",
+                                     client, "action", "withhold", 1);
+                json_t *gr = p->cls == SCN_HUNT_STALE && p->res >= 0
+                                 ? json_array_get(b->watched, (size_t)p->res)
+                                 : NULL;
+                if (rule && gr) {
+                    json_t *m = json_object_get(rule, "match");
+                    json_object_set(m, "group", json_array_get(gr, 0));
+                    json_object_set(m, "resource", json_array_get(gr, 1));
+                }
                 json_array_append_new(
                     steps, json_pack("{s:{s:s, s:o}}", "fault", "name", name, "rule", rule));
             }
@@ -254,9 +272,10 @@ static json_t *build(const hunt *h, const base_run *b, const plan_item *p)
             json_array_append_new(steps, longer_wait(h, &sc->steps[j], json_array_get(orig, j)));
         else if (j < n)
             json_array_append_new(steps, json_incref(json_array_get(orig, j)));
-        else if (window && (long)j == p->k) /* after the last step: a minute */
-            json_array_append_new(steps, advance(WINDOW_AFTER_NS));
         if (window && (long)j == p->k) {
+            /* the window lasts: what the controllers do next, they do on
+             * that view (a late event arrives, a requeue fires) */
+            json_array_append_new(steps, advance(WINDOW_NS));
             for (size_t c = 0; c < sc->n_controllers; c++) {
                 char name[64];
                 snprintf(name, sizeof name, "hunt-%s-%zu", class_names[p->cls], c);
@@ -296,7 +315,7 @@ static json_t *build(const hunt *h, const base_run *b, const plan_item *p)
     json_t *mv = json_object_get(doc, "maxVirtualTime");
     if (mv && scn_parse_duration(mv, &limit) == 0)
         json_object_set_new(doc, "maxVirtualTime",
-                            duration(limit + WINDOW_AFTER_NS + h->settle_ns + h->tail_ns));
+                            duration(limit + WINDOW_NS + h->settle_ns + h->tail_ns));
     json_object_set_new(doc, "seed", json_integer((json_int_t)b->seed));
     return doc;
 oom:
@@ -308,7 +327,7 @@ oom:
 static const char *step_text(const scn_scenario *sc, long j, char *buf, size_t len)
 {
     if (j >= (long)sc->n_steps) {
-        snprintf(buf, len, "a minute after the last step");
+        snprintf(buf, len, "the end of the steps");
         return buf;
     }
     const scn_step *st = &sc->steps[j];
@@ -328,16 +347,29 @@ static char *describe(const hunt *h, const plan_item *p)
                  "never lands) and restarts at once",
                  p->k, b->writes0);
         break;
-    case SCN_HUNT_STALE:
+    case SCN_HUNT_STALE: {
+        char what[200] = "a view";
+        json_t *gr = p->res >= 0 ? json_array_get(b->watched, (size_t)p->res) : NULL;
+        if (gr) {
+            const char *g = json_string_value(json_array_get(gr, 0));
+            snprintf(what, sizeof what, "%s%s%s (its other reads current)",
+                     json_string_value(json_array_get(gr, 1)), g && *g ? "." : "", g ? g : "");
+        }
+        char lag[64];
+        if (stale_lags[p->variant])
+            snprintf(lag, sizeof lag, "%ld revisions behind", stale_lags[p->variant]);
+        else
+            snprintf(lag, sizeof lag, "with its watch events " STALE_DELAY " late");
         snprintf(buf, sizeof buf,
-                 "replica 0 restarts before %s reading a view %ld revisions behind until the "
-                 "step ends, then restarts again (reads the present)",
-                 step_text(b->sc, p->k, st, sizeof st), stale_lags[p->variant]);
+                 "replica 0 restarts before %s reading %s %s, until 2 minutes after the step, "
+                 "then restarts again (reads the present)",
+                 step_text(b->sc, p->k, st, sizeof st), what, lag);
         break;
+    }
     case SCN_HUNT_UNOBSERVED:
         snprintf(buf, sizeof buf,
-                 "replica 0 restarts before %s with every watch event withheld until the step "
-                 "ends, then restarts again (a relist)",
+                 "replica 0 restarts before %s with every watch event withheld until 2 minutes "
+                 "after the step, then restarts again (a relist)",
                  step_text(b->sc, p->k, st, sizeof st));
         break;
     case SCN_HUNT_ERROR: {
@@ -391,6 +423,49 @@ static int controller_of(const scn_scenario *sc, const char *client)
     return -1;
 }
 
+/* Add the (group, resource) a watch or a list by replica 0 of a controller
+ * under test reads (its path: /api/v1[/namespaces/NS]/R or
+ * /apis/G/V[/namespaces/NS]/R) to watched, once. */
+static void note_watch(const scn_scenario *sc, const char *client, const char *path,
+                       json_t *watched)
+{
+    bool ours = false;
+    for (size_t c = 0; c < sc->n_controllers && !ours; c++) {
+        char agent[300];
+        snprintf(agent, sizeof agent, "scenario/%s-0", sc->controllers[c].name);
+        ours = agent_is(client, agent);
+    }
+    if (!ours || !path)
+        return;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *q = strchr(buf, '?');
+    if (q)
+        *q = '\0';
+    char *seg[8];
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, "/", &save); t && n < 8;
+         t = strtok_r(NULL, "/", &save))
+        seg[n++] = t;
+    const char *group;
+    if (n >= 3 && !strcmp(seg[0], "api"))
+        group = "";
+    else if (n >= 4 && !strcmp(seg[0], "apis"))
+        group = seg[1];
+    else
+        return;
+    const char *res = seg[n - 1];
+    size_t i;
+    json_t *x;
+    json_array_foreach(watched, i, x)
+    {
+        if (!strcmp(json_string_value(json_array_get(x, 0)), group) &&
+            !strcmp(json_string_value(json_array_get(x, 1)), res))
+            return;
+    }
+    json_array_append_new(watched, json_pack("[s, s]", group, res));
+}
+
 static void read_trace(const char *path, const scn_scenario *sc, int64_t tail_from, outcome *o)
 {
     FILE *f = fopen(path, "r");
@@ -403,6 +478,8 @@ static void read_trace(const char *path, const scn_scenario *sc, int64_t tail_fr
         const char *client = json_string_value(json_object_get(v, "client"));
         const char *verb = json_string_value(json_object_get(v, "verb"));
         int64_t t = json_integer_value(json_object_get(v, "t"));
+        if (client && o->watched && verb && (!strcmp(verb, "watch") || !strcmp(verb, "list")))
+            note_watch(sc, client, json_string_value(json_object_get(v, "path")), o->watched);
         if (client && is_write(verb)) {
             for (size_t c = 0; o->writes && c < sc->n_controllers; c++) {
                 char agent[300];
@@ -487,8 +564,10 @@ static int run_doc(const hunt *h, const base_run *b, const json_t *doc, bool wan
     o->ran = rc == 0;
     if (o->ran && !o->r.passed)
         scn_shrink_signature(sc, &o->r, o->check_sig, sizeof o->check_sig);
-    if (want_writes)
+    if (want_writes) {
         o->writes = calloc(sc->n_controllers + 1, sizeof *o->writes);
+        o->watched = json_array();
+    }
     if (o->ran)
         read_trace(trace, sc, EPOCH_NS + o->r.virtual_ns - h->tail_ns, o);
     unlink(trace);
@@ -503,6 +582,7 @@ static void outcome_deinit(outcome *o)
 {
     json_decref(o->state);
     free(o->writes);
+    json_decref(o->watched);
     memset(o, 0, sizeof *o);
 }
 
@@ -1002,6 +1082,8 @@ static int baseline(hunt *h, base_run *b)
     b->writes = o.writes;
     o.writes = NULL;
     b->writes0 = o.writes0;
+    b->watched = o.watched;
+    o.watched = NULL;
     b->quiet_ok = o.tail_writes == 0;
     /* a perturbed run that livelocks fails on its scheduler's limit: a
      * multiple of the baseline's turns, not the default 200000 (minutes) */
@@ -1088,13 +1170,24 @@ static int make_plan(hunt *h)
         if (wanted(h, SCN_HUNT_CRASH))
             for (long k = 1; k <= (long)b->writes0 && k <= MAX_WRITES && rc == 0; k++)
                 rc = push(&l[SCN_HUNT_CRASH], (plan_item){.br = i, .cls = SCN_HUNT_CRASH, .k = k});
+        /* every read lagging, then each watched resource alone (one
+         * informer behind the others) */
+        int nres = (int)json_array_size(b->watched);
         if (wanted(h, SCN_HUNT_STALE))
-            for (int v = 0; v < (int)N_LAGS; v++)
-                for (size_t j = 0; j <= ns && rc == 0; j++)
-                    if (j == ns || !dropped(b->sc, j))
-                        rc = push(&l[SCN_HUNT_STALE],
-                                  (plan_item){
-                                      .br = i, .cls = SCN_HUNT_STALE, .k = (long)j, .variant = v});
+            for (int res = -1; res < (nres > 1 ? nres : 0); res++)
+                for (int v = 0; v < (int)N_LAGS; v++)
+                    for (size_t j = 0; j <= ns && rc == 0; j++)
+                        /* one kind's events late, the others' on time, is
+                         * a loop that virtual time never ends (a child
+                         * made for an owner gone, collected at once,
+                         * made again): lags by revision alone, which
+                         * catch up as the store moves */
+                        if ((j == ns || !dropped(b->sc, j)) && (res < 0 || stale_lags[v]))
+                            rc = push(&l[SCN_HUNT_STALE], (plan_item){.br = i,
+                                                                      .cls = SCN_HUNT_STALE,
+                                                                      .k = (long)j,
+                                                                      .variant = v,
+                                                                      .res = res});
         if (wanted(h, SCN_HUNT_UNOBSERVED))
             for (size_t j = 0; j <= ns && rc == 0; j++)
                 if (j == ns || acts(&b->sc->steps[j]))
@@ -1401,6 +1494,7 @@ int scn_hunt(const scn_scenario *const *bases, size_t n, const scn_hunt_options 
         json_decref(h.brs[i].state);
         scn_mask_free(h.brs[i].mask);
         free(h.brs[i].writes);
+        json_decref(h.brs[i].watched);
     }
     free(h.brs);
     free(h.plan);
