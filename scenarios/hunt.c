@@ -88,6 +88,7 @@ typedef struct base_run {
     uint64_t seed;
     json_t *doc; /* the base as a document (no settle, no tail) */
     scn_mask *mask;
+    bool ran;              /* the baseline ran (the budget allowed it) */
     bool passed;           /* the baseline passed its checks */
     json_t *state;         /* its masked final state (NULL if it failed) */
     unsigned long writes0; /* replica 0's writes, every controller together */
@@ -1067,6 +1068,7 @@ static int baseline(hunt *h, base_run *b)
     if (rc < 0)
         return rc;
     h->rep->ran[SCN_HUNT_BASELINE]++;
+    b->ran = true;
     if (!o.ran || o.internal) {
         h->rep->run_errors++;
         b->passed = false;
@@ -1346,7 +1348,6 @@ static int parallel(hunt *h, int jobs)
             break;
         }
     }
-    bool *done = calloc(h->n_plan + 1, sizeof *done);
     json_t **lines = calloc(h->n_plan + 1, sizeof *lines);
     for (int w = 0; w < jobs; w++) {
         if (pids[w] > 0)
@@ -1367,7 +1368,7 @@ static int parallel(hunt *h, int jobs)
         free(line);
         fclose(files[w]);
     }
-    for (size_t i = 0; rc == 0 && lines && done && i < h->n_plan; i++) {
+    for (size_t i = 0; rc == 0 && lines && i < h->n_plan; i++) {
         json_t *v = lines[i];
         if (!v) {
             /* its worker died before it: a run error if it had time */
@@ -1396,12 +1397,11 @@ static int parallel(hunt *h, int jobs)
         note_run(h, i, json_is_true(json_object_get(v, "ran")),
                  (int)json_integer_value(json_object_get(v, "status")));
     }
-    if (!lines || !done)
+    if (!lines)
         rc = SCN_ERR_NOMEM;
     for (size_t i = 0; lines && i < h->n_plan; i++)
         json_decref(lines[i]);
     free(lines);
-    free(done);
     return rc;
 }
 
@@ -1477,8 +1477,8 @@ int scn_hunt(const scn_scenario *const *bases, size_t n, const scn_hunt_options 
         rc = baseline(&h, &h.brs[i]);
     }
     for (size_t i = 0; i < h.n_brs; i++)
-        if (!h.brs[i].passed)
-            out->skipped++; /* counted in runs: the perturbations a failing base does not get */
+        if (h.brs[i].ran && !h.brs[i].passed)
+            out->skipped++; /* its perturbations are not planned */
     if (rc == 0)
         rc = make_plan(&h);
     int jobs = opts->jobs > MAX_JOBS ? MAX_JOBS : opts->jobs;
