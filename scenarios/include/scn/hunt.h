@@ -11,19 +11,20 @@
  * (docs/scenarios.md, "Hunting bugs"):
  *   crash       replica 0 crashes at its kth write and restarts at once
  *               (atStart crash {atWrite: k, restart: true}), k = 1..writes;
- *   stale       replica 0 restarts reading a view lagging L revisions (2, 8)
- *               for one step, at each step, then restarts again and reads
- *               the present;
- *   unobserved  replica 0 restarts with every watch event withheld for one
- *               step (an action step or the settle), then restarts again and
- *               relists: the intermediate states are never seen;
+ *   stale       replica 0 restarts before a step reading a view lagging 2
+ *               or 8 revisions (all resources, or one it lists or watches)
+ *               or with its watch events a minute late, until two minutes
+ *               after the step, then restarts again and reads the present;
+ *   unobserved  the same window with every watch event withheld (at steps
+ *               that act), then a relist: intermediate states never seen;
  *   error       a controller's kth write is answered 409, 500 or never
  *               answered (loseResponse).
- * Oracles on each perturbed run: the scenario's own checks (steps and
- * invariants); quiescence (no write by a controller under test during the
- * tail, when the baseline made none); the differential (the masked final
- * state equals the baseline's); reconcile errors (none during the tail,
- * when the baseline had none). A finding's signature is its base, oracle,
+ * Oracles on each perturbed run: the scenario's own checks (invariants,
+ * the base's last expects, waits given at least the settle time);
+ * quiescence (no write by a controller under test during the tail, when
+ * the baseline made none); the differential (the masked final state
+ * equals the baseline's); reconcile errors (none during the tail, when
+ * the baseline had none). A finding's signature is its base, oracle,
  * class and what broke (the invariant or step, the first differing kind
  * and field); the first perturbation that shows it is kept.
  *
