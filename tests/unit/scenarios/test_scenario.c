@@ -723,6 +723,15 @@ Test(scenario, at_start_and_crash_restart)
     cr_assert_not_null(strstr(yaml, "restart: true"));
     free(yaml);
     scn_scenario_free(s);
+    /* and a cluster section */
+    s = parse_ok("name: s\ncontrollers: [c]\ncluster: {nodes: 2}\n");
+    yaml = scn_scenario_to_yaml(s);
+    scn_scenario_free(s);
+    s = parse_ok(yaml);
+    free(yaml);
+    cr_assert_not_null(s->cluster, "the cluster section survives the round trip");
+    cr_assert_eq(json_integer_value(json_object_get(s->cluster, "nodes")), 2);
+    scn_scenario_free(s);
     parse_err("name: s\ncontrollers: [c]\natStart:\n  - advance: 1s\n", 4, "atStart[0]",
               "atStart takes fault and crash steps only");
     parse_err("name: s\ncontrollers: [c]\natStart:\n  - crash: {replica: 1}\n", 4,
