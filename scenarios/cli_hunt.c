@@ -230,6 +230,68 @@ fail:
     return -1;
 }
 
+/* The bases of a campaign: scenario files, and scenarios a program made. */
+typedef struct base_list {
+    scn_scenario **items;
+    size_t n, cap;
+} base_list;
+
+/* Take sc (owned by the list from now on). 0, or -1 without memory (sc
+ * freed). */
+static int add_base(base_list *l, scn_scenario *sc)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        scn_scenario **x = realloc(l->items, cap * sizeof *x);
+        if (!x) {
+            scn_scenario_free(sc);
+            return -1;
+        }
+        l->items = x;
+        l->cap = cap;
+    }
+    l->items[l->n++] = sc;
+    return 0;
+}
+
+/* Run the campaign over bl and report it: the exit code (0 nothing found,
+ * 1 findings, 2 bad input or a report not written). */
+static int hunt_bases(const base_list *bl, const scn_hunt_options *o, const char *json_path,
+                      const char *junit_path)
+{
+    const scn_scenario *const *bases = (const scn_scenario *const *)bl->items;
+    scn_hunt_report r;
+    scn_error err = {0};
+    int rc = scn_hunt(bases, bl->n, o, &r, &err);
+    if (rc < 0) {
+        fprintf(stderr, "scenario: hunt: %s\n", err.message[0] ? err.message : scn_strerror(rc));
+        return 2;
+    }
+    /* the replay commands name this program and its plugins */
+    for (size_t i = 0; i < r.n_findings; i++) {
+        char cmd[4096];
+        scn__run_command(cmd, sizeof cmd, r.findings[i].path ? r.findings[i].path : "FINDING.yaml",
+                         r.findings[i].seed);
+        char *c = strdup(cmd);
+        if (c) {
+            free(r.findings[i].replay);
+            r.findings[i].replay = c;
+        }
+    }
+    print_report(stdout, &r);
+    int status = r.n_findings ? 1 : 0;
+    if (json_path && write_json(&r, json_path) < 0) {
+        fprintf(stderr, "scenario: cannot write %s\n", json_path);
+        status = 2;
+    }
+    if (junit_path && write_junit(&r, bases, bl->n, junit_path) < 0) {
+        fprintf(stderr, "scenario: cannot write %s\n", junit_path);
+        status = 2;
+    }
+    scn_hunt_report_deinit(&r);
+    return status;
+}
+
 int scn__cmd_hunt(int argc, char **argv)
 {
     const char *files[MAX_FILES], *json_path = NULL, *junit_path = NULL, *out_dir = "hunt-findings";
@@ -297,48 +359,28 @@ int scn__cmd_hunt(int argc, char **argv)
     if (!nfiles)
         return bad("%s", "needs at least one scenario FILE");
     o.out_dir = out_dir;
-    scn_scenario *bases[MAX_FILES] = {0};
+    base_list bl = {0};
     int status = 2;
     for (size_t i = 0; i < nfiles; i++) {
         scn_error err = {0};
-        if (scn_scenario_load(files[i], &bases[i], &err) < 0) {
+        scn_scenario *sc = NULL;
+        if (scn_scenario_load(files[i], &sc, &err) < 0) {
             char msg[1200];
             scn_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "scenario: %s\n", msg);
             goto out;
         }
-    }
-    scn_hunt_report r;
-    scn_error err = {0};
-    int rc = scn_hunt((const scn_scenario *const *)bases, nfiles, &o, &r, &err);
-    if (rc < 0) {
-        fprintf(stderr, "scenario: hunt: %s\n", err.message[0] ? err.message : scn_strerror(rc));
-        goto out;
-    }
-    /* the replay commands name this program and its plugins */
-    for (size_t i = 0; i < r.n_findings; i++) {
-        char cmd[4096];
-        scn__run_command(cmd, sizeof cmd, r.findings[i].path ? r.findings[i].path : "FINDING.yaml",
-                         r.findings[i].seed);
-        char *c = strdup(cmd);
-        if (c) {
-            free(r.findings[i].replay);
-            r.findings[i].replay = c;
+        if (add_base(&bl, sc) < 0) {
+            fprintf(stderr, "scenario: hunt: out of memory\n");
+            goto out;
         }
     }
-    print_report(stdout, &r);
-    status = r.n_findings ? 1 : 0;
-    if (json_path && write_json(&r, json_path) < 0) {
-        fprintf(stderr, "scenario: cannot write %s\n", json_path);
-        status = 2;
-    }
-    if (junit_path && write_junit(&r, (const scn_scenario *const *)bases, nfiles, junit_path) < 0) {
-        fprintf(stderr, "scenario: cannot write %s\n", junit_path);
-        status = 2;
-    }
-    scn_hunt_report_deinit(&r);
+    /* bases made by a program (one per generated input) join here, with
+     * add_base, before the campaign */
+    status = hunt_bases(&bl, &o, json_path, junit_path);
 out:
-    for (size_t i = 0; i < nfiles; i++)
-        scn_scenario_free(bases[i]);
+    for (size_t i = 0; i < bl.n; i++)
+        scn_scenario_free(bl.items[i]);
+    free(bl.items);
     return status;
 }
