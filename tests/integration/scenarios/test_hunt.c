@@ -154,7 +154,7 @@ static void setup(void)
     scn_register_controller("hunt-erring", test_setup, (void *)(intptr_t)2);
 }
 
-TestSuite(hunt, .init = setup, .timeout = 240);
+TestSuite(hunt, .init = setup, .timeout = 900);
 
 /* ---- helpers ---- */
 
@@ -198,7 +198,7 @@ static scn_hunt_report hunt_one(const scn_scenario *sc, scn_hunt_options o)
     scn_hunt_report r;
     scn_error err = {0};
     if (!o.budget_ns)
-        o.budget_ns = 120 * INT64_C(1000000000);
+        o.budget_ns = 600 * INT64_C(1000000000); /* all of it, even under the sanitizers */
     cr_assert_eq(scn_hunt((const scn_scenario *const[]){sc}, 1, &o, &r, &err), 0, "%s",
                  err.message);
     return r;
@@ -355,9 +355,10 @@ Test(hunt, buggy_singleton_found_and_replayed)
 
     char dir[] = "/tmp/scn-hunt-test-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    /* seed 1 happens to hide it; seeds 2 and 3 show it */
+    /* seed 1 happens to hide it (scenario hunt --seeds 1..3 finds it
+     * under 2 and 3) */
     scn_hunt_report r = hunt_one(
-        sc, (scn_hunt_options){.out_dir = dir, .seeds_given = true, .seed_lo = 1, .seed_hi = 3});
+        sc, (scn_hunt_options){.out_dir = dir, .seeds_given = true, .seed_lo = 2, .seed_hi = 3});
     dump(&r);
     cr_assert_gt(r.n_findings, 0);
     cr_assert_eq(r.not_tried, 0);
@@ -384,7 +385,7 @@ Test(hunt, buggy_singleton_found_and_replayed)
 
     /* two jobs: the same findings, in the same order */
     scn_hunt_report r2 = hunt_one(
-        sc, (scn_hunt_options){.jobs = 2, .seeds_given = true, .seed_lo = 1, .seed_hi = 3});
+        sc, (scn_hunt_options){.jobs = 2, .seeds_given = true, .seed_lo = 2, .seed_hi = 3});
     cr_assert_eq(r2.n_findings, r.n_findings);
     for (size_t i = 0; i < r.n_findings; i++) {
         cr_assert_str_eq(r2.findings[i].signature, r.findings[i].signature);
