@@ -8,6 +8,7 @@
  *   scenario replay FILE --seed N --check-determinism [--runs K] [--trace OUT]
  *   scenario diff, scenario shrink (cli_shrink.c)
  *   scenario merge REPORT... [--junit OUT] [--json OUT] (cli_merge.c)
+ *   scenario hunt (cli_hunt.c)
  *   scenario list
  *   scenario import audit ... | trace-to-audit ... | audit-to-trace ...  (cli_import.c)
  *   common: [--plugin LIB.so]... [--shard-count N] [-v]
@@ -70,6 +71,9 @@ static void usage(FILE *f)
            "       scenario diff FILE --seed N (--against LIB.so | --controllers A=B)\n"
            "       scenario shrink FILE --seed N [-o OUT.yaml] [--budget 60s] [--same-failure]\n"
            "       scenario merge REPORT... [--junit OUT] [--json OUT]\n"
+           "       scenario hunt FILE... [--budget 60s] [--seeds N..M] [--jobs J]\n"
+           "                [--classes C,...] [-o DIR | --no-write] [--json FILE] [--junit FILE]\n"
+           "                [--shrink] [--settle 5m] [--tail 2m]\n"
            "       scenario list\n"
            "       scenario import audit FILE... [--snapshot FILE] [--controller NAME]...\n"
            "                [--actor-user U] [--actor-agent A] [--expect-writes] [--expect-state]\n"
@@ -643,6 +647,8 @@ int scn_main(int argc, char **argv)
         return scn__cmd_shrink(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "merge"))
         return scn__cmd_merge(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "hunt"))
+        return scn__cmd_hunt(argc, argv);
     if (parse_args(argc, argv, &c) < 0) {
         usage(stderr);
         return 2;

@@ -67,3 +67,10 @@ void scn__replay_command(char *buf, size_t len, const char *file, uint64_t seed)
     snprintf(buf, len, "%s replay %s --seed %" PRIu64 " --trace trace.jsonl%s", program, q, seed,
              plugins);
 }
+
+void scn__run_command(char *buf, size_t len, const char *file, uint64_t seed)
+{
+    char q[1024];
+    quote(q, sizeof q, file);
+    snprintf(buf, len, "%s run %s --seed %" PRIu64 "%s", program, q, seed, plugins);
+}

@@ -80,6 +80,7 @@ typedef struct ready_watch {
 typedef struct crash_plan {
     long at_write;       /* n; 0 = none armed */
     unsigned long count; /* its writes counted before the rules now armed */
+    bool restart;        /* start the replica again once it crashed (crash.restart) */
 } crash_plan;
 
 typedef struct run {
@@ -110,6 +111,7 @@ typedef struct run {
     json_t *writes_used;   /* what expectWrite steps read and took (replay_run.h) */
     char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
     bool temp_record;      /* record_path is the run's own, removed at the end */
+    unsigned long errors_gone; /* reconcile errors of managers stopped or crashed */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -357,6 +359,45 @@ static void unblock_client(run *r, replica *rep)
     rep->block_rule = 0;
 }
 
+/* controller_runtime_reconcile_errors_total of one manager, every
+ * controller of it (the registry's text: one series a controller). */
+static unsigned long manager_errors(ctrl_manager *mgr)
+{
+    static const char name[] = "controller_runtime_reconcile_errors_total{";
+    char *text = mgr ? ctrl_metrics_text(ctrl_manager_metrics(mgr)) : NULL;
+    unsigned long n = 0;
+    for (char *line = text; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
+        if (!strncmp(line, name, sizeof name - 1)) {
+            char *sp = strrchr(line, ' ');
+            if (sp)
+                n += (unsigned long)strtod(sp + 1, NULL);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    free(text);
+    return n;
+}
+
+/* The reconcile errors of the controllers under test so far. */
+static unsigned long run_errors(run *r)
+{
+    unsigned long n = r->errors_gone;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].ref != &r->cluster_ref && r->reps[i].thread_started)
+            n += manager_errors(r->reps[i].mgr);
+    return n;
+}
+
+/* A manager leaves the run (crash, restart): keep its errors counted. */
+static void count_gone(run *r, replica *rep)
+{
+    if (rep->ref != &r->cluster_ref && rep->mgr)
+        r->errors_gone += manager_errors(rep->mgr);
+}
+
 /* A crash: the replica's threads never run again (frozen where they are, as
  * a killed process), nothing it sends arrives, its watches close. The frozen
  * incarnation is stopped and freed at teardown. */
@@ -365,6 +406,7 @@ static void crash_replica(run *r, replica *rep)
     if (rep->crashed || !rep->thread_started)
         return;
     rep->crashed = true;
+    count_gone(r, rep);
     if (rep->crash_rule)
         fakeapi_fault_remove(r->srv, rep->crash_rule);
     rep->crash_rule = 0;
@@ -418,7 +460,23 @@ static int arm_write_crash(run *r, replica *rep, long allowed, fakeapi_error *er
     return add_crash_rule(r, rep, rule, err);
 }
 
-static void check_crash_points(run *r)
+/* Start the crashed managers of replica k again (crash.restart), as a
+ * restart step does. */
+static int restart_crashed(run *r, int k)
+{
+    for (size_t i = 0; i < r->nreps; i++) {
+        replica *rep = &r->reps[i];
+        if (rep->k != k || !rep->crashed)
+            continue;
+        unblock_client(r, rep);
+        rep->crashed = false;
+        if (start_replica(r, rep) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int check_crash_points(run *r)
 {
     for (int k = 0; k < r->n_mgr; k++) {
         bool hit = false;
@@ -435,7 +493,10 @@ static void check_crash_points(run *r)
             hit = rep->crash_when_fired ? fired > 0 : matched > 0;
         }
         if (hit) {
+            bool restart = r->plans[k].restart;
             crash_group(r, k);
+            if (restart && restart_crashed(r, k) < 0)
+                return -1;
             continue;
         }
         /* atWrite over several managers: what one of them wrote counts for
@@ -450,6 +511,7 @@ static void check_crash_points(run *r)
             if (r->reps[i].k == k && r->reps[i].crash_rule)
                 arm_write_crash(r, &r->reps[i], left > 0 ? left : 0, NULL);
     }
+    return 0;
 }
 
 /* The server's open watches, for a scheduler failure's message. */
@@ -483,7 +545,8 @@ static int quiet(run *r, int step)
         if (rc == 0)
             return 0;
         r->res->steps++;
-        check_crash_points(r);
+        if (check_crash_points(r) < 0)
+            return -1;
     }
 }
 
@@ -689,7 +752,8 @@ static int step_crash(run *r, int n, const scn_step *st)
     /* Arm a rule for each of its managers: at the nth write the request is
      * dropped (the crash comes before it), or after a matching request (it
      * is applied, the answer never read). */
-    r->plans[k] = (crash_plan){.at_write = st->crash_at_write > 0 ? st->crash_at_write : 0};
+    r->plans[k] = (crash_plan){.at_write = st->crash_at_write > 0 ? st->crash_at_write : 0,
+                               .restart = st->crash_restart};
     for (size_t i = 0; i < r->nreps; i++) {
         replica *rep = &r->reps[i];
         if (rep->k != k)
@@ -765,6 +829,7 @@ static int stop_group(run *r, int n, int k)
         if (rep->thread_started) {
             pthread_join(rep->thread, NULL);
             rep->thread_started = false;
+            count_gone(r, rep);
             ctrl_manager_free(rep->mgr);
             rep->mgr = NULL;
         }
@@ -1091,6 +1156,11 @@ static int setup(run *r)
     }
     if (r->sc->cluster && start_cluster(r) < 0)
         return -1;
+    for (size_t i = 0; i < r->sc->n_start_steps; i++) {
+        const scn_step *st = &r->sc->start_steps[i];
+        if ((st->kind == SCN_STEP_FAULT ? step_fault(r, -1, st) : step_crash(r, -1, st)) < 0)
+            return -1;
+    }
     int rc = quiet(r, -1) < 0 ? -1 : check_invariants(r, -1);
     tm->managers_start = mono_s() - t;
     return rc;
@@ -1211,9 +1281,16 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     if (setup(&r) == 0) {
         double ts = mono_s();
         result->passed = true;
-        for (size_t i = 0; i < sc->n_steps && result->passed; i++)
+        unsigned long before_last = 0;
+        for (size_t i = 0; i < sc->n_steps && result->passed; i++) {
+            if (i + 1 == sc->n_steps)
+                before_last = run_errors(&r);
             if (run_step(&r, (int)i) < 0)
                 result->passed = false;
+        }
+        result->reconcile_errors = run_errors(&r);
+        if (sc->n_steps > 0)
+            result->reconcile_errors_last_step = result->reconcile_errors - before_last;
         result->timing.steps = mono_s() - ts;
     } else if (!result->message[0]) {
         rc = SCN_ERR_SETUP;

@@ -338,7 +338,8 @@ static int step_fault(scn__parser *p, json_t *body, const char *field, scn_step 
 
 static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step *st)
 {
-    static const char *const keys[] = {"replica", "controller", "as", "atWrite", "after", NULL};
+    static const char *const keys[] = {"replica", "controller", "as", "atWrite",
+                                       "after",   "restart",    NULL};
     static const char *const match_keys[] = {"verb",      "subresource", "group", "resource",
                                              "namespace", "name",        NULL};
     json_t *after, *v;
@@ -358,6 +359,17 @@ static int step_crash(scn__parser *p, json_t *body, const char *field, scn_step 
         (rc = parse_replica(p, body, st, field)) != 0 ||
         (rc = scn__get_int(p, body, "atWrite", field, 1, 1000000000, &st->crash_at_write)) != 0)
         return rc;
+    v = json_object_get(body, "restart");
+    if (v) {
+        scn__sub(f, sizeof f, "%s.restart", field);
+        if (!json_is_boolean(v))
+            return scn__fail(p, v, f, "expected true or false, found %s", scn__type_name(v));
+        if (json_is_true(v) && !json_object_get(body, "atWrite") && !json_object_get(body, "after"))
+            return scn__fail(p, v, f,
+                             "restart: true needs atWrite or after (a crash now is "
+                             "followed by a restart step)");
+        st->crash_restart = json_is_true(v);
+    }
     after = json_object_get(body, "after");
     if (!after)
         return 0;
@@ -465,14 +477,14 @@ static int parse_step_body(scn__parser *p, const char *kind, json_t *body, const
     return scn__fail(p, body, field, "internal: step kind %d", (int)st->kind);
 }
 
-static int parse_step(scn__parser *p, json_t *item, size_t index, scn_step *st)
+static int parse_step(scn__parser *p, json_t *item, const char *in, size_t index, scn_step *st)
 {
     char field[FIELD_LEN], f[FIELD_LEN], list[256];
     const char *kind;
     json_t *body;
     int rc, saved = scn__enter(p, item);
 
-    scn__sub(field, sizeof field, "steps[%zu]", index);
+    scn__sub(field, sizeof field, "%s[%zu]", in, index);
     scn__join_keys(step_kinds, list, sizeof list);
     st->line = scn__line_of(p, item);
     if (!json_is_object(item) || json_object_size(item) != 1) {
@@ -593,8 +605,43 @@ static int parse_steps(scn__parser *p, json_t *v)
     {
         /* counted first, so that scn_scenario_free frees a half-parsed step */
         p->s->n_steps++;
-        if ((rc = parse_step(p, item, i, &p->s->steps[i])) != 0)
+        if ((rc = parse_step(p, item, "steps", i, &p->s->steps[i])) != 0)
             return rc;
+    }
+    return 0;
+}
+
+/* atStart: fault and crash steps only (before the managers run, nothing
+ * else has a meaning). */
+static int parse_start_steps(scn__parser *p, json_t *v)
+{
+    json_t *item;
+    size_t i;
+    int rc;
+
+    if (!v)
+        return 0;
+    if ((rc = scn__need_type(p, v, "atStart", JSON_ARRAY, "a list of fault and crash steps")) != 0)
+        return rc;
+    p->s->start_steps = calloc(json_array_size(v) + 1, sizeof *p->s->start_steps);
+    if (!p->s->start_steps)
+        return scn__oom(p);
+    json_array_foreach(v, i, item)
+    {
+        scn_step *st = &p->s->start_steps[i];
+        p->s->n_start_steps++;
+        if ((rc = parse_step(p, item, "atStart", i, st)) != 0)
+            return rc;
+        if (st->kind != SCN_STEP_FAULT && st->kind != SCN_STEP_CRASH) {
+            char f[FIELD_LEN];
+            scn__sub(f, sizeof f, "atStart[%zu]", i);
+            return scn__fail(p, item, f, "atStart takes fault and crash steps only");
+        }
+        if (st->kind == SCN_STEP_CRASH && st->replica_ref) {
+            char f[FIELD_LEN];
+            scn__sub(f, sizeof f, "atStart[%zu].crash.replica", i);
+            return scn__fail(p, item, f, "atStart addresses replicas by index (no leader yet)");
+        }
     }
     return 0;
 }
@@ -686,9 +733,9 @@ static int parse_cluster(scn__parser *p, json_t *v)
 
 static int parse_top(scn__parser *p, json_t *doc)
 {
-    static const char *const keys[] = {"name",     "description",    "seed",  "controllers",
-                                       "fixtures", "maxVirtualTime", "steps", "invariants",
-                                       "diff",     "cluster",        NULL};
+    static const char *const keys[] = {"name",     "description",    "seed",    "controllers",
+                                       "fixtures", "maxVirtualTime", "steps",   "invariants",
+                                       "diff",     "cluster",        "atStart", NULL};
     scn_scenario *s = p->s;
     json_t *v;
     int rc;
@@ -725,6 +772,7 @@ static int parse_top(scn__parser *p, json_t *doc)
     if ((rc = parse_cluster(p, json_object_get(doc, "cluster"))) != 0)
         return rc;
     if ((rc = parse_fixtures(p, json_object_get(doc, "fixtures"))) != 0 ||
+        (rc = parse_start_steps(p, json_object_get(doc, "atStart"))) != 0 ||
         (rc = parse_steps(p, json_object_get(doc, "steps"))) != 0 ||
         (rc = parse_invariants(p, json_object_get(doc, "invariants"))) != 0 ||
         (rc = parse_diff(p, json_object_get(doc, "diff"))) != 0)
@@ -875,6 +923,11 @@ void scn_scenario_free(scn_scenario *s)
         scn__cond_free(s->steps[i].cond);
     }
     free(s->steps);
+    for (size_t i = 0; i < s->n_start_steps; i++) {
+        json_decref(s->start_steps[i].rule);
+        json_decref(s->start_steps[i].crash_after);
+    }
+    free(s->start_steps);
     for (size_t i = 0; i < s->n_invariants; i++)
         scn__cond_free(s->invariants[i]);
     free(s->invariants);

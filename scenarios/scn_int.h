@@ -27,6 +27,8 @@ int scn__cmd_diff(int argc, char **argv);
 int scn__cmd_shrink(int argc, char **argv);
 /* `scenario merge` (cli_merge.c): exit code. */
 int scn__cmd_merge(int argc, char **argv);
+/* `scenario hunt` (cli_hunt.c): exit code. */
+int scn__cmd_hunt(int argc, char **argv);
 
 /* Every registered name, comma-separated, for error messages. */
 void scn__list_controllers(char *buf, size_t len);
@@ -50,5 +52,7 @@ uint64_t scn__manager_seed(uint64_t run_seed, int index, int incarnation);
 void scn__hint_program(const char *argv0);
 void scn__hint_plugin(const char *path);
 void scn__replay_command(char *buf, size_t len, const char *file, uint64_t seed);
+/* The same as "PROGRAM run FILE --seed N [--plugin LIB]..." (scenario hunt). */
+void scn__run_command(char *buf, size_t len, const char *file, uint64_t seed);
 
 #endif

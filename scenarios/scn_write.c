@@ -79,6 +79,10 @@ json_t *scn_scenario_to_doc(const scn_scenario *sc)
         rc = json_object_set_new(doc, "fixtures", json_deep_copy(sc->fixtures));
     if (rc == 0)
         rc = set_copy(doc, from, "maxVirtualTime");
+    if (rc == 0)
+        rc = set_copy(doc, from, "atStart");
+    if (rc == 0)
+        rc = set_copy(doc, from, "cluster"); /* its file names: relative to the original */
     for (size_t i = 0; rc == 0 && i < sc->n_steps; i++)
         rc = json_array_append_new(steps, step_of(&sc->steps[i], json_array_get(written, i)));
     if (rc == 0) {

@@ -93,6 +93,11 @@ typedef struct scn_run_result {
     uint64_t trace_hash; /* FNV-1a of the trace: equal runs, equal hashes */
     unsigned long trace_lines;
     bool stalled; /* failed on the scheduler's watchdog: a thread blocked outside the clock */
+    /* controller_runtime_reconcile_errors_total of the controllers under test
+     * (every replica and incarnation, not the cluster's), over the run and
+     * during its last step alone */
+    unsigned long reconcile_errors;
+    unsigned long reconcile_errors_last_step;
     scn_run_timing timing;
 } scn_run_result;
 

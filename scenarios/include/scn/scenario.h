@@ -149,6 +149,8 @@ typedef struct scn_step {
     long crash_at_write; /* CRASH: the replica's nth write from now (0 = now) */
     json_t *crash_after; /* CRASH: after a request matching {verb, subresource, group,
                           * resource, namespace, name} (strings); NULL otherwise */
+    bool crash_restart;  /* CRASH with atWrite or after: start the replica again as soon as
+                          * it crashed (a new incarnation, as `restart` starts one) */
 
     /* CRASH, RESTART, PARTITION, HEAL: when not NULL, the replica instead of
      * `replica`: "leader" (the replica holding the Lease of the one
@@ -217,6 +219,11 @@ typedef struct scn_scenario {
     json_t *cluster;
     const char *cluster_dir;
     void *priv_; /* parser-owned storage */
+    /* atStart: fault and crash steps taken once the managers exist and
+     * before they run (so a crash at the nth write or a fault rule covers
+     * setup's reconciles too); their failures are setup's (step -1). */
+    scn_step *start_steps;
+    size_t n_start_steps;
 } scn_scenario;
 
 /* Parse a scenario from text (file names messages and resolves relative

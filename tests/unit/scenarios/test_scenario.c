@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include "scn/scenario.h"
+#include "scn/shrink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -696,4 +697,47 @@ Test(scenario, steps_addressed_to_the_leader_or_a_name_errors)
     parse_err("name: x\ncontrollers: [{name: a, replicas: 2}]\nsteps:\n"
               "  - restart: {replica: 0, as: 3}\n",
               4, "steps[0].restart.as", "expected a string");
+}
+
+/* atStart: fault and crash steps before the managers run; crash.restart. */
+Test(scenario, at_start_and_crash_restart)
+{
+    scn_scenario *s = parse_ok("name: s\n"
+                               "controllers: [c]\n"
+                               "atStart:\n"
+                               "  - crash: {replica: 0, atWrite: 3, restart: true}\n"
+                               "  - fault: {name: f, rule: {action: {drop: true}}}\n"
+                               "steps:\n"
+                               "  - fault: {remove: f}\n"
+                               "  - crash: {replica: 0, after: {verb: create}, restart: false}\n");
+    cr_assert_eq(s->n_start_steps, 2);
+    cr_assert_eq(s->start_steps[0].kind, SCN_STEP_CRASH);
+    cr_assert_eq(s->start_steps[0].crash_at_write, 3);
+    cr_assert(s->start_steps[0].crash_restart);
+    cr_assert_eq(s->start_steps[1].kind, SCN_STEP_FAULT);
+    cr_assert_str_eq(s->start_steps[1].fault_name, "f");
+    cr_assert_not(s->steps[1].crash_restart);
+    /* the document written back keeps them */
+    char *yaml = scn_scenario_to_yaml(s);
+    cr_assert_not_null(strstr(yaml, "atStart"));
+    cr_assert_not_null(strstr(yaml, "restart: true"));
+    free(yaml);
+    scn_scenario_free(s);
+    /* and a cluster section */
+    s = parse_ok("name: s\ncontrollers: [c]\ncluster: {nodes: 2}\n");
+    yaml = scn_scenario_to_yaml(s);
+    scn_scenario_free(s);
+    s = parse_ok(yaml);
+    free(yaml);
+    cr_assert_not_null(s->cluster, "the cluster section survives the round trip");
+    cr_assert_eq(json_integer_value(json_object_get(s->cluster, "nodes")), 2);
+    scn_scenario_free(s);
+    parse_err("name: s\ncontrollers: [c]\natStart:\n  - advance: 1s\n", 4, "atStart[0]",
+              "atStart takes fault and crash steps only");
+    parse_err("name: s\ncontrollers: [c]\natStart:\n  - crash: {replica: 1}\n", 4,
+              "atStart[0].crash.replica", "replica 1 does not exist");
+    parse_err("name: s\ncontrollers: [c]\nsteps:\n  - crash: {replica: 0, restart: true}\n", 4,
+              "steps[0].crash.restart", "restart: true needs atWrite or after");
+    parse_err("name: s\ncontrollers: [c]\nsteps:\n  - crash: {atWrite: 1, restart: 1}\n", 4,
+              "steps[0].crash.restart", "expected true or false");
 }
