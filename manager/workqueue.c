@@ -408,6 +408,7 @@ static void refresh_gauges(ctrl_workqueue *q, int64_t t)
         ctrl_metrics_set(q->metrics, "workqueue_unfinished_work_seconds", q->labels, unfinished);
         ctrl_metrics_set(q->metrics, "workqueue_longest_running_processor_seconds", q->labels,
                          longest);
+        ctrl_metrics_set(q->metrics, "workqueue_failing_keys", q->labels, (double)q->st.failing);
     }
 }
 
@@ -432,6 +433,9 @@ static void declare_metrics(ctrl_metrics *m)
                        "running.");
     ctrl_metrics_counter(m, "workqueue_retries_total",
                          "Total number of retries handled by workqueue");
+    ctrl_metrics_gauge(m, "workqueue_failing_keys",
+                       "Keys whose last processing failed, waiting for a retry (not forgotten "
+                       "since); kube-harness's, not client-go's");
 }
 
 /* name="<name>" with the text format's escapes. */
@@ -650,7 +654,8 @@ void ctrl_workqueue_add_with_opts(ctrl_workqueue *q, const char *key,
         if (!it)
             goto out;
         int64_t rl = backoff(q, it->failures);
-        it->failures++;
+        if (it->failures++ == 0)
+            q->st.failing++;
         int64_t b = bucket_delay(q, now(q), true);
         if (b > rl)
             rl = b;
@@ -688,6 +693,8 @@ void ctrl_workqueue_forget(ctrl_workqueue *q, const char *key)
     pthread_mutex_lock(&q->mu);
     item *it = find(q, key);
     if (it) {
+        if (it->failures > 0)
+            q->st.failing--;
         it->failures = 0;
         maybe_release(q, it);
     }

@@ -2,6 +2,8 @@
  * cli_hunt.c - the `scenario hunt` command (called by scn_main, cli.c):
  *
  *   scenario hunt FILE... [--budget 60s] [--seeds N..M] [--jobs J]
+ *   scenario hunt --crd FILE --controller NAME [--cr FILE] [--fixture FILE]...
+ *                 [--changes K] [--sequences N] [--valid-only] [FILE...] (as above)
  *                 [--classes crash,stale,unobserved,error] [--settle 5m] [--tail 2m]
  *                 [-o DIR | --no-write] [--json FILE] [--junit FILE] [--shrink]
  *                 [--plugin LIB.so]... [-v]
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hunt_gen.h"
 #include "junit.h"
 #include "scn/hunt.h"
 #include "scn_int.h"
@@ -295,8 +298,10 @@ static int hunt_bases(const base_list *bl, const scn_hunt_options *o, const char
 int scn__cmd_hunt(int argc, char **argv)
 {
     const char *files[MAX_FILES], *json_path = NULL, *junit_path = NULL, *out_dir = "hunt-findings";
-    size_t nfiles = 0;
+    const char *fixtures[MAX_FILES], *crd = NULL, *controller = NULL, *cr = NULL;
+    size_t nfiles = 0, nfixtures = 0;
     scn_hunt_options o = {0};
+    scn_gen_options g = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-v")) {
@@ -309,6 +314,10 @@ int scn__cmd_hunt(int argc, char **argv)
         }
         if (!strcmp(a, "--no-write")) {
             out_dir = NULL;
+            continue;
+        }
+        if (!strcmp(a, "--valid-only")) {
+            g.no_invalid = true;
             continue;
         }
         if (a[0] != '-') {
@@ -352,12 +361,35 @@ int scn__cmd_hunt(int argc, char **argv)
         } else if (!strcmp(a, "--plugin")) {
             if (load_plugin(v) < 0)
                 return 2;
+        } else if (!strcmp(a, "--crd")) {
+            crd = v;
+        } else if (!strcmp(a, "--controller")) {
+            controller = v;
+        } else if (!strcmp(a, "--cr")) {
+            cr = v;
+        } else if (!strcmp(a, "--fixture")) {
+            if (nfixtures == MAX_FILES)
+                return bad("at most 256 fixtures", "");
+            fixtures[nfixtures++] = v;
+        } else if (!strcmp(a, "--changes")) {
+            if (parse_u64(v, &n) < 0 || n < 1 || n > 64)
+                return bad("--changes %s: expected 1..64 changes per sequence", v);
+            g.seq_len = (unsigned)n;
+        } else if (!strcmp(a, "--sequences")) {
+            if (parse_u64(v, &n) < 0 || n < 1 || n > SCN_GEN_MAX_SEQS)
+                return bad("--sequences %s: expected 1..100000", v);
+            g.max_seqs = (unsigned)n;
         } else {
             return bad("unknown option %s", a);
         }
     }
-    if (!nfiles)
-        return bad("%s", "needs at least one scenario FILE");
+    if (!nfiles && !crd)
+        return bad("%s", "needs at least one scenario FILE, or --crd FILE --controller NAME");
+    if (crd && !controller)
+        return bad("%s", "--crd needs --controller NAME (the controller under test)");
+    if (!crd && (controller || cr || nfixtures || g.seq_len || g.max_seqs || g.no_invalid))
+        return bad("%s", "--controller, --cr, --fixture, --changes, --sequences and "
+                         "--valid-only go with --crd FILE");
     o.out_dir = out_dir;
     base_list bl = {0};
     int status = 2;
@@ -375,8 +407,33 @@ int scn__cmd_hunt(int argc, char **argv)
             goto out;
         }
     }
-    /* bases made by a program (one per generated input) join here, with
-     * add_base, before the campaign */
+    /* --crd: one base per sequence of generated changes (hunt_gen.h); the
+     * seed of the first --seeds picks the sequences */
+    if (crd) {
+        scn_scenario **gen = NULL;
+        size_t ngen = 0;
+        scn_error err = {0};
+        g.seed = o.seeds_given ? o.seed_lo : 1;
+        if (scn_hunt_crd_bases(crd, controller, cr, fixtures, nfixtures, &g, &gen, &ngen, &err) <
+            0) {
+            char msg[1200];
+            scn_error_format(&err, msg, sizeof msg);
+            fprintf(stderr, "scenario: hunt: %s\n", msg);
+            goto out;
+        }
+        size_t i = 0;
+        while (i < ngen && add_base(&bl, gen[i]) == 0)
+            i++;
+        for (size_t j = i + 1; j < ngen; j++)
+            scn_scenario_free(gen[j]);
+        free(gen);
+        if (i < ngen) {
+            fprintf(stderr, "scenario: hunt: out of memory\n");
+            goto out;
+        }
+        if (o.verbose)
+            fprintf(stderr, "hunt: %zu base scenarios from %s\n", ngen, crd);
+    }
     status = hunt_bases(&bl, &o, json_path, junit_path);
 out:
     for (size_t i = 0; i < bl.n; i++)

@@ -885,12 +885,14 @@ static int judge(const hunt *h, const base_run *b, const outcome *o, bool baseli
         if (add_hit(hits, n, SCN_HUNT_QUIESCENCE, "writes in the tail", msg, NULL) < 0)
             return SCN_ERR_NOMEM;
     }
-    if (o->r.reconcile_errors_last_step && (baseline || b->errors_ok)) {
+    if ((o->r.reconcile_errors_last_step || o->r.failing_keys) && (baseline || b->errors_ok)) {
         snprintf(msg, sizeof msg,
                  "%lu reconcile errors (controller_runtime_reconcile_errors_total) during the "
-                 "last %" PRId64 "s of virtual time%s; %lu over the run",
-                 o->r.reconcile_errors_last_step, h->tail_ns / SEC,
-                 baseline ? "" : " (the baseline had none)", o->r.reconcile_errors);
+                 "last %" PRId64 "s of virtual time and %lu key%s whose last reconcile failed "
+                 "at the end (workqueue_failing_keys)%s; %lu errors over the run",
+                 o->r.reconcile_errors_last_step, h->tail_ns / SEC, o->r.failing_keys,
+                 o->r.failing_keys == 1 ? "" : "s", baseline ? "" : " (the baseline had none)",
+                 o->r.reconcile_errors);
         if (add_hit(hits, n, SCN_HUNT_RECONCILE_ERRORS, "errors in the tail", msg, NULL) < 0)
             return SCN_ERR_NOMEM;
     }
@@ -1093,7 +1095,7 @@ static int baseline(hunt *h, base_run *b)
         unsigned long m = o.r.steps * LIVELOCK_FACTOR;
         b->max_steps = m > MIN_MAX_STEPS ? (long)m : MIN_MAX_STEPS;
     }
-    b->errors_ok = o.r.reconcile_errors_last_step == 0;
+    b->errors_ok = o.r.reconcile_errors_last_step == 0 && o.r.failing_keys == 0;
     if (h->o->verbose)
         fprintf(stderr,
                 "hunt: baseline %s seed %" PRIu64 ": %s, %lu writes by replica 0, %lu in the "

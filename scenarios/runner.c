@@ -359,18 +359,18 @@ static void unblock_client(run *r, replica *rep)
     rep->block_rule = 0;
 }
 
-/* controller_runtime_reconcile_errors_total of one manager, every
- * controller of it (the registry's text: one series a controller). */
-static unsigned long manager_errors(ctrl_manager *mgr)
+/* The sum of one metric family's series of one manager (name with its
+ * '{': the registry's text has one series a controller). */
+static unsigned long manager_metric_sum(ctrl_manager *mgr, const char *name)
 {
-    static const char name[] = "controller_runtime_reconcile_errors_total{";
     char *text = mgr ? ctrl_metrics_text(ctrl_manager_metrics(mgr)) : NULL;
+    size_t len = strlen(name);
     unsigned long n = 0;
     for (char *line = text; line && *line;) {
         char *end = strchr(line, '\n');
         if (end)
             *end = '\0';
-        if (!strncmp(line, name, sizeof name - 1)) {
+        if (!strncmp(line, name, len)) {
             char *sp = strrchr(line, ' ');
             if (sp)
                 n += (unsigned long)strtod(sp + 1, NULL);
@@ -378,6 +378,25 @@ static unsigned long manager_errors(ctrl_manager *mgr)
         line = end ? end + 1 : NULL;
     }
     free(text);
+    return n;
+}
+
+/* controller_runtime_reconcile_errors_total of one manager, every
+ * controller of it. */
+static unsigned long manager_errors(ctrl_manager *mgr)
+{
+    return manager_metric_sum(mgr, "controller_runtime_reconcile_errors_total{");
+}
+
+/* Keys of the running controllers under test whose last reconcile failed
+ * (workqueue_failing_keys), now. */
+static unsigned long run_failing(run *r)
+{
+    unsigned long n = 0;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].ref != &r->cluster_ref && r->reps[i].thread_started && !r->reps[i].crashed &&
+            r->reps[i].mgr)
+            n += manager_metric_sum(r->reps[i].mgr, "workqueue_failing_keys{");
     return n;
 }
 
@@ -1289,6 +1308,7 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
                 result->passed = false;
         }
         result->reconcile_errors = run_errors(&r);
+        result->failing_keys = run_failing(&r);
         if (sc->n_steps > 0)
             result->reconcile_errors_last_step = result->reconcile_errors - before_last;
         result->timing.steps = mono_s() - ts;

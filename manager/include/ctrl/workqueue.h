@@ -111,6 +111,8 @@ typedef struct ctrl_workqueue_stats {
     double queue_seconds_sum, work_seconds_sum;
     unsigned long queue_count, work_count;
     double unfinished_work_seconds, longest_running_seconds;
+    size_t failing; /* keys whose last processing failed (rate-limited adds not
+                     * forgotten since): the gauge workqueue_failing_keys */
 } ctrl_workqueue_stats;
 void ctrl_workqueue_stats_get(ctrl_workqueue *q, ctrl_workqueue_stats *out);
 

@@ -98,6 +98,10 @@ typedef struct scn_run_result {
      * during its last step alone */
     unsigned long reconcile_errors;
     unsigned long reconcile_errors_last_step;
+    /* keys of the running controllers under test whose last reconcile
+     * failed, at the end (workqueue_failing_keys): an error that persists
+     * even when its backoff has outgrown the last step */
+    unsigned long failing_keys;
     scn_run_timing timing;
 } scn_run_result;
 

@@ -187,6 +187,29 @@ Test(workqueue, blocked_getter_wakes_when_the_clock_passes_the_deadline)
     ctrl_workqueue_free(q);
 }
 
+/* failing: keys whose last processing failed (a rate-limited add not
+ * forgotten since), what `scenario hunt` reads as a persistent error. */
+Test(workqueue, failing_keys_count_until_forgotten)
+{
+    ctrl_workqueue *q =
+        new_queue(&(ctrl_workqueue_options){.clock = &fake, .bucket_qps = -1 /* no bucket */});
+    ctrl_workqueue_stats st;
+    ctrl_workqueue_add_rate_limited(q, "a");
+    ctrl_workqueue_add_rate_limited(q, "a");
+    ctrl_workqueue_add_rate_limited(q, "b");
+    ctrl_workqueue_stats_get(q, &st);
+    cr_assert_eq(st.failing, 2, "two keys failing, one of them twice: %zu", st.failing);
+    ctrl_workqueue_forget(q, "a");
+    ctrl_workqueue_forget(q, "a");
+    ctrl_workqueue_forget(q, "never-failed");
+    ctrl_workqueue_stats_get(q, &st);
+    cr_assert_eq(st.failing, 1, "a forgotten key is not failing: %zu", st.failing);
+    ctrl_workqueue_forget(q, "b");
+    ctrl_workqueue_stats_get(q, &st);
+    cr_assert_eq(st.failing, 0);
+    ctrl_workqueue_free(q);
+}
+
 Test(workqueue, per_item_exponential_backoff)
 {
     ctrl_workqueue *q =
