@@ -39,6 +39,7 @@
 #include "admission.h"
 #include "conns.h"
 #include "fault.h"
+#include "jsonscan.h"
 #include "metrics.h"
 #include "record.h"
 #include "tlscert.h"
@@ -262,12 +263,19 @@ static enum MHD_Result send_truncated(struct MHD_Connection *conn, fakeapi__resp
     return ret;
 }
 
-/* The resourceVersion a write answered with, for the trace. */
+/* The resourceVersion a write answered with, for the trace: scanned for
+ * (jsonscan.h), or parsed when the scan cannot answer. */
 static void resp_rv(const fakeapi__resp *resp, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (resp->body_len > 65536)
         return; /* a big list: not worth parsing for the trace */
+    fakeapi__jscan_want want = {.path = {"metadata", "resourceVersion"}};
+    if (resp->body && fakeapi__json_scan(resp->body, resp->body_len, &want, 1) == 0) {
+        if (want.found)
+            snprintf(buf, len, "%.*s", (int)want.len, want.str);
+        return;
+    }
     json_t *b = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
     const char *rv =
         json_string_value(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
