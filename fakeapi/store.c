@@ -217,8 +217,9 @@ static int empty_store(fakeapi__store *s)
         sqlite3_reset(s->q[i]);
     if (!sqlite3_get_autocommit(s->db) && run(s->q[Q_ROLLBACK]) < 0)
         return -1;
-    if (sqlite3_exec(s->db, "DELETE FROM meta; DELETE FROM objects; DELETE FROM events;"
-                            " DELETE FROM owners;",
+    if (sqlite3_exec(s->db,
+                     "DELETE FROM meta; DELETE FROM objects; DELETE FROM events;"
+                     " DELETE FROM owners;",
                      NULL, NULL, NULL) != SQLITE_OK)
         return -1;
     s->rev = s->rev_begin = 0;
