@@ -57,6 +57,22 @@ static int utf8_len(const char *at, const char *e)
     return 0;
 }
 
+bool fakeapi__json_utf8_ok(const char *s, size_t len)
+{
+    const char *end = s + len;
+    while (s < end) {
+        if ((unsigned char)*s < 0x80) {
+            s++;
+            continue;
+        }
+        int k = utf8_len(s, end);
+        if (k == 0)
+            return false;
+        s += k;
+    }
+    return true;
+}
+
 static int hex(char c)
 {
     if (c >= '0' && c <= '9')
