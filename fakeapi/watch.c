@@ -889,6 +889,17 @@ static size_t due_count(const struct fakeapi__watch *w, int64_t now, int64_t *ne
     return n;
 }
 
+/* snprintf(buf, len, "%s", s) without the formatting: a driver lists the
+ * watches at every scheduler step. */
+static void copy_cut(char *buf, size_t len, const char *s)
+{
+    size_t n = strlen(s);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+}
+
 int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
                       int64_t *next_deadline)
 {
@@ -911,11 +922,11 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             }
             fakeapi_watch_info *info = &arr[--i];
             info->id = w->id;
-            snprintf(info->resource, sizeof info->resource, "%s", w->key);
-            snprintf(info->api_version, sizeof info->api_version, "%s", w->api_version);
-            snprintf(info->kind, sizeof info->kind, "%s", w->kind);
-            snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
-            snprintf(info->client, sizeof info->client, "%s", w->client);
+            copy_cut(info->resource, sizeof info->resource, w->key);
+            copy_cut(info->api_version, sizeof info->api_version, w->api_version);
+            copy_cut(info->kind, sizeof info->kind, w->kind);
+            copy_cut(info->ns, sizeof info->ns, w->ns ? w->ns : "");
+            copy_cut(info->client, sizeof info->client, w->client);
             if (timers(w))
                 poke(w);
             /* The end of the stream counts until it has gone out; a watch

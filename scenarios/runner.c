@@ -156,9 +156,11 @@ static size_t outside_count(void *ud)
     }
     for (size_t j = 0; j < n; j++) {
         ready_watch *rw = &r->ready[r->n_ready];
+        if (w[j].pending == 0)
+            continue; /* most of them, most steps: no name to make */
         scn__informer_thread_name(rw->thread, sizeof rw->thread, w[j].client, w[j].api_version,
                                   w[j].kind);
-        if (w[j].pending == 0 || !scn__sched_io_waiting(r->sched, rw->thread))
+        if (!scn__sched_io_waiting(r->sched, rw->thread))
             continue;
         rw->id = w[j].id;
         r->n_ready++;
