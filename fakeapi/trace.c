@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "jsonscan.h"
-#include "strbuf.h"
 
 int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t errlen)
 {
@@ -57,71 +56,100 @@ static int64_t mono_ns(void)
 }
 
 /* A string as jansson's dumper writes it without JSON_ENSURE_ASCII or
- * JSON_ESCAPE_SLASH: quotes, backslashes and control characters escaped. */
-static void put_string(fakeapi__strbuf *b, const char *s)
+ * JSON_ESCAPE_SLASH: quotes, backslashes and control characters escaped.
+ * Writes at most 6 bytes a byte of s, plus 2; returns the end. */
+static char *put_string(char *o, const char *s)
 {
-    fakeapi__strbuf_add(b, "\"", 1);
-    const char *run = s;
+    static const char hexd[] = "0123456789ABCDEF";
+    *o++ = '"';
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *o++ = (char)c;
             continue;
-        fakeapi__strbuf_add(b, run, (size_t)(s - run));
-        run = s + 1;
+        }
+        *o++ = '\\';
         switch (c) {
         case '"':
-            fakeapi__strbuf_add(b, "\\\"", 2);
-            break;
         case '\\':
-            fakeapi__strbuf_add(b, "\\\\", 2);
+            *o++ = (char)c;
             break;
         case '\b':
-            fakeapi__strbuf_add(b, "\\b", 2);
+            *o++ = 'b';
             break;
         case '\f':
-            fakeapi__strbuf_add(b, "\\f", 2);
+            *o++ = 'f';
             break;
         case '\n':
-            fakeapi__strbuf_add(b, "\\n", 2);
+            *o++ = 'n';
             break;
         case '\r':
-            fakeapi__strbuf_add(b, "\\r", 2);
+            *o++ = 'r';
             break;
         case '\t':
-            fakeapi__strbuf_add(b, "\\t", 2);
+            *o++ = 't';
             break;
-        default:
-            fakeapi__strbuf_addf(b, "\\u%04X", (unsigned)c);
+        default: /* \u00XX, upper-case hex as jansson writes it */
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hexd[c >> 4];
+            *o++ = hexd[c & 15];
             break;
         }
     }
-    fakeapi__strbuf_add(b, run, (size_t)(s - run));
-    fakeapi__strbuf_add(b, "\"", 1);
+    *o++ = '"';
+    return o;
+}
+
+/* An integer as "%lld" writes it (at most 20 bytes); returns the end. */
+static char *put_int(char *o, long long v)
+{
+    char tmp[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *o++ = '-';
+    while (n)
+        *o++ = tmp[--n];
+    return o;
 }
 
 char *fakeapi__trace_line(const fakeapi__trace_field *f, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!f[i].is_int && (!f[i].str || !fakeapi__json_utf8_ok(f[i].str, strlen(f[i].str))))
+    size_t cap = 3;
+    for (size_t i = 0; i < n; i++) {
+        size_t klen = strlen(f[i].key);
+        cap += 6 * klen + 4;
+        if (f[i].is_int) {
+            cap += 21;
+            continue;
+        }
+        if (!f[i].str)
             return NULL;
-    fakeapi__strbuf b = {0};
-    fakeapi__strbuf_add(&b, "{", 1);
+        size_t len = strlen(f[i].str);
+        if (!fakeapi__json_utf8_ok(f[i].str, len))
+            return NULL;
+        cap += 6 * len + 2;
+    }
+    char *line = malloc(cap), *o = line;
+    if (!line)
+        return NULL;
+    *o++ = '{';
     for (size_t i = 0; i < n; i++) {
         if (i)
-            fakeapi__strbuf_add(&b, ",", 1);
-        put_string(&b, f[i].key);
-        fakeapi__strbuf_add(&b, ":", 1);
-        if (f[i].is_int)
-            fakeapi__strbuf_addf(&b, "%lld", f[i].num);
-        else
-            put_string(&b, f[i].str);
+            *o++ = ',';
+        o = put_string(o, f[i].key);
+        *o++ = ':';
+        o = f[i].is_int ? put_int(o, f[i].num) : put_string(o, f[i].str);
     }
-    fakeapi__strbuf_add(&b, "}", 1);
-    if (b.failed) {
-        fakeapi__strbuf_deinit(&b);
-        return NULL;
-    }
-    return fakeapi__strbuf_take(&b, NULL);
+    *o++ = '}';
+    *o = '\0';
+    return line;
 }
 
 /* Write one line of the members f (sorted by key, "t" among them: the

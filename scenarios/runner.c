@@ -995,11 +995,14 @@ static void hash_trace(run *r)
 {
     FILE *f = fopen(r->trace_path, "rb");
     uint64_t h = 1469598103934665603ULL;
-    int c;
+    unsigned char buf[16384];
+    size_t got;
     unsigned long lines = 0;
-    while (f && (c = fgetc(f)) != EOF) {
-        h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211ULL;
-        lines += c == '\n';
+    while (f && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (size_t i = 0; i < got; i++) {
+            h = (h ^ (uint64_t)buf[i]) * 1099511628211ULL;
+            lines += buf[i] == '\n';
+        }
     }
     if (f)
         fclose(f);
