@@ -914,7 +914,8 @@ int fakeapi__front_start(fakeapi_server *srv)
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | tls_flag, 0,
         NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_URI_LOG_CALLBACK, on_target, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(),
+        MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL, MHD_OPTION_THREAD_POOL_SIZE,
+        srv->opts.http_threads ? srv->opts.http_threads : http_threads(),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT, limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
         on_connection, srv, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);

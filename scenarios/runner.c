@@ -1039,6 +1039,7 @@ static int setup(run *r)
         .hold_new_watches = true,
         .sync_gc = true,
         .trace_buffered = true,
+        .http_threads = 1,
         .on_held = on_held,
         .on_held_ud = r,
     };
