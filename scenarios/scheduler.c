@@ -417,13 +417,7 @@ scn__sched *scn__sched_new(uint64_t seed, int64_t start_ns)
     scn__sched *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    /* Held for moments at a time by the driver and the actor it hands the
-     * turn to: spin a little before sleeping on it. */
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-    pthread_mutex_init(&s->mu, &ma);
-    pthread_mutexattr_destroy(&ma);
+    pthread_mutex_init(&s->mu, NULL);
     sem_init(&s->driver, 0, 0);
     rng_seed(s, seed);
     s->now = start_ns;
