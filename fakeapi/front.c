@@ -39,6 +39,7 @@
 #include "admission.h"
 #include "conns.h"
 #include "fault.h"
+#include "jsonscan.h"
 #include "metrics.h"
 #include "record.h"
 #include "tlscert.h"
@@ -262,12 +263,19 @@ static enum MHD_Result send_truncated(struct MHD_Connection *conn, fakeapi__resp
     return ret;
 }
 
-/* The resourceVersion a write answered with, for the trace. */
+/* The resourceVersion a write answered with, for the trace: scanned for
+ * (jsonscan.h), or parsed when the scan cannot answer. */
 static void resp_rv(const fakeapi__resp *resp, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (resp->body_len > 65536)
         return; /* a big list: not worth parsing for the trace */
+    fakeapi__jscan_want want = {.path = {"metadata", "resourceVersion"}};
+    if (resp->body && fakeapi__json_scan(resp->body, resp->body_len, &want, 1) == 0) {
+        if (want.found)
+            snprintf(buf, len, "%.*s", (int)want.len, want.str);
+        return;
+    }
     json_t *b = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
     const char *rv =
         json_string_value(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
@@ -906,7 +914,8 @@ int fakeapi__front_start(fakeapi_server *srv)
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | tls_flag, 0,
         NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, &addr,
         MHD_OPTION_URI_LOG_CALLBACK, on_target, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL, MHD_OPTION_THREAD_POOL_SIZE, http_threads(),
+        MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL, MHD_OPTION_THREAD_POOL_SIZE,
+        srv->opts.http_threads ? srv->opts.http_threads : http_threads(),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024, MHD_OPTION_CONNECTION_LIMIT, limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
         on_connection, srv, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);

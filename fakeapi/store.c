@@ -196,8 +196,43 @@ static int open_db(fakeapi__store *s, const char *path)
     return sqlite3_open_v2(":memory:", &s->db, flags, NULL) == SQLITE_OK ? 0 : -1;
 }
 
+/* The in-memory store a close kept for the next open (NULL: none). */
+static pthread_mutex_t parked_mu = PTHREAD_MUTEX_INITIALIZER;
+static fakeapi__store *parked;
+
+static fakeapi__store *take_parked(void)
+{
+    pthread_mutex_lock(&parked_mu);
+    fakeapi__store *s = parked;
+    parked = NULL;
+    pthread_mutex_unlock(&parked_mu);
+    return s;
+}
+
+/* Empty an in-memory store as a new one would be: 0, or -1 if it cannot
+ * be (then it is closed instead). */
+static int empty_store(fakeapi__store *s)
+{
+    for (int i = 0; i < Q_MAX; i++)
+        sqlite3_reset(s->q[i]);
+    if (!sqlite3_get_autocommit(s->db) && run(s->q[Q_ROLLBACK]) < 0)
+        return -1;
+    if (sqlite3_exec(s->db,
+                     "DELETE FROM meta; DELETE FROM objects; DELETE FROM events;"
+                     " DELETE FROM owners;",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    s->rev = s->rev_begin = 0;
+    s->compacted = s->compacted_begin = 0;
+    s->hist_len = s->hist_begin = 0;
+    s->event_ts = 0;
+    return 0;
+}
+
 int fakeapi__store_open(const char *path, fakeapi__store **out, char *err, size_t errlen)
 {
+    if (!path && (*out = take_parked()))
+        return 0;
     fakeapi__store *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errlen, "out of memory");
@@ -234,6 +269,14 @@ void fakeapi__store_close(fakeapi__store *s)
 {
     if (!s)
         return;
+    if (s->in_memory && s->q[Q_MAX - 1] && empty_store(s) == 0) {
+        pthread_mutex_lock(&parked_mu);
+        fakeapi__store *old = parked;
+        parked = old ? old : s;
+        pthread_mutex_unlock(&parked_mu);
+        if (!old)
+            return;
+    }
     for (int i = 0; i < Q_MAX; i++)
         sqlite3_finalize(s->q[i]);
     sqlite3_close(s->db);

@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
+
+#include "jsonscan.h"
 
 int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t errlen)
 {
@@ -45,7 +48,6 @@ void fakeapi__trace_close(fakeapi_server *srv)
     fakeapi__trace_open(srv, NULL, err, sizeof err);
 }
 
-/* Write one line: the fields object is stolen. */
 static int64_t mono_ns(void)
 {
     struct timespec ts;
@@ -53,27 +55,135 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void emit(fakeapi_server *srv, const char *kind, json_t *fields)
+/* A string as jansson's dumper writes it without JSON_ENSURE_ASCII or
+ * JSON_ESCAPE_SLASH: quotes, backslashes and control characters escaped.
+ * Writes at most 6 bytes a byte of s, plus 2; returns the end. */
+static char *put_string(char *o, const char *s)
+{
+    static const char hexd[] = "0123456789ABCDEF";
+    *o++ = '"';
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *o++ = (char)c;
+            continue;
+        }
+        *o++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *o++ = (char)c;
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default: /* \u00XX, upper-case hex as jansson writes it */
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hexd[c >> 4];
+            *o++ = hexd[c & 15];
+            break;
+        }
+    }
+    *o++ = '"';
+    return o;
+}
+
+/* An integer as "%lld" writes it (at most 20 bytes); returns the end. */
+static char *put_int(char *o, long long v)
+{
+    char tmp[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *o++ = '-';
+    while (n)
+        *o++ = tmp[--n];
+    return o;
+}
+
+char *fakeapi__trace_line(const fakeapi__trace_field *f, size_t n)
+{
+    size_t cap = 3;
+    for (size_t i = 0; i < n; i++) {
+        size_t klen = strlen(f[i].key);
+        cap += 6 * klen + 4;
+        if (f[i].is_int) {
+            cap += 21;
+            continue;
+        }
+        if (!f[i].str)
+            return NULL;
+        size_t len = strlen(f[i].str);
+        if (!fakeapi__json_utf8_ok(f[i].str, len))
+            return NULL;
+        cap += 6 * len + 2;
+    }
+    char *line = malloc(cap), *o = line;
+    if (!line)
+        return NULL;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ',';
+        o = put_string(o, f[i].key);
+        *o++ = ':';
+        o = f[i].is_int ? put_int(o, f[i].num) : put_string(o, f[i].str);
+    }
+    *o++ = '}';
+    *o = '\0';
+    return line;
+}
+
+/* Write one line of the members f (sorted by key, "t" among them: the
+ * clock's time is read under the trace lock, as the line is written). */
+static void emit(fakeapi_server *srv, fakeapi__trace_field *f, size_t n)
 {
     pthread_mutex_lock(&srv->trace_mu);
-    if (srv->trace && fields) {
+    if (srv->trace) {
         int64_t t0 = mono_ns();
-        json_object_set_new(fields, "t", json_integer((json_int_t)fakeapi__srv_now(srv)));
-        json_object_set_new(fields, "kind", json_string(kind));
-        char *line = json_dumps(fields, JSON_COMPACT | JSON_SORT_KEYS);
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(f[i].key, "t"))
+                f[i].num = (long long)fakeapi__srv_now(srv);
+        char *line = fakeapi__trace_line(f, n);
         if (line) {
             fputs(line, srv->trace);
             fputc('\n', srv->trace);
             if (!srv->opts.trace_buffered)
                 fflush(srv->trace);
+            free(line);
+            srv->trace_writes++;
+            srv->trace_write_ns += mono_ns() - t0;
         }
-        free(line);
-        srv->trace_writes++;
-        srv->trace_write_ns += mono_ns() - t0;
     }
     pthread_mutex_unlock(&srv->trace_mu);
-    json_decref(fields);
 }
+
+#define TSTR(k, v)                                                                                 \
+    {                                                                                              \
+        .key = (k), .str = (v)                                                                     \
+    }
+#define TINT(k, v)                                                                                 \
+    {                                                                                              \
+        .key = (k), .is_int = true, .num = (long long)(v)                                          \
+    }
 
 bool fakeapi__tracing(fakeapi_server *srv)
 {
@@ -88,9 +198,17 @@ void fakeapi__trace_request(fakeapi_server *srv, const fakeapi__reqinfo *ri, con
 {
     if (!fakeapi__tracing(srv))
         return;
-    emit(srv, "request",
-         json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "client", ri->user_agent, "verb", ri->verb,
-                   "method", method, "path", path, "code", status, "rv", rv ? rv : ""));
+    fakeapi__trace_field f[] = {
+        TSTR("client", ri->user_agent),
+        TINT("code", status),
+        TSTR("kind", "request"),
+        TSTR("method", method),
+        TSTR("path", path),
+        TSTR("rv", rv ? rv : ""),
+        TINT("t", 0),
+        TSTR("verb", ri->verb),
+    };
+    emit(srv, f, sizeof f / sizeof *f);
 }
 
 void fakeapi__trace_fault(fakeapi_server *srv, const fakeapi__reqinfo *ri, uint64_t rule,
@@ -98,10 +216,14 @@ void fakeapi__trace_fault(fakeapi_server *srv, const fakeapi__reqinfo *ri, uint6
 {
     if (!fakeapi__tracing(srv))
         return;
-    emit(srv, "fault",
-         json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s}", "rule", (json_int_t)rule, "action", what,
-                   "client", ri->user_agent, "verb", ri->verb, "resource", ri->resource,
-                   "namespace", ri->ns, "name", ri->name));
+    fakeapi__trace_field f[] = {
+        TSTR("action", what),           TSTR("client", ri->user_agent),
+        TSTR("kind", "fault"),          TSTR("name", ri->name),
+        TSTR("namespace", ri->ns),      TSTR("resource", ri->resource),
+        TINT("rule", (json_int_t)rule), TINT("t", 0),
+        TSTR("verb", ri->verb),
+    };
+    emit(srv, f, sizeof f / sizeof *f);
 }
 
 void fakeapi__trace_event(fakeapi_server *srv, uint64_t watch, const char *client, const char *type,
@@ -109,8 +231,10 @@ void fakeapi__trace_event(fakeapi_server *srv, uint64_t watch, const char *clien
 {
     if (!fakeapi__tracing(srv))
         return;
-    emit(srv, "event",
-         json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I}", "watch", (json_int_t)watch, "client",
-                   client, "type", type, "resource", key, "namespace", ns, "name", name, "rv",
-                   (json_int_t)rv));
+    fakeapi__trace_field f[] = {
+        TSTR("client", client), TSTR("kind", "event"), TSTR("name", name),
+        TSTR("namespace", ns),  TSTR("resource", key), TINT("rv", (json_int_t)rv),
+        TINT("t", 0),           TSTR("type", type),    TINT("watch", (json_int_t)watch),
+    };
+    emit(srv, f, sizeof f / sizeof *f);
 }

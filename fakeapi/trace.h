@@ -9,6 +9,7 @@
 #ifndef FAKEAPI_TRACE_H
 #define FAKEAPI_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fault.h"
@@ -26,5 +27,19 @@ void fakeapi__trace_fault(fakeapi_server *srv, const fakeapi__reqinfo *ri, uint6
                           const char *what);
 void fakeapi__trace_event(fakeapi_server *srv, uint64_t watch, const char *client, const char *type,
                           const char *key, const char *ns, const char *name, uint64_t rv);
+
+/* One member of a trace line: a string (str) or an integer. */
+typedef struct fakeapi__trace_field {
+    const char *key;
+    const char *str;
+    bool is_int;
+    long long num;
+} fakeapi__trace_field;
+
+/* The line (no newline, malloc'd) the members make, as json_dumps(JSON_COMPACT
+ * | JSON_SORT_KEYS) would write the object json_pack would build of them
+ * (they come sorted by key); NULL where json_pack would fail: a NULL or
+ * invalid UTF-8 string. Any thread. */
+char *fakeapi__trace_line(const fakeapi__trace_field *f, size_t n);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fault.h"
+#include "jsonscan.h"
 #include "objmeta.h"
 #include "selector.h"
 #include "snapshot.h"
@@ -645,20 +646,42 @@ void fakeapi__watch_start(fakeapi_server *srv, const fakeapi__req *req,
 }
 
 /* Record a line as it goes to the client (not when it is queued): with held
- * watches that is the moment the driver released it, so traces repeat. */
+ * watches that is the moment the driver released it, so traces repeat. The
+ * line's members are scanned for (jsonscan.h), or parsed when the scan
+ * cannot answer. */
 static void trace_line(struct fakeapi__watch *w, const char *line, size_t len)
 {
     if (!fakeapi__tracing(w->srv))
         return;
-    json_t *ev = json_loadb(line, len, 0, NULL);
-    json_t *obj = json_object_get(ev, "object");
-    json_t *meta = json_object_get(obj, "metadata");
-    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    const char *type = json_string_value(json_object_get(ev, "type"));
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
-    const char *name = json_string_value(json_object_get(meta, "name"));
-    fakeapi__trace_event(w->srv, w->id, w->client, type ? type : "?", w->key, ns ? ns : "",
-                         name ? name : "", rv ? strtoull(rv, NULL, 10) : 0);
+    fakeapi__jscan_want want[4] = {
+        {.path = {"object", "metadata", "resourceVersion"}},
+        {.path = {"type"}},
+        {.path = {"object", "metadata", "namespace"}},
+        {.path = {"object", "metadata", "name"}},
+    };
+    char buf[4][256];
+    const char *v[4] = {NULL, NULL, NULL, NULL};
+    json_t *ev = NULL;
+    bool scanned = fakeapi__json_scan(line, len, want, 4) == 0;
+    for (int i = 0; i < 4 && scanned; i++) {
+        if (want[i].found && want[i].len >= sizeof buf[i])
+            scanned = false; /* too long to copy here: parse instead */
+        else if (want[i].found) {
+            memcpy(buf[i], want[i].str, want[i].len);
+            buf[i][want[i].len] = '\0';
+            v[i] = buf[i];
+        }
+    }
+    if (!scanned) {
+        ev = json_loadb(line, len, 0, NULL);
+        json_t *meta = json_object_get(json_object_get(ev, "object"), "metadata");
+        v[0] = json_string_value(json_object_get(meta, "resourceVersion"));
+        v[1] = json_string_value(json_object_get(ev, "type"));
+        v[2] = json_string_value(json_object_get(meta, "namespace"));
+        v[3] = json_string_value(json_object_get(meta, "name"));
+    }
+    fakeapi__trace_event(w->srv, w->id, w->client, v[1] ? v[1] : "?", w->key, v[2] ? v[2] : "",
+                         v[3] ? v[3] : "", v[0] ? strtoull(v[0], NULL, 10) : 0);
     json_decref(ev);
 }
 
@@ -866,6 +889,17 @@ static size_t due_count(const struct fakeapi__watch *w, int64_t now, int64_t *ne
     return n;
 }
 
+/* snprintf(buf, len, "%s", s) without the formatting: a driver lists the
+ * watches at every scheduler step. */
+static void copy_cut(char *buf, size_t len, const char *s)
+{
+    size_t n = strlen(s);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+}
+
 int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
                       int64_t *next_deadline)
 {
@@ -888,11 +922,11 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             }
             fakeapi_watch_info *info = &arr[--i];
             info->id = w->id;
-            snprintf(info->resource, sizeof info->resource, "%s", w->key);
-            snprintf(info->api_version, sizeof info->api_version, "%s", w->api_version);
-            snprintf(info->kind, sizeof info->kind, "%s", w->kind);
-            snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
-            snprintf(info->client, sizeof info->client, "%s", w->client);
+            copy_cut(info->resource, sizeof info->resource, w->key);
+            copy_cut(info->api_version, sizeof info->api_version, w->api_version);
+            copy_cut(info->kind, sizeof info->kind, w->kind);
+            copy_cut(info->ns, sizeof info->ns, w->ns ? w->ns : "");
+            copy_cut(info->client, sizeof info->client, w->client);
             if (timers(w))
                 poke(w);
             /* The end of the stream counts until it has gone out; a watch

@@ -158,9 +158,11 @@ static size_t outside_count(void *ud)
     }
     for (size_t j = 0; j < n; j++) {
         ready_watch *rw = &r->ready[r->n_ready];
+        if (w[j].pending == 0)
+            continue; /* most of them, most steps: no name to make */
         scn__informer_thread_name(rw->thread, sizeof rw->thread, w[j].client, w[j].api_version,
                                   w[j].kind);
-        if (w[j].pending == 0 || !scn__sched_io_waiting(r->sched, rw->thread))
+        if (!scn__sched_io_waiting(r->sched, rw->thread))
             continue;
         rw->id = w[j].id;
         r->n_ready++;
@@ -1077,11 +1079,14 @@ static void hash_trace(run *r)
 {
     FILE *f = fopen(r->trace_path, "rb");
     uint64_t h = 1469598103934665603ULL;
-    int c;
+    unsigned char buf[16384];
+    size_t got;
     unsigned long lines = 0;
-    while (f && (c = fgetc(f)) != EOF) {
-        h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211ULL;
-        lines += c == '\n';
+    while (f && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (size_t i = 0; i < got; i++) {
+            h = (h ^ (uint64_t)buf[i]) * 1099511628211ULL;
+            lines += buf[i] == '\n';
+        }
     }
     if (f)
         fclose(f);
@@ -1118,6 +1123,7 @@ static int setup(run *r)
         .hold_new_watches = true,
         .sync_gc = true,
         .trace_buffered = true,
+        .http_threads = 1,
         .on_held = on_held,
         .on_held_ud = r,
     };

@@ -26,8 +26,12 @@
  *                       explore worker does: its VmRSS after 1, 10, 50,
  *                       100, 200 and 500 seeds.
  *
+ *   With --reuse, the breakdown runs its seeds one after another in one
+ *   forked child, as a reused explore worker does (fork_and_exit_s is then
+ *   the fork-to-reap time shared out over the seeds).
+ *
  * Usage: bench_scenarios SCENARIO_PROGRAM [--only NAME] [--scale X]
- *        [--repeat R] [--no-rate] [--no-breakdown] [--rss]
+ *        [--repeat R] [--no-rate] [--no-breakdown] [--reuse] [--rss]
  * (meson passes the program; seeds per scenario are fixed below, times X).
  * It asserts nothing; the exit status is 2 only if it could not run.
  */
@@ -143,22 +147,27 @@ static int bench_rate(const char *prog, const bench_case *c, const char *file, i
     return 0;
 }
 
-/* One seed in a forked child, as explore runs it. */
-static void child(const scn_scenario *sc, uint64_t seed, int fd)
+/* Seeds first .. first + n - 1 in a forked child, one after another as a
+ * reused explore worker runs them; one report each on fd. */
+static void child(const scn_scenario *sc, uint64_t first, int n, int fd)
 {
-    scn_run_options o = {.seed = seed, .seed_given = true};
-    scn_run_result r;
-    child_report rep = {0};
-    if (scn_run(sc, &o, &r) == 0) {
-        rep.tm = r.timing;
-        rep.real = r.real_seconds;
-        rep.virtual_ns = r.virtual_ns;
-        rep.steps = r.steps;
-        rep.passed = r.passed;
+    int status = 0;
+    for (int i = 0; i < n; i++) {
+        scn_run_options o = {.seed = first + (uint64_t)i, .seed_given = true};
+        scn_run_result r;
+        child_report rep = {0};
+        if (scn_run(sc, &o, &r) == 0) {
+            rep.tm = r.timing;
+            rep.real = r.real_seconds;
+            rep.virtual_ns = r.virtual_ns;
+            rep.steps = r.steps;
+            rep.passed = r.passed;
+        }
+        if (write(fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
+            status = 2;
     }
-    ssize_t w = write(fd, &rep, sizeof rep);
     close(fd);
-    _exit(w == (ssize_t)sizeof rep ? 0 : 2);
+    _exit(status);
 }
 
 enum {
@@ -218,7 +227,7 @@ static const char *const field_names[F_N] = {
     "virtual_s",
 };
 
-static int bench_breakdown(const bench_case *c, const char *file, int seeds)
+static int bench_breakdown(const bench_case *c, const char *file, int seeds, bool reuse)
 {
     scn_scenario *sc = NULL;
     scn_error err = {0};
@@ -232,7 +241,9 @@ static int bench_breakdown(const bench_case *c, const char *file, int seeds)
     for (int f = 0; f < F_N; f++)
         v[f] = calloc((size_t)seeds, sizeof(double));
     int n = 0, passed = 0;
-    for (int s = 1; s <= seeds; s++) {
+    child_report *reps = calloc((size_t)seeds, sizeof *reps);
+    int per_child = reuse ? seeds : 1;
+    for (int s = 1; reps && s <= seeds; s += per_child) {
         int fds[2];
         if (pipe(fds) < 0)
             break;
@@ -241,54 +252,73 @@ static int bench_breakdown(const bench_case *c, const char *file, int seeds)
         pid_t pid = fork();
         if (pid == 0) {
             close(fds[0]);
-            child(sc, (uint64_t)s, fds[1]);
+            child(sc, (uint64_t)s, per_child, fds[1]);
         }
         close(fds[1]);
-        child_report rep;
-        ssize_t got = pid > 0 ? read(fds[0], &rep, sizeof rep) : -1;
+        int got = 0;
+        double real = 0;
+        while (pid > 0 && got < per_child) {
+            size_t off = 0;
+            char *p = (char *)&reps[s - 1 + got];
+            while (off < sizeof *reps) {
+                ssize_t k = read(fds[0], p + off, sizeof *reps - off);
+                if (k <= 0)
+                    break;
+                off += (size_t)k;
+            }
+            if (off != sizeof *reps)
+                break;
+            real += reps[s - 1 + got].real;
+            got++;
+        }
         close(fds[0]);
         int status;
         if (pid > 0)
             waitpid(pid, &status, 0);
-        double wall = now_s() - t0;
-        if (got != (ssize_t)sizeof rep || rep.real <= 0)
-            continue;
-        const scn_run_timing *t = &rep.tm;
-        double row[F_N] = {
-            [F_REAL] = rep.real,
-            [F_PROCESS] = wall - rep.real,
-            [F_FAKEAPI] = t->fakeapi_start,
-            [F_TRACE_OPEN] = t->trace_open,
-            [F_FIXTURES] = t->fixtures,
-            [F_MANAGERS] = t->managers_start,
-            [F_STEPS] = t->steps,
-            [F_TEARDOWN] = t->teardown,
-            [F_HASH] = t->trace_hash,
-            [F_CPU] = t->cpu,
-            [F_HANDOFF] = t->handoff_wait,
-            [F_HTTP_N] = (double)t->http_requests,
-            [F_HTTP_S] = t->http_seconds,
-            [F_HTTP_EACH] = t->http_requests ? t->http_seconds / t->http_requests * 1e6 : 0,
-            [F_TRACE_N] = (double)t->trace_writes,
-            [F_TRACE_S] = t->trace_write_seconds,
-            [F_TURNS] = (double)t->thread_turns,
-            [F_OUTSIDE] = (double)t->outside_turns,
-            [F_ADVANCES] = (double)t->advances,
-            [F_CTXV] = (double)t->ctx_voluntary,
-            [F_CTXI] = (double)t->ctx_involuntary,
-            [F_SCHED_STEPS] = (double)rep.steps,
-            [F_PER_STEP] = rep.steps ? rep.real / rep.steps * 1e6 : 0,
-            [F_PER_HOUR] = rep.virtual_ns > 0 ? rep.real / ((double)rep.virtual_ns / 3.6e12) : 0,
-            [F_VIRTUAL] = (double)rep.virtual_ns / 1e9,
-        };
-        for (int f = 0; f < F_N; f++)
-            v[f][n] = row[f];
-        n++;
-        passed += rep.passed;
+        double process = got ? (now_s() - t0 - real) / got : 0;
+        for (int i = 0; i < got; i++) {
+            child_report rep = reps[s - 1 + i];
+            if (rep.real <= 0)
+                continue;
+            const scn_run_timing *t = &rep.tm;
+            double row[F_N] = {
+                [F_REAL] = rep.real,
+                [F_PROCESS] = process,
+                [F_FAKEAPI] = t->fakeapi_start,
+                [F_TRACE_OPEN] = t->trace_open,
+                [F_FIXTURES] = t->fixtures,
+                [F_MANAGERS] = t->managers_start,
+                [F_STEPS] = t->steps,
+                [F_TEARDOWN] = t->teardown,
+                [F_HASH] = t->trace_hash,
+                [F_CPU] = t->cpu,
+                [F_HANDOFF] = t->handoff_wait,
+                [F_HTTP_N] = (double)t->http_requests,
+                [F_HTTP_S] = t->http_seconds,
+                [F_HTTP_EACH] = t->http_requests ? t->http_seconds / t->http_requests * 1e6 : 0,
+                [F_TRACE_N] = (double)t->trace_writes,
+                [F_TRACE_S] = t->trace_write_seconds,
+                [F_TURNS] = (double)t->thread_turns,
+                [F_OUTSIDE] = (double)t->outside_turns,
+                [F_ADVANCES] = (double)t->advances,
+                [F_CTXV] = (double)t->ctx_voluntary,
+                [F_CTXI] = (double)t->ctx_involuntary,
+                [F_SCHED_STEPS] = (double)rep.steps,
+                [F_PER_STEP] = rep.steps ? rep.real / rep.steps * 1e6 : 0,
+                [F_PER_HOUR] =
+                    rep.virtual_ns > 0 ? rep.real / ((double)rep.virtual_ns / 3.6e12) : 0,
+                [F_VIRTUAL] = (double)rep.virtual_ns / 1e9,
+            };
+            for (int f = 0; f < F_N; f++)
+                v[f][n] = row[f];
+            n++;
+            passed += rep.passed;
+        }
     }
+    free(reps);
     printf("{\"bench\":\"scenario_breakdown\",\"scenario\":\"%s\",\"runs\":%d,\"passed\":%d,"
-           "\"stat\":\"median\"",
-           c->name, n, passed);
+           "\"reused_process\":%s,\"stat\":\"median\"",
+           c->name, n, passed, reuse ? "true" : "false");
     for (int f = 0; f < F_N; f++)
         printf(",\"%s\":%.6g", field_names[f], median(v[f], (size_t)n));
     printf("}\n");
@@ -444,7 +474,7 @@ int main(int argc, char **argv)
     const char *prog = NULL, *only = NULL;
     double scale = 1;
     int repeat = 3;
-    bool rate = true, breakdown = true, rss = false;
+    bool rate = true, breakdown = true, rss = false, reuse = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
@@ -458,6 +488,8 @@ int main(int argc, char **argv)
             breakdown = false;
         else if (!strcmp(argv[i], "--rss"))
             rss = true;
+        else if (!strcmp(argv[i], "--reuse"))
+            reuse = true;
         else if (argv[i][0] != '-' && !prog)
             prog = argv[i];
         else
@@ -465,7 +497,7 @@ int main(int argc, char **argv)
     }
     if (!prog || scale <= 0 || repeat < 1 || repeat > 32) {
         fprintf(stderr, "usage: bench_scenarios SCENARIO_PROGRAM [--only NAME] [--scale X] "
-                        "[--repeat 1..32] [--no-rate] [--no-breakdown] [--rss]\n");
+                        "[--repeat 1..32] [--no-rate] [--no-breakdown] [--reuse] [--rss]\n");
         return 2;
     }
     scn_register_examples();
@@ -487,7 +519,7 @@ int main(int argc, char **argv)
         }
         if (rate && bench_rate(prog, c, file, seeds, repeat) < 0)
             status = 2;
-        if (breakdown && bench_breakdown(c, file, seeds / 3 > 3 ? seeds / 3 : 3) < 0)
+        if (breakdown && bench_breakdown(c, file, seeds / 3 > 3 ? seeds / 3 : 3, reuse) < 0)
             status = 2;
     }
     if (!matched) {

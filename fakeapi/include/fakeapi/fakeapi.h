@@ -115,6 +115,11 @@ typedef struct fakeapi_options {
      * fills and when it closes, not line by line: for runs whose trace is
      * read only once it is closed (scenarios). */
     bool trace_buffered;
+    /* libmicrohttpd's event-loop threads; 0 = one per core (2 to 8). A
+     * scenario run, which has one request in flight at a time, takes 1:
+     * one thread fewer to start and stop, and no two threads woken for one
+     * new connection. */
+    unsigned http_threads;
     /* Serve https with a CA, server and client certificate made at start
      * (ECDSA, valid a year from the server's clock): the URL becomes
      * https://HOST:PORT; fakeapi_tls_ca_pem() and the client certificate

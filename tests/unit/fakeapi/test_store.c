@@ -432,3 +432,41 @@ Test(store, revision_persists_in_a_file)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* An in-memory store that closes is kept and emptied for the next in-memory
+ * open: that one must be what a new store is, whatever the last one held
+ * (objects, history, owners, a compaction, an open transaction). */
+Test(store, a_closed_memory_store_comes_back_empty)
+{
+    put("/pods", "d", "a", "uid-a", "{\"app\":\"x\"}", "\"deletionTimestamp\":\"2026\"");
+    put("/pods", "d", "b", "uid-b", NULL, "");
+    set_owners("/pods", "d", "b", "[\"uid-gone\"]");
+    cr_assert_eq(fakeapi__store_compact(st, 1), 0);
+    cr_assert_eq(fakeapi__store_begin(st), 0);
+    fakeapi__store_next_rev(st); /* left open: the close must not keep it */
+    fakeapi__store *first = st;
+    close_mem();
+    open_mem();
+    cr_assert_eq(st, first, "the store was not kept for the next open");
+    cr_assert_eq(fakeapi__store_rev(st), 0);
+    cr_assert_eq(fakeapi__store_compacted(st), 0);
+    cr_assert_eq(fakeapi__store_history_len(st), 0);
+    cr_assert_str_eq(scan("/pods", NULL, NULL, NULL), "");
+    cr_assert_str_eq(orphans(), "");
+    cr_assert_str_eq(deps("uid-gone"), "");
+    cr_assert_eq(fakeapi__store_uid_exists(st, "uid-a"), 0);
+    /* Revisions start again at 1, and the history holds only the new. */
+    cr_assert_eq(put("/pods", "d", "c", "uid-c", NULL, ""), 1);
+    cr_assert_eq(fakeapi__store_history_len(st), 1);
+    cr_assert_str_eq(scan("/pods", NULL, NULL, NULL), "d/c");
+
+    /* Two open at once: the second is a store of its own. */
+    fakeapi__store *other = NULL;
+    char err[256] = "";
+    cr_assert_eq(fakeapi__store_open(NULL, &other, err, sizeof err), 0, "%s", err);
+    cr_assert_neq(other, st);
+    fakeapi__store_lock(other);
+    cr_assert_eq(fakeapi__store_rev(other), 0);
+    fakeapi__store_unlock(other);
+    fakeapi__store_close(other);
+}

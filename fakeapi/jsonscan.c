@@ -1,0 +1,333 @@
+/*
+ * jsonscan.c - a few string members of a JSON text without parsing it into
+ * a document (jsonscan.h). A recursive descent over the text that checks
+ * what jansson's decoder checks, keeps the last of repeated keys as
+ * json_object_set does, and gives up where its answer could differ.
+ */
+#include "jsonscan.h"
+
+#include <string.h>
+
+#define SCAN_MAX_DEPTH 64
+#define SCAN_MAX_NUMBER 18 /* longer numbers: jansson may refuse them (overflow) */
+
+typedef struct scan {
+    const char *p, *end;
+    fakeapi__jscan_want *w;
+    size_t n;
+} scan;
+
+static void skip_ws(scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static bool cont(const unsigned char *p, const unsigned char *end)
+{
+    return p < end && (*p & 0xC0) == 0x80;
+}
+
+/* The length of the UTF-8 sequence at p that jansson accepts (no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_len(const char *at, const char *e)
+{
+    const unsigned char *p = (const unsigned char *)at, *end = (const unsigned char *)e;
+    unsigned char c = p[0];
+    if (c >= 0xC2 && c <= 0xDF)
+        return cont(p + 1, end) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (!cont(p + 1, end) || !cont(p + 2, end))
+            return 0;
+        if (c == 0xE0 && p[1] < 0xA0)
+            return 0; /* overlong */
+        if (c == 0xED && p[1] > 0x9F)
+            return 0; /* a surrogate */
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (!cont(p + 1, end) || !cont(p + 2, end) || !cont(p + 3, end))
+            return 0;
+        if (c == 0xF0 && p[1] < 0x90)
+            return 0; /* overlong */
+        if (c == 0xF4 && p[1] > 0x8F)
+            return 0; /* past U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+bool fakeapi__json_utf8_ok(const char *s, size_t len)
+{
+    const char *end = s + len;
+    while (s < end) {
+        if ((unsigned char)*s < 0x80) {
+            s++;
+            continue;
+        }
+        int k = utf8_len(s, end);
+        if (k == 0)
+            return false;
+        s += k;
+    }
+    return true;
+}
+
+static int hex(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* A string at s->p (its opening quote): its raw bytes, and whether it holds
+ * an escape. -1 if jansson would refuse it, or might. */
+static int string(scan *s, const char **start, size_t *len, bool *escaped)
+{
+    s->p++;
+    const char *b = s->p;
+    *escaped = false;
+    while (s->p < s->end) {
+        unsigned char c = (unsigned char)*s->p;
+        if (c == '"') {
+            *start = b;
+            *len = (size_t)(s->p - b);
+            s->p++;
+            return 0;
+        }
+        if (c < 0x20)
+            return -1;
+        if (c == '\\') {
+            *escaped = true;
+            if (s->end - s->p < 2)
+                return -1;
+            char e = s->p[1];
+            if (e == 'u') {
+                if (s->end - s->p < 6)
+                    return -1;
+                int v = 0;
+                for (int i = 2; i < 6; i++) {
+                    int h = hex(s->p[i]);
+                    if (h < 0)
+                        return -1;
+                    v = v * 16 + h;
+                }
+                /* \u0000 needs JSON_ALLOW_NUL; surrogate pairs: jansson's to judge. */
+                if (v == 0 || (v >= 0xD800 && v <= 0xDFFF))
+                    return -1;
+                s->p += 6;
+                continue;
+            }
+            if (!e || !strchr("\"\\/bfnrt", e))
+                return -1;
+            s->p += 2;
+            continue;
+        }
+        if (c >= 0x80) {
+            int k = utf8_len(s->p, s->end);
+            if (k == 0)
+                return -1;
+            s->p += k;
+            continue;
+        }
+        s->p++;
+    }
+    return -1;
+}
+
+static bool digit(const scan *s)
+{
+    return s->p < s->end && *s->p >= '0' && *s->p <= '9';
+}
+
+/* A number: JSON's grammar without an exponent, short enough that neither
+ * strtoll nor strtod can overflow. */
+static int number(scan *s)
+{
+    const char *b = s->p;
+    if (*s->p == '-')
+        s->p++;
+    if (!digit(s))
+        return -1;
+    if (*s->p == '0') {
+        s->p++;
+        if (digit(s))
+            return -1;
+    } else {
+        while (digit(s))
+            s->p++;
+    }
+    if (s->p < s->end && *s->p == '.') {
+        s->p++;
+        if (!digit(s))
+            return -1;
+        while (digit(s))
+            s->p++;
+    }
+    if (s->p < s->end && (*s->p == 'e' || *s->p == 'E'))
+        return -1;
+    return s->p - b > SCAN_MAX_NUMBER ? -1 : 0;
+}
+
+static int literal(scan *s, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+        return -1;
+    s->p += n;
+    /* jansson reads a run of letters as one word: "truex" is no literal. */
+    if (s->p < s->end && ((*s->p >= 'a' && *s->p <= 'z') || (*s->p >= 'A' && *s->p <= 'Z')))
+        return -1;
+    return 0;
+}
+
+static int value(scan *s, int depth, unsigned mask);
+
+/* An object at s->p; mask: the wants whose path leads into it, depth: how
+ * many of their keys are behind. */
+static int object(scan *s, int depth, unsigned mask)
+{
+    if (depth >= SCAN_MAX_DEPTH)
+        return -1;
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        if (s->p >= s->end || *s->p != '"')
+            return -1;
+        const char *key;
+        size_t klen;
+        bool esc;
+        if (string(s, &key, &klen, &esc) < 0 || esc)
+            return -1; /* an escaped key might be a wanted one */
+        unsigned leaf = 0, inner = 0;
+        for (size_t i = 0; i < s->n && mask; i++) {
+            if (!(mask & (1u << i)))
+                continue;
+            const char *k = s->w[i].path[depth];
+            if (strlen(k) != klen || memcmp(k, key, klen) != 0)
+                continue;
+            if (s->w[i].path[depth + 1])
+                inner |= 1u << i;
+            else
+                leaf |= 1u << i;
+        }
+        /* A repeated key replaces what came before it. */
+        for (size_t i = 0; i < s->n; i++)
+            if ((leaf | inner) & (1u << i))
+                s->w[i].found = false;
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != ':')
+            return -1;
+        s->p++;
+        skip_ws(s);
+        if (leaf && s->p < s->end && *s->p == '"') {
+            const char *v;
+            size_t vlen;
+            if (string(s, &v, &vlen, &esc) < 0 || esc)
+                return -1;
+            for (size_t i = 0; i < s->n; i++) {
+                if (leaf & (1u << i)) {
+                    s->w[i].found = true;
+                    s->w[i].str = v;
+                    s->w[i].len = vlen;
+                }
+            }
+        } else if (value(s, depth + 1, inner) < 0) {
+            return -1;
+        }
+        skip_ws(s);
+        if (s->p >= s->end)
+            return -1;
+        if (*s->p == '}') {
+            s->p++;
+            return 0;
+        }
+        if (*s->p != ',')
+            return -1;
+        s->p++;
+        skip_ws(s);
+    }
+}
+
+static int array(scan *s, int depth)
+{
+    if (depth >= SCAN_MAX_DEPTH)
+        return -1;
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        if (value(s, depth + 1, 0) < 0)
+            return -1;
+        skip_ws(s);
+        if (s->p >= s->end)
+            return -1;
+        if (*s->p == ']') {
+            s->p++;
+            return 0;
+        }
+        if (*s->p != ',')
+            return -1;
+        s->p++;
+        skip_ws(s);
+    }
+}
+
+/* A value at s->p (after white space); mask: the wants that continue into
+ * it if it is an object. */
+static int value(scan *s, int depth, unsigned mask)
+{
+    if (s->p >= s->end)
+        return -1;
+    const char *str;
+    size_t len;
+    bool esc;
+    switch (*s->p) {
+    case '{':
+        return object(s, depth, mask);
+    case '[':
+        return array(s, depth);
+    case '"':
+        return string(s, &str, &len, &esc);
+    case 't':
+        return literal(s, "true");
+    case 'f':
+        return literal(s, "false");
+    case 'n':
+        return literal(s, "null");
+    default:
+        return *s->p == '-' || (*s->p >= '0' && *s->p <= '9') ? number(s) : -1;
+    }
+}
+
+int fakeapi__json_scan(const char *text, size_t len, fakeapi__jscan_want *want, size_t n)
+{
+    if (!text || n == 0 || n > 32)
+        return -1;
+    scan s = {.p = text, .end = text + len, .w = want, .n = n};
+    for (size_t i = 0; i < n; i++) {
+        if (!want[i].path[0] || want[i].path[3])
+            return -1;
+        want[i].found = false;
+        want[i].str = NULL;
+        want[i].len = 0;
+    }
+    skip_ws(&s);
+    if (s.p >= s.end || *s.p != '{')
+        return -1;
+    if (object(&s, 0, n == 32 ? 0xFFFFFFFFu : (1u << n) - 1) < 0)
+        return -1;
+    skip_ws(&s);
+    return s.p == s.end ? 0 : -1;
+}
