@@ -866,6 +866,15 @@ static size_t due_count(const struct fakeapi__watch *w, int64_t now, int64_t *ne
     return n;
 }
 
+/* snprintf(dst, size, "%s", src) without the format machinery: a driver
+ * lists every watch at every step. NULL copies as "". */
+static void copy_field(char *dst, size_t size, const char *src)
+{
+    size_t n = src ? strnlen(src, size - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
+}
+
 int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
                       int64_t *next_deadline)
 {
@@ -888,11 +897,11 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             }
             fakeapi_watch_info *info = &arr[--i];
             info->id = w->id;
-            snprintf(info->resource, sizeof info->resource, "%s", w->key);
-            snprintf(info->api_version, sizeof info->api_version, "%s", w->api_version);
-            snprintf(info->kind, sizeof info->kind, "%s", w->kind);
-            snprintf(info->ns, sizeof info->ns, "%s", w->ns ? w->ns : "");
-            snprintf(info->client, sizeof info->client, "%s", w->client);
+            copy_field(info->resource, sizeof info->resource, w->key);
+            copy_field(info->api_version, sizeof info->api_version, w->api_version);
+            copy_field(info->kind, sizeof info->kind, w->kind);
+            copy_field(info->ns, sizeof info->ns, w->ns);
+            copy_field(info->client, sizeof info->client, w->client);
             if (timers(w))
                 poke(w);
             /* The end of the stream counts until it has gone out; a watch
