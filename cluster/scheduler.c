@@ -45,7 +45,8 @@ typedef struct sched_state {
     json_t *used;    /* node -> [cpu_m, mem, pods, cpu_m_nz, mem_nz] */
     json_t *unsched; /* "ns/name" -> true */
     size_t n_anti;   /* acct entries with anti-affinity terms */
-    ctrl_informer *nodes; /* read shared: every pod reads every node */
+    /* Read shared: every pod reads every node. */
+    ctrl_informer *nodes;
 } sched_state;
 
 static void pod_key(const json_t *pod, char *buf, size_t len)
