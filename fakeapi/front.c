@@ -39,6 +39,7 @@
 #include "admission.h"
 #include "conns.h"
 #include "fault.h"
+#include "jsonpeek.h"
 #include "metrics.h"
 #include "record.h"
 #include "tlscert.h"
@@ -268,6 +269,11 @@ static void resp_rv(const fakeapi__resp *resp, char *buf, size_t len)
     buf[0] = '\0';
     if (resp->body_len > 65536)
         return; /* a big list: not worth parsing for the trace */
+    fakeapi__peek f = {.path = {"metadata", "resourceVersion"}};
+    if (resp->body && fakeapi__json_peek(resp->body, resp->body_len, &f, 1) == FAKEAPI__PEEK_OK) {
+        snprintf(buf, len, "%.*s", f.found ? (int)f.len : 0, f.found ? f.val : "");
+        return;
+    }
     json_t *b = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
     const char *rv =
         json_string_value(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));

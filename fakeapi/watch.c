@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fault.h"
+#include "jsonpeek.h"
 #include "objmeta.h"
 #include "selector.h"
 #include "snapshot.h"
@@ -650,6 +651,27 @@ static void trace_line(struct fakeapi__watch *w, const char *line, size_t len)
 {
     if (!fakeapi__tracing(w->srv))
         return;
+    fakeapi__peek f[4] = {{.path = {"type"}},
+                          {.path = {"object", "metadata", "resourceVersion"}},
+                          {.path = {"object", "metadata", "namespace"}},
+                          {.path = {"object", "metadata", "name"}}};
+    if (fakeapi__json_peek(line, len, f, 4) == FAKEAPI__PEEK_OK) {
+        char type[64], ns[256], name[256], rv[32];
+        char *outs[4] = {type, rv, ns, name};
+        size_t sizes[4] = {sizeof type, sizeof rv, sizeof ns, sizeof name};
+        bool fits = true;
+        for (int i = 0; i < 4; i++) {
+            fits = fits && (!f[i].found || f[i].len < sizes[i]);
+            if (fits)
+                snprintf(outs[i], sizes[i], "%.*s", f[i].found ? (int)f[i].len : 0,
+                         f[i].found ? f[i].val : "");
+        }
+        if (fits) {
+            fakeapi__trace_event(w->srv, w->id, w->client, f[0].found ? type : "?", w->key, ns,
+                                 name, f[1].found ? strtoull(rv, NULL, 10) : 0);
+            return;
+        }
+    }
     json_t *ev = json_loadb(line, len, 0, NULL);
     json_t *obj = json_object_get(ev, "object");
     json_t *meta = json_object_get(obj, "metadata");
