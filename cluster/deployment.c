@@ -565,6 +565,29 @@ fail:
 }
 
 /* getNewReplicaSet: p->set.new_rs set (or left NULL when !create). */
+/* A copy of rs whose metadata and annotations are its own and everything
+ * else shared with rs: for set_new_rs_annotations alone (it changes only
+ * annotations). NULL when out of memory. */
+static json_t *annotations_probe(const json_t *rs)
+{
+    json_t *meta = json_object_get(rs, "metadata");
+    json_t *c = json_copy((json_t *)rs), *m = json_copy(meta);
+    json_t *ann = json_object_get(meta, "annotations");
+    json_t *a = ann ? json_deep_copy(ann) : NULL;
+    int rc = c && m && (!ann || a) ? 0 : -1;
+    if (rc == 0 && a)
+        rc = json_object_set(m, "annotations", a);
+    if (rc == 0)
+        rc = json_object_set(c, "metadata", m);
+    json_decref(a);
+    json_decref(m);
+    if (rc < 0) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
+}
+
 static int get_new_rs(dpass *p, bool create)
 {
     int rc = 0;
@@ -575,18 +598,25 @@ static int get_new_rs(dpass *p, bool create)
     char rev[24];
     snprintf(rev, sizeof rev, "%lld", (long long)new_rev);
     if (existing) {
-        json_t *copy = json_deep_copy(existing);
         int64_t mrs = ctrl_obj_get_int(p->d, "spec.minReadySeconds", 0);
-        bool ann = set_new_rs_annotations(p->d, copy, new_rev, true);
-        bool mr = ctrl_obj_get_int(copy, "spec.minReadySeconds", 0) != mrs;
+        bool mr = ctrl_obj_get_int(existing, "spec.minReadySeconds", 0) != mrs;
+        /* Most passes change nothing: try the annotations on a copy of them
+         * alone before copying the whole ReplicaSet. */
+        json_t *probe = annotations_probe(existing);
+        bool ann = !probe || set_new_rs_annotations(p->d, probe, new_rev, true);
+        json_decref(probe);
+        json_t *copy = NULL;
         if (ann || mr) {
+            if (!(copy = json_deep_copy(existing))) {
+                rc = CTRL_ERR_NOMEM;
+                goto out;
+            }
+            set_new_rs_annotations(p->d, copy, new_rev, true);
             if (mr)
                 ctrl_obj_set(copy, "spec.minReadySeconds", json_integer(mrs));
             json_t *out = NULL;
             if ((rc = update_rs(p, existing, copy, &out)) < 0)
                 goto out;
-        } else {
-            json_decref(copy);
         }
         const char *r = ctrl_obj_annotation(p->set.new_rs, KC_REVISION_ANN);
         char rb[24];

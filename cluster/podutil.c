@@ -43,6 +43,13 @@ bool kc__pod_available(const json_t *pod, int64_t min_ready_s, int64_t now_wall_
     return since >= 0 && since + min_ready_s * 1000000000LL <= now_wall_ns;
 }
 
+int64_t kc__pod_ready_since(const json_t *pod)
+{
+    const char *t =
+        json_string_value(json_object_get(kc__condition(pod, "Ready"), "lastTransitionTime"));
+    return t ? kc__parse_time(t) : -1;
+}
+
 const char *kc__pod_phase(const json_t *pod)
 {
     const char *p = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));

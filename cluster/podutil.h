@@ -20,6 +20,9 @@ bool kc__pod_ready(const json_t *pod);
 /* Ready, and for at least min_ready_s seconds at wall time now_wall_ns
  * (the Ready condition's lastTransitionTime); min_ready_s 0 = ready. */
 bool kc__pod_available(const json_t *pod, int64_t min_ready_s, int64_t now_wall_ns);
+/* The Ready condition's lastTransitionTime in wall ns, or -1 when there is
+ * none or it is malformed. */
+int64_t kc__pod_ready_since(const json_t *pod);
 /* Not Succeeded or Failed, and not being deleted (controller.IsPodActive). */
 bool kc__pod_active(const json_t *pod);
 /* status.phase, or "Pending" when unset. */

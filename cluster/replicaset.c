@@ -11,7 +11,14 @@
  *   through two Pod indexes (by controller uid, and orphans by namespace),
  *   so a reconcile touches only the pods it may claim. Pods are read shared
  *   (ctrl_informer_by_index_shared: read-only, not unpacked again while
- *   unchanged), since every pod event reads all of its owner's pods.
+ *   unchanged).
+ * - Every pod event reconciles its owner, so reading all its pods each time
+ *   is O(pods^2) for a scale-up. The pod handler also keeps each owner's
+ *   counts (podfacts.h: active, matching, labelled, ready pods); a pass
+ *   that will neither release an owned pod nor delete any (the common case
+ *   while pods come up) reads those counts and only the namespace's
+ *   orphans. Passes that may release or delete read every pod as upstream
+ *   does. Both give the same writes and the same status.
  * - Expectations (expectations.h): before creating n pods the reconcile
  *   expects n creations; before deleting, it expects the deletions and
  *   records which pods (rs_ctl.dels), so that a pod's deletionTimestamp and
@@ -38,6 +45,7 @@
 #include "ctrl/controllerutil.h"
 #include "ctrl/object.h"
 #include "expectations.h"
+#include "podfacts.h"
 #include "podutil.h"
 #include "rollout.h"
 
@@ -49,7 +57,8 @@ typedef struct rs_ctl {
     kc_config *cfg;
     kc_expect *exp;
     pthread_mutex_t mu;
-    json_t *dels; /* "ns/pod" -> "ns/rs": deletions expected */
+    json_t *dels;       /* "ns/pod" -> "ns/rs": deletions expected */
+    kc_podfacts *facts; /* each ReplicaSet's pods, counted from events */
     ctrl_informer *pods, *rss;
 } rs_ctl;
 
@@ -59,6 +68,7 @@ static void rs_ctl_free(void *p)
     if (!s)
         return;
     kc__expect_free(s->exp);
+    kc__podfacts_free(s->facts);
     json_decref(s->dels);
     pthread_mutex_destroy(&s->mu);
     kc_config_free(s->cfg);
@@ -111,6 +121,8 @@ static void observe_add(rs_ctl *s, const json_t *pod)
 static void on_pod_add(const json_t *pod, bool initial, void *user)
 {
     (void)initial;
+    rs_ctl *s = user;
+    kc__podfacts_put(s->facts, pod);
     if (ctrl_obj_deleting(pod))
         observe_del(user, pod);
     else
@@ -119,6 +131,8 @@ static void on_pod_add(const json_t *pod, bool initial, void *user)
 
 static void on_pod_update(const json_t *old, const json_t *pod, void *user)
 {
+    rs_ctl *s = user;
+    kc__podfacts_put(s->facts, pod);
     if (ctrl_obj_deleting(pod) && !ctrl_obj_deleting(old))
         observe_del(user, pod);
 }
@@ -126,6 +140,8 @@ static void on_pod_update(const json_t *old, const json_t *pod, void *user)
 static void on_pod_delete(const json_t *pod, bool unknown, void *user)
 {
     (void)unknown;
+    rs_ctl *s = user;
+    kc__podfacts_remove(s->facts, pod);
     observe_del(user, pod);
 }
 
@@ -341,12 +357,45 @@ static void set_or_omit(json_t *st, const char *field, int64_t v)
         json_object_del(st, field);
 }
 
-/*
- * calculateStatus into a copy of the old status; *next_ns is how long until
- * the first ready pod becomes available (minReadySeconds), or 0.
- */
-static json_t *calc_status(pass *p, const json_t *pods, int manage_rc, int64_t diff,
-                           int64_t *next_ns)
+/* What calculateStatus counts over the claimed pods; next_ns is how long
+ * until the first ready pod becomes available (minReadySeconds), or 0. */
+typedef struct tally {
+    int64_t replicas, labelled, ready, avail, next_ns;
+} tally;
+
+/* One more ready pod, Ready since since (wall ns, -1 unknown). */
+static void tally_ready(tally *t, int64_t since, int64_t min_ready, int64_t wall)
+{
+    t->ready++;
+    if (min_ready <= 0 || (since >= 0 && since + min_ready * CTRL_SECOND <= wall)) {
+        t->avail++;
+        return;
+    }
+    int64_t wait = since < 0 ? min_ready * CTRL_SECOND : since + min_ready * CTRL_SECOND - wall;
+    if (wait <= 0)
+        wait = CTRL_SECOND;
+    if (!t->next_ns || wait < t->next_ns)
+        t->next_ns = wait;
+}
+
+static void tally_pods(tally *t, const json_t *rs, const json_t *pods, int64_t wall)
+{
+    int64_t min_ready = ctrl_obj_get_int(rs, "spec.minReadySeconds", 0);
+    const json_t *tl = ctrl_obj_get(rs, "spec.template.metadata.labels");
+    size_t i;
+    json_t *pod;
+    json_array_foreach(pods, i, pod)
+    {
+        t->replicas++;
+        if (kc__map_matches(tl, ctrl_obj_get(pod, "metadata.labels")))
+            t->labelled++;
+        if (kc__pod_ready(pod))
+            tally_ready(t, kc__pod_ready_since(pod), min_ready, wall);
+    }
+}
+
+/* calculateStatus into a copy of the old status, at wall time wall. */
+static json_t *calc_status(pass *p, const tally *t, int manage_rc, int64_t diff, int64_t wall)
 {
     const json_t *rs = p->rs;
     json_t *st = json_deep_copy(json_object_get(rs, "status"));
@@ -356,37 +405,10 @@ static json_t *calc_status(pass *p, const json_t *pods, int manage_rc, int64_t d
     }
     if (!st)
         return NULL;
-    int64_t wall = ctrl_clock_wall_ns(ctrl_ctx_clock(p->ctx));
-    int64_t min_ready = ctrl_obj_get_int(rs, "spec.minReadySeconds", 0);
-    const json_t *tl = ctrl_obj_get(rs, "spec.template.metadata.labels");
-    int64_t labelled = 0, ready = 0, avail = 0;
-    *next_ns = 0;
-    size_t i;
-    json_t *pod;
-    json_array_foreach(pods, i, pod)
-    {
-        if (kc__map_matches(tl, ctrl_obj_get(pod, "metadata.labels")))
-            labelled++;
-        if (!kc__pod_ready(pod))
-            continue;
-        ready++;
-        if (kc__pod_available(pod, min_ready, wall)) {
-            avail++;
-            continue;
-        }
-        const char *t =
-            json_string_value(json_object_get(kc__condition(pod, "Ready"), "lastTransitionTime"));
-        int64_t since = t ? kc__parse_time(t) : -1;
-        int64_t wait = since < 0 ? min_ready * CTRL_SECOND : since + min_ready * CTRL_SECOND - wall;
-        if (wait <= 0)
-            wait = CTRL_SECOND;
-        if (!*next_ns || wait < *next_ns)
-            *next_ns = wait;
-    }
-    json_object_set_new(st, "replicas", json_integer((json_int_t)json_array_size(pods)));
-    set_or_omit(st, "fullyLabeledReplicas", labelled);
-    set_or_omit(st, "readyReplicas", ready);
-    set_or_omit(st, "availableReplicas", avail);
+    json_object_set_new(st, "replicas", json_integer(t->replicas));
+    set_or_omit(st, "fullyLabeledReplicas", t->labelled);
+    set_or_omit(st, "readyReplicas", t->ready);
+    set_or_omit(st, "availableReplicas", t->avail);
     set_or_omit(st, "observedGeneration", ctrl_obj_generation(rs));
 
     json_t *conds = json_object_get(st, "conditions");
@@ -414,12 +436,102 @@ static json_t *calc_status(pass *p, const json_t *pods, int manage_rc, int64_t d
     return st;
 }
 
+/* ---- one pass ---- */
+
+/* The pods of the pass: either every claimed pod (pods, when the pass may
+ * release or delete pods, or the facts are unavailable), or the facts'
+ * counts of the owned ones plus the orphans adopted now (adopted). */
+typedef struct claimed {
+    json_t *pods;
+    json_t *adopted;
+    kc_podfacts_counts facts;
+    int64_t *since; /* facts: the ready owned pods' Ready times */
+} claimed;
+
+static void claimed_deinit(claimed *c)
+{
+    json_decref(c->pods);
+    json_decref(c->adopted);
+    free(c->since);
+}
+
+/* Active pods of list (shared, read-only) appended to cands. */
+static int add_active(json_t *cands, const json_t *list)
+{
+    size_t i;
+    json_t *pod;
+    json_array_foreach(list, i, pod)
+    {
+        if (kc__pod_active(pod) && json_array_append(cands, pod) < 0)
+            return CTRL_ERR_NOMEM;
+    }
+    return 0;
+}
+
+/*
+ * claimPods. The owned pods come from the facts when they say that no owned
+ * pod is to be released and the pass cannot have more pods than it wants
+ * (no deletion to choose victims for): then only the namespace's orphans
+ * are read and claimed. Otherwise every candidate is read and claimed, as
+ * upstream does. The writes are the same either way: the owned pods that
+ * match cause none.
+ */
+static int claim_pods(rs_ctl *s, ctrl_ctx *ctx, const json_t *rs, bool may_delete, claimed *out)
+{
+    const char *ns = ctrl_obj_namespace(rs);
+    const json_t *sel = ctrl_obj_get(rs, "spec.selector");
+    json_t *owned = NULL, *orphans = NULL, *cands = NULL;
+    kc_claim cl = {
+        .writer = ctrl_ctx_client(ctx),
+        .reader = ctrl_ctx_api_reader(ctx),
+        .owner = rs,
+        .selector = sel,
+        .api_version = "v1",
+        .kind = "Pod",
+    };
+    bool want_since = ctrl_obj_get_int(rs, "spec.minReadySeconds", 0) > 0;
+    int rc = kc__podfacts_count(s->facts, ctrl_obj_uid(rs), sel,
+                                ctrl_obj_get(rs, "spec.template.metadata.labels"), &out->facts,
+                                want_since ? &out->since : NULL);
+    bool use_facts = rc == 0 && out->facts.not_matching == 0;
+    /* Shared (read-only) pods: nothing here changes them. */
+    if ((rc = ctrl_informer_by_index_shared(s->pods, ORPHAN_INDEX, ns, &orphans)) < 0)
+        goto out;
+    if (!(cands = json_array())) {
+        rc = CTRL_ERR_NOMEM;
+        goto out;
+    }
+    if ((rc = add_active(cands, orphans)) < 0)
+        goto out;
+    int64_t want = kc__spec_replicas(rs);
+    if (use_facts && may_delete && out->facts.matching + (int64_t)json_array_size(cands) > want)
+        use_facts = false;
+    if (use_facts) {
+        rc = kc__claim(&cl, cands, &out->adopted);
+        goto out;
+    }
+    free(out->since);
+    out->since = NULL;
+    memset(&out->facts, 0, sizeof out->facts);
+    json_array_clear(cands);
+    if ((rc = ctrl_informer_by_index_shared(s->pods, OWNER_INDEX, ctrl_obj_uid(rs), &owned)) < 0 ||
+        (rc = add_active(cands, owned)) < 0 || (rc = add_active(cands, orphans)) < 0)
+        goto out;
+    rc = kc__claim(&cl, cands, &out->pods);
+out:
+    json_decref(cands);
+    json_decref(orphans);
+    json_decref(owned);
+    return rc;
+}
+
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
 {
     rs_ctl *s = user;
     char key[512];
     snprintf(key, sizeof key, "%s/%s", req->ns, req->name);
-    json_t *rs = NULL, *owned = NULL, *orphans = NULL, *cands = NULL, *pods = NULL, *st = NULL;
+    json_t *rs = NULL, *st = NULL;
+    claimed cp = {0};
     ctrl_result res = ctrl_done();
     int rc = ctrl_informer_get(s->rss, req->ns, req->name, &rs);
     if (ctrl_err_is_not_found(rc)) {
@@ -439,37 +551,8 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         ctrl_log_error(ctx, "malformed spec.selector");
         goto out;
     }
-    /* Shared (read-only) pods: every pod event reconciles the owner, which
-     * reads all its pods; nothing here changes them. */
-    if ((rc = ctrl_informer_by_index_shared(s->pods, OWNER_INDEX, ctrl_obj_uid(rs), &owned)) < 0 ||
-        (rc = ctrl_informer_by_index_shared(s->pods, ORPHAN_INDEX, req->ns, &orphans)) < 0) {
-        res = ctrl_err(rc);
-        goto out;
-    }
-    cands = json_array();
-    if (!cands) {
-        res = ctrl_err(CTRL_ERR_NOMEM);
-        goto out;
-    }
-    json_t *lists[] = {owned, orphans};
-    for (int l = 0; l < 2; l++) {
-        size_t i;
-        json_t *pod;
-        json_array_foreach(lists[l], i, pod)
-        {
-            if (kc__pod_active(pod))
-                json_array_append(cands, pod);
-        }
-    }
-    kc_claim cl = {
-        .writer = ctrl_ctx_client(ctx),
-        .reader = ctrl_ctx_api_reader(ctx),
-        .owner = rs,
-        .selector = sel,
-        .api_version = "v1",
-        .kind = "Pod",
-    };
-    if ((rc = kc__claim(&cl, cands, &pods)) < 0) {
+    bool sync = need_sync && !ctrl_obj_deleting(rs);
+    if ((rc = claim_pods(s, ctx, rs, sync, &cp)) < 0) {
         res = ctrl_err(rc);
         goto out;
     }
@@ -477,11 +560,28 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     pass p = {.s = s, .ctx = ctx, .c = ctrl_ctx_client(ctx), .rs = rs, .key = key};
     int64_t diff = 0;
     int manage_rc = 0;
-    if (need_sync && !ctrl_obj_deleting(rs))
-        manage_rc = manage(&p, pods, &diff);
+    if (sync && cp.pods) {
+        manage_rc = manage(&p, cp.pods, &diff);
+    } else if (sync) {
+        /* No deletion here (claim_pods): at most creations. */
+        diff = cp.facts.matching + (int64_t)json_array_size(cp.adopted) - kc__spec_replicas(rs);
+        if (diff < 0)
+            manage_rc = create_pods(&p, -diff > BURST ? BURST : -diff);
+    }
 
-    int64_t next = 0;
-    st = calc_status(&p, pods, manage_rc, diff, &next);
+    int64_t wall = ctrl_clock_wall_ns(ctrl_ctx_clock(ctx));
+    tally t = {0};
+    if (cp.pods) {
+        tally_pods(&t, rs, cp.pods, wall);
+    } else {
+        int64_t min_ready = ctrl_obj_get_int(rs, "spec.minReadySeconds", 0);
+        t.replicas = cp.facts.matching;
+        t.labelled = cp.facts.labelled;
+        for (int64_t i = 0; i < cp.facts.ready; i++)
+            tally_ready(&t, cp.since ? cp.since[i] : -1, min_ready, wall);
+        tally_pods(&t, rs, cp.adopted, wall);
+    }
+    st = calc_status(&p, &t, manage_rc, diff, wall);
     if (!st) {
         res = ctrl_err(CTRL_ERR_NOMEM);
         goto out;
@@ -501,14 +601,11 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     }
     if (manage_rc < 0)
         res = ctrl_err(manage_rc);
-    else if (next > 0)
-        res = ctrl_requeue_after(next);
+    else if (t.next_ns > 0)
+        res = ctrl_requeue_after(t.next_ns);
 out:
     json_decref(st);
-    json_decref(pods);
-    json_decref(cands);
-    json_decref(orphans);
-    json_decref(owned);
+    claimed_deinit(&cp);
     json_decref(rs);
     return res;
 }
@@ -525,8 +622,9 @@ int kc__replicaset_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t
     s->cfg = kc_config_ref(cfg);
     s->exp = kc__expect_new(0);
     s->dels = json_object();
+    s->facts = kc__podfacts_new();
     int rc = KC_ERR_NOMEM;
-    if (!s->exp || !s->dels)
+    if (!s->exp || !s->dels || !s->facts)
         goto fail;
     if ((rc = ctrl_cache_informer(cache, "v1", "Pod", NULL, &s->pods, NULL)) < 0 ||
         (rc = ctrl_cache_informer(cache, "apps/v1", "ReplicaSet", NULL, &s->rss, NULL)) < 0)

@@ -45,6 +45,8 @@ typedef struct sched_state {
     json_t *used;    /* node -> [cpu_m, mem, pods, cpu_m_nz, mem_nz] */
     json_t *unsched; /* "ns/name" -> true */
     size_t n_anti;   /* acct entries with anti-affinity terms */
+    /* Read shared: every pod reads every node. */
+    ctrl_informer *nodes;
 } sched_state;
 
 static void pod_key(const json_t *pod, char *buf, size_t len)
@@ -372,6 +374,21 @@ static int bind(ctrl_ctx *ctx, const json_t *pod, const char *node)
     return rc;
 }
 
+/* Every Node as {"items": [...]}: once the cache has them, the cache's own
+ * read-only copies (nothing here changes a node), not one unpacked copy
+ * of each per pod; before, a list through the client. */
+static int list_nodes(sched_state *s, ctrl_client *c, json_t **out)
+{
+    if (!s->nodes || !ctrl_informer_has_synced(s->nodes))
+        return ctrl_client_list(c, "v1", "Node", NULL, NULL, out, NULL);
+    json_t *items = NULL;
+    int rc = ctrl_informer_by_index_shared(s->nodes, "namespace", "", &items);
+    if (rc < 0)
+        return rc;
+    *out = json_pack("{s:o}", "items", items);
+    return *out ? 0 : CTRL_ERR_NOMEM;
+}
+
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
 {
     sched_state *s = user;
@@ -394,7 +411,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
         res = rc < 0 ? ctrl_err(rc) : ctrl_done();
         goto out;
     }
-    if ((rc = ctrl_client_list(c, "v1", "Node", NULL, NULL, &nodes, NULL)) < 0) {
+    if ((rc = list_nodes(s, c, &nodes)) < 0) {
         res = ctrl_err(rc);
         goto out;
     }
@@ -543,6 +560,8 @@ int kc__scheduler_setup(ctrl_manager *mgr, kc_config *cfg, char *errbuf, size_t 
     ctrl_event_handler h = {on_add, on_update, on_delete, s};
     if (rc == 0)
         rc = ctrl_informer_add_handler(inf, &h);
+    if (rc == 0)
+        rc = ctrl_cache_informer(ctrl_manager_cache(mgr), "v1", "Node", NULL, &s->nodes, NULL);
     if (rc < 0) {
         /* The handler, if added, is never called before the manager runs. */
         state_free(s);

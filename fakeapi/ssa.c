@@ -330,6 +330,25 @@ static json_t *strip_managed(const json_t *obj)
     return c;
 }
 
+/* As strip_managed, for reading only: a shallow copy sharing every value
+ * with obj but metadata (itself shallow), so an update's comparison does
+ * not copy the whole object twice. Never change what it returns. */
+static json_t *strip_managed_view(const json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    if (!json_object_get(meta, "managedFields"))
+        return json_incref((json_t *)obj);
+    json_t *c = json_copy((json_t *)obj), *m = json_copy(meta);
+    if (!c || !m || json_object_del(m, "managedFields") < 0 ||
+        json_object_set_new(c, "metadata", json_incref(m)) < 0) {
+        json_decref(m);
+        json_decref(c);
+        return NULL;
+    }
+    json_decref(m);
+    return c;
+}
+
 /* The paths strip-meta drops from every entry (exact paths, not subtrees). */
 static fakeapi__fpset *strip_set(void)
 {
@@ -1038,8 +1057,8 @@ int fakeapi__ssa_update(const fakeapi__ssa_opts *o, const json_t *live, json_t *
     }
     if (from_live && managed_decode(lmf, &m, msg, sizeof msg) < 0)
         memset(&m, 0, sizeof m);
-    json_t *a = live ? strip_managed(live) : NULL;
-    json_t *b = strip_managed(next);
+    json_t *a = live ? strip_managed_view(live) : NULL;
+    json_t *b = strip_managed_view(next);
     int rc = -1;
     if ((live && !a) || !b)
         goto out;
