@@ -1025,7 +1025,8 @@ static int record(hunt *h, size_t br, const plan_item *p, hit *hits, size_t n)
                                 .oracle = hits[i].oracle,
                                 .cls = cls,
                                 .seed = b->seed,
-                                .shown_by = 1};
+                                .shown_by = 1,
+                                .found_seconds = elapsed_ns(h) / 1e9};
         json_t *doc = build(h, b, p);
         json_t *ex = hits[i].expects ? json_loads(hits[i].expects, 0, NULL) : NULL;
         if (doc && ex)
@@ -1539,6 +1540,10 @@ json_t *scn_hunt_report_json(const scn_hunt_report *r)
                               (json_int_t)f->seed, "perturbation", f->perturbation, "message",
                               f->message, "report", f->report, "scenario", f->path, "replay",
                               f->replay, "shownBy", (json_int_t)f->shown_by, "shrunk", f->shrunk);
+        if (x && json_object_set_new(x, "foundSeconds", json_real(f->found_seconds)) < 0) {
+            json_decref(x);
+            x = NULL;
+        }
         if (!x || json_array_append_new(fs, x) < 0)
             goto oom;
     }

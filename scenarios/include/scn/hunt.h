@@ -107,6 +107,7 @@ typedef struct scn_hunt_finding {
                              * replace it, e.g. with its program and plugins) */
     unsigned long shown_by; /* perturbations that showed the same signature */
     bool shrunk;            /* yaml is scn_shrink's result */
+    double found_seconds;   /* real time into the campaign when it was first shown */
 } scn_hunt_finding;
 
 typedef struct scn_hunt_report {
