@@ -475,13 +475,30 @@ static void translate_re(const char *re, sbuf *out)
     }
 }
 
-static void check_pattern(vctx *c, const char *pattern, const json_t *v)
+/* Compile a CRD pattern (RE2 spelling) as POSIX ERE: regcomp's code. */
+static int compile_re(const char *pattern, regex_t *re)
 {
     sbuf ere = {0};
-    regex_t re;
     translate_re(pattern, &ere);
-    int rc = regcomp(&re, sb_str(&ere), REG_EXTENDED | REG_NOSUB);
+    int rc = regcomp(re, sb_str(&ere), REG_EXTENDED | REG_NOSUB);
     sb_free(&ere);
+    return rc;
+}
+
+int fakeapi__schema_pattern_match(const char *pattern, const char *s)
+{
+    regex_t re;
+    if (compile_re(pattern, &re) != 0)
+        return -1;
+    int rc = regexec(&re, s, 0, NULL, 0) == 0;
+    regfree(&re);
+    return rc;
+}
+
+static void check_pattern(vctx *c, const char *pattern, const json_t *v)
+{
+    regex_t re;
+    int rc = compile_re(pattern, &re);
     if (rc != 0) {
         char err[128];
         regerror(rc, &re, err, sizeof err);

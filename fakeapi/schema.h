@@ -79,4 +79,11 @@ void fakeapi__schema_prune(const json_t *schema, json_t *obj);
  */
 void fakeapi__schema_prune_nulls(const json_t *schema, json_t *obj);
 
+/*
+ * Does s match pattern, a CRD "pattern" (RE2 spelling, searched, not
+ * anchored), as validation matches it? 1 yes, 0 no, -1 the pattern does
+ * not compile.
+ */
+int fakeapi__schema_pattern_match(const char *pattern, const char *s);
+
 #endif

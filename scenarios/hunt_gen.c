@@ -92,19 +92,14 @@ static bool get_count(const json_t *s, const char *key, long long *out)
     return true;
 }
 
-/* The patterns compiled during one walk (generate, scn_gen_instance): a
- * per-thread pointer to the walk's own cache, set and reset around it, so
- * that the helpers below need no extra argument. It owns nothing. */
-static _Thread_local scn__re_cache *walk_cache;
-
 static int re_match(const char *pattern, const char *str)
 {
-    return scn__gen_re_match_cached(walk_cache, pattern, str);
+    return scn__gen_re_match(pattern, str);
 }
 
 static bool check(const json_t *schema, const json_t *v)
 {
-    return scn__gen_check_cached(walk_cache, schema, v, NULL, 0);
+    return scn_gen_check(schema, v, NULL, 0);
 }
 
 /* ---- candidates ---------------------------------------------------------- */
@@ -688,11 +683,7 @@ int scn_gen_instance(const json_t *schema, json_t **out, scn_error *err)
         set_err(err, SCN_ERR_INPUT, "%s", "the schema is not an object");
         return SCN_ERR_INPUT;
     }
-    scn__re_cache *cache = scn__gen_re_cache_new(), *saved = walk_cache;
-    walk_cache = cache;
     json_t *o = instance(schema, true, 0);
-    walk_cache = saved;
-    scn__gen_re_cache_free(cache);
     if (!o) {
         set_err(err, SCN_ERR_NOMEM, "%s", "out of memory");
         return SCN_ERR_NOMEM;
@@ -720,7 +711,6 @@ typedef struct {
     size_t n, cap;
     size_t field_count; /* changes emitted for the current field */
     bool nomem;
-    scn__re_cache *cache;
     /* lazy: candidates are kept unclassified, with what they were made for
      * (pending[i]), for a caller that classifies only those it picks */
     bool lazy;
@@ -782,7 +772,7 @@ static bool classify(gen *g, const scn_gen_change *c, int intent, bool *valid)
 {
     json_t *after = NULL;
     bool keep = false;
-    if (scn__gen_apply_cached(g->cache, g->schema, g->stored, c, &after, valid) != 0)
+    if (scn_gen_apply(g->schema, g->stored, c, &after, valid) != 0)
         return false;
     if ((intent == 1 && !*valid) || (intent == 0 && *valid) || (!*valid && g->no_invalid))
         keep = false;
@@ -1130,7 +1120,6 @@ static void gen_deinit(gen *g)
     scn_gen_changes_free(g->out, g->n);
     json_decref(g->stored);
     json_decref(g->work);
-    scn__gen_re_cache_free(g->cache);
     memset(g, 0, sizeof *g);
 }
 
@@ -1150,21 +1139,17 @@ static int generate(gen *g, const json_t *schema, const json_t *base, const scn_
     }
     g->stored = json_deep_copy(base);
     g->work = json_deep_copy(base);
-    g->cache = scn__gen_re_cache_new();
-    if (!g->stored || !g->work || !g->cache) {
+    if (!g->stored || !g->work) {
         set_err(err, SCN_ERR_NOMEM, "%s", "out of memory");
         return SCN_ERR_NOMEM;
     }
     scn__gen_store(schema, g->stored);
     scn__gen_store(schema, g->work);
-    if (!scn__gen_check_cached(g->cache, schema, g->stored, why, sizeof why)) {
+    if (!scn_gen_check(schema, g->stored, why, sizeof why)) {
         set_err(err, SCN_ERR_INPUT, "the object is not valid for its schema: %s", why);
         return SCN_ERR_INPUT;
     }
-    scn__re_cache *saved = walk_cache;
-    walk_cache = g->cache;
     walk_children(g, schema, g->work, 0);
-    walk_cache = saved;
     if (g->nomem) {
         set_err(err, SCN_ERR_NOMEM, "%s", "out of memory");
         return SCN_ERR_NOMEM;
@@ -1267,7 +1252,7 @@ static int extend(const json_t *schema, json_t *cur, scn_gen_seq *seq, unsigned 
             seq->n++;
             json_t *after = NULL;
             bool ok;
-            if (valid && scn__gen_apply_cached(g.cache, schema, cur, pick, &after, &ok) == 0) {
+            if (valid && scn_gen_apply(schema, cur, pick, &after, &ok) == 0) {
                 json_object_clear(cur);
                 json_object_update(cur, after);
             }

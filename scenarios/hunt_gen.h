@@ -108,7 +108,8 @@ int scn_gen_apply(const json_t *schema, const json_t *obj, const scn_gen_change 
 
 /* Does obj pass schema as the API server validates a custom resource
  * (after pruning and defaulting, which the caller has done)? When not, why
- * (len bytes, may be NULL) gets the first failing field and keyword. */
+ * (len bytes, may be NULL) gets the first cause the server would answer,
+ * as "<field>: <message>" (fakeapi_schema_validate). */
 bool scn_gen_check(const json_t *schema, const json_t *obj, char *why, size_t len);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * hunt_gen_int.h - the pieces of the CRD input generator (hunt_gen.h)
- * shared between its files: the server simulation and schema check
- * (hunt_check.c), patterns (hunt_regex.c), value candidates and the walk
+ * shared between its files: the server's handling of a write, from
+ * fakeapi, and JSON pointers (hunt_check.c), patterns (hunt_regex.c), value candidates and the walk
  * (hunt_gen.c), scenarios (hunt_crd.c).
  *
  * Ownership: as each prototype says; schemas are borrowed, never changed.
@@ -20,21 +20,9 @@
 #define SCN__GEN_MAX_STRLEN 4096
 
 /* Does s match the CRD pattern (RE2 spelling, searched, not anchored, as
- * the API server does)? 1 yes, 0 no, -1 the pattern does not compile. */
+ * the API server does)? 1 yes, 0 no, -1 the pattern does not compile.
+ * fakeapi's matcher (fakeapi_schema_pattern_match), the server's own. */
 int scn__gen_re_match(const char *pattern, const char *s);
-
-/* Compiled patterns kept for the length of one generation (a schema has
- * few; compiling one per check would dominate). NULL: compile each time. */
-typedef struct scn__re_cache scn__re_cache;
-scn__re_cache *scn__gen_re_cache_new(void);
-void scn__gen_re_cache_free(scn__re_cache *c);
-int scn__gen_re_match_cached(scn__re_cache *c, const char *pattern, const char *s);
-
-/* scn_gen_check and scn_gen_apply with a pattern cache (may be NULL). */
-bool scn__gen_check_cached(scn__re_cache *c, const json_t *schema, const json_t *obj, char *why,
-                           size_t len);
-int scn__gen_apply_cached(scn__re_cache *c, const json_t *schema, const json_t *obj,
-                          const scn_gen_change *ch, json_t **out, bool *valid);
 
 /* Append to out (an array) up to max distinct strings that pattern's
  * construction says match it, shortest first, trying lengths near each of
@@ -49,7 +37,7 @@ size_t scn__gen_utf8_len(const char *s);
 
 /* The stored form of obj, in place: unknown fields pruned (unless
  * preserved), nulls the schema neither allows nor defaults pruned, then
- * defaults applied. */
+ * defaults applied (fakeapi_schema_store). */
 void scn__gen_store(const json_t *schema, json_t *obj);
 
 /* Set (value borrowed, copied in) or remove (value NULL) the field at a

@@ -34,13 +34,8 @@
 #define KIND "Backup"
 #define JOB_SUFFIX "-backup"
 
-typedef struct variant {
-    bool fixed;
-    const char *default_name;
-} variant;
-
-static const variant buggy_variant = {false, "hunt-backup-buggy"};
-static const variant fixed_variant = {true, "hunt-backup-fixed"};
+static const hunt_variant buggy_variant = {false, "hunt-backup-buggy"};
+static const hunt_variant fixed_variant = {true, "hunt-backup-fixed"};
 
 /* A new Job for Backup b (borrowed): pg_dump of spec.database. */
 static json_t *job_for(const json_t *b, bool fixed)
@@ -94,7 +89,7 @@ static int write_status(ctrl_client *c, const json_t *b, const char *job, const 
 
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
 {
-    const variant *v = user;
+    const hunt_variant *v = user;
     ctrl_client *c = ctrl_ctx_client(ctx);
     json_t *b = NULL, *job = NULL, *created = NULL;
     ctrl_result res = ctrl_done();
@@ -157,24 +152,19 @@ static bool not_a_create(const json_t *obj, void *user)
     return false;
 }
 
-static int setup(ctrl_manager *mgr, const json_t *config, const variant *v)
+/* What it watches beside its own kind. */
+static void watch(ctrl_builder *b)
 {
-    ctrl_builder *b;
-    int rc = hunt_builder(mgr, config, KIND, v->default_name, &b);
-    if (rc < 0)
-        return rc;
     ctrl_builder_owns_with(b, "batch/v1", "Job",
                            ctrl_pred_funcs(&(ctrl_predicate_funcs){.create = not_a_create}));
-    /* The variants are static and never written: user outlives the controller. */
-    return ctrl_builder_complete(b, reconcile, (void *)v);
 }
 
 int example_hunt_backup_buggy_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &buggy_variant);
+    return hunt_setup(mgr, config, KIND, &buggy_variant, watch, reconcile);
 }
 
 int example_hunt_backup_fixed_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &fixed_variant);
+    return hunt_setup(mgr, config, KIND, &fixed_variant, watch, reconcile);
 }

@@ -35,13 +35,8 @@
 
 #define KIND "Frontend"
 
-typedef struct variant {
-    bool fixed;
-    const char *default_name;
-} variant;
-
-static const variant buggy_variant = {false, "hunt-frontend-buggy"};
-static const variant fixed_variant = {true, "hunt-frontend-fixed"};
+static const hunt_variant buggy_variant = {false, "hunt-frontend-buggy"};
+static const hunt_variant fixed_variant = {true, "hunt-frontend-fixed"};
 
 /* Whether ports (an array of Service ports) has one named name or
  * numbered port already. */
@@ -112,7 +107,7 @@ static int mutate_service(json_t *svc, void *user)
 
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
 {
-    const variant *v = user;
+    const hunt_variant *v = user;
     ctrl_client *c = ctrl_ctx_client(ctx);
     json_t *f = NULL, *svc = NULL;
     want w = {0};
@@ -167,23 +162,18 @@ out:
     return res;
 }
 
-static int setup(ctrl_manager *mgr, const json_t *config, const variant *v)
+/* What it watches beside its own kind. */
+static void watch(ctrl_builder *b)
 {
-    ctrl_builder *b;
-    int rc = hunt_builder(mgr, config, KIND, v->default_name, &b);
-    if (rc < 0)
-        return rc;
     ctrl_builder_owns(b, "v1", "Service");
-    /* The variants are static and never written: user outlives the controller. */
-    return ctrl_builder_complete(b, reconcile, (void *)v);
 }
 
 int example_hunt_frontend_buggy_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &buggy_variant);
+    return hunt_setup(mgr, config, KIND, &buggy_variant, watch, reconcile);
 }
 
 int example_hunt_frontend_fixed_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &fixed_variant);
+    return hunt_setup(mgr, config, KIND, &fixed_variant, watch, reconcile);
 }

@@ -1,5 +1,5 @@
 /*
- * hunt_util.c - config and status writes shared by the hunt controllers
+ * hunt_util.c - setup and status writes shared by the hunt controllers
  * (see hunt_util.h). Reentrant; no state.
  */
 #include "hunt_util.h"
@@ -7,8 +7,10 @@
 #include "ctrl/object.h"
 #include "hunt.h"
 
-int hunt_builder(ctrl_manager *mgr, const json_t *config, const char *kind,
-                 const char *default_name, ctrl_builder **out)
+/* A builder for kind with config's name and options, default_name when
+ * config names none. */
+static int hunt_builder(ctrl_manager *mgr, const json_t *config, const char *kind,
+                        const char *default_name, ctrl_builder **out)
 {
     *out = NULL;
     if (!mgr || (config && !json_is_object(config)))
@@ -31,6 +33,19 @@ int hunt_builder(ctrl_manager *mgr, const json_t *config, const char *kind,
     ctrl_builder_with_options(b, &o);
     *out = b;
     return 0;
+}
+
+int hunt_setup(ctrl_manager *mgr, const json_t *config, const char *kind, const hunt_variant *v,
+               void (*watch)(ctrl_builder *b), ctrl_reconcile_fn reconcile)
+{
+    ctrl_builder *b;
+    int rc = hunt_builder(mgr, config, kind, v->default_name, &b);
+    if (rc < 0)
+        return rc;
+    if (watch)
+        watch(b);
+    /* The variants are static and never written: user outlives the controller. */
+    return ctrl_builder_complete(b, reconcile, (void *)v);
 }
 
 int hunt_write_status(ctrl_client *c, const json_t *obj, json_t *status)

@@ -1,6 +1,6 @@
 /*
  * hunt_util.h - what the controllers of examples/hunt share (private to
- * them): their config, their status writes. Reentrant; no state.
+ * them): their variants and setup, their status writes. Reentrant; no state.
  */
 #ifndef EXAMPLE_HUNT_UTIL_H
 #define EXAMPLE_HUNT_UTIL_H
@@ -14,13 +14,23 @@
  * owner's name. */
 #define HUNT_OWNER_LABEL "hunt.example.com/owner"
 
+/* What tells a hunt controller's two variants apart: whether the fix is
+ * in, and the controller's name when the config gives none. */
+typedef struct hunt_variant {
+    bool fixed;
+    const char *default_name;
+} hunt_variant;
+
 /*
- * Start a builder for kind (of EXAMPLE_HUNT_API_VERSION) with config's
- * name and options (hunt.h), default_name when config names none. *out is
- * the builder; CTRL_ERR_ARG (nothing started) for a malformed config.
+ * Set up the controller of kind (of EXAMPLE_HUNT_API_VERSION) in variant v
+ * with config's name and options (hunt.h): a builder, watch(b) (may be
+ * NULL) to add what else it watches, then reconcile with v as its user
+ * pointer (v must outlive the controller: the variants are static).
+ * CTRL_ERR_ARG (nothing started) for a malformed config, or the builder's
+ * error.
  */
-int hunt_builder(ctrl_manager *mgr, const json_t *config, const char *kind,
-                 const char *default_name, ctrl_builder **out);
+int hunt_setup(ctrl_manager *mgr, const json_t *config, const char *kind, const hunt_variant *v,
+               void (*watch)(ctrl_builder *b), ctrl_reconcile_fn reconcile);
 
 /*
  * Write status (taken over) to obj's status subresource, with obj's

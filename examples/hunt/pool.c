@@ -47,13 +47,8 @@
 #define SETTLE (1 * CTRL_SECOND)
 #define MAX_REPLICAS 64 /* the CRD's maximum */
 
-typedef struct variant {
-    bool fixed;
-    const char *default_name;
-} variant;
-
-static const variant buggy_variant = {false, "hunt-pool-buggy"};
-static const variant fixed_variant = {true, "hunt-pool-fixed"};
+static const hunt_variant buggy_variant = {false, "hunt-pool-buggy"};
+static const hunt_variant fixed_variant = {true, "hunt-pool-fixed"};
 
 /* A label holding a non-negative integer, or -1. */
 static long long label_int(const json_t *obj, const char *key)
@@ -113,7 +108,7 @@ static int list_pods(ctrl_client *c, const json_t *p, json_t **out)
 
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
 {
-    const variant *v = user;
+    const hunt_variant *v = user;
     ctrl_client *c = ctrl_ctx_client(ctx);
     json_t *p = NULL, *pods = NULL;
     ctrl_result res = ctrl_requeue_after(POLL);
@@ -197,22 +192,12 @@ out:
     return res;
 }
 
-static int setup(ctrl_manager *mgr, const json_t *config, const variant *v)
-{
-    ctrl_builder *b;
-    int rc = hunt_builder(mgr, config, KIND, v->default_name, &b);
-    if (rc < 0)
-        return rc;
-    /* The variants are static and never written: user outlives the controller. */
-    return ctrl_builder_complete(b, reconcile, (void *)v);
-}
-
 int example_hunt_pool_buggy_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &buggy_variant);
+    return hunt_setup(mgr, config, KIND, &buggy_variant, NULL, reconcile);
 }
 
 int example_hunt_pool_fixed_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &fixed_variant);
+    return hunt_setup(mgr, config, KIND, &fixed_variant, NULL, reconcile);
 }

@@ -37,13 +37,8 @@
 #define DIRECTORY_NS "directory"
 #define FINALIZER "hunt.example.com/directory"
 
-typedef struct variant {
-    bool fixed;
-    const char *default_name;
-} variant;
-
-static const variant buggy_variant = {false, "hunt-team-buggy"};
-static const variant fixed_variant = {true, "hunt-team-fixed"};
+static const hunt_variant buggy_variant = {false, "hunt-team-buggy"};
+static const hunt_variant fixed_variant = {true, "hunt-team-fixed"};
 
 static void entry_name(const char *ns, const char *name, char *buf, size_t len)
 {
@@ -94,7 +89,7 @@ static int mutate_entry(json_t *cm, void *user)
 
 static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
 {
-    const variant *v = user;
+    const hunt_variant *v = user;
     ctrl_client *c = ctrl_ctx_client(ctx);
     json_t *t = NULL, *cm = NULL;
     ctrl_result res = ctrl_done();
@@ -159,22 +154,12 @@ out:
     return res;
 }
 
-static int setup(ctrl_manager *mgr, const json_t *config, const variant *v)
-{
-    ctrl_builder *b;
-    int rc = hunt_builder(mgr, config, KIND, v->default_name, &b);
-    if (rc < 0)
-        return rc;
-    /* The variants are static and never written: user outlives the controller. */
-    return ctrl_builder_complete(b, reconcile, (void *)v);
-}
-
 int example_hunt_team_buggy_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &buggy_variant);
+    return hunt_setup(mgr, config, KIND, &buggy_variant, NULL, reconcile);
 }
 
 int example_hunt_team_fixed_setup(ctrl_manager *mgr, const json_t *config)
 {
-    return setup(mgr, config, &fixed_variant);
+    return hunt_setup(mgr, config, KIND, &fixed_variant, NULL, reconcile);
 }

@@ -418,6 +418,46 @@ int fakeapi_patch(fakeapi_server *srv, const char *api_version, const char *kind
  */
 int fakeapi_objects(fakeapi_server *srv, json_t **out, fakeapi_error *err);
 
+/*
+ * Custom resource schemas, without a server: what a create or update of a
+ * custom resource does with its body against its version's
+ * openAPIV3Schema (a CustomResourceDefinition's
+ * spec.versions[].schema.openAPIV3Schema), by the same code the server
+ * runs. The supported keywords: docs/fakeapi.md, "Custom resource
+ * schemas". Reentrant; the schema is only read.
+ */
+
+/*
+ * The stored form of obj, in place: fields the schema does not declare
+ * pruned (unless x-kubernetes-preserve-unknown-fields), nulls it neither
+ * allows (nullable) nor defaults pruned, then defaults applied. 0, or
+ * FAKEAPI_ERR_INVALID (obj untouched) if schema is not a JSON object or
+ * obj is NULL.
+ */
+int fakeapi_schema_store(const json_t *schema, json_t *obj);
+
+/*
+ * Validate obj (any JSON value; the stored form, see fakeapi_schema_store)
+ * against schema; at the root, apiVersion, kind and metadata are not
+ * checked. 0 if valid. FAKEAPI_ERR_INVALID if not, with, when causes_out is
+ * non-NULL, *causes_out a new JSON array of the causes the server's 422
+ * Status carries in details.causes, e.g.
+ *   {"reason":"FieldValueRequired","message":"Required value","field":"spec.size"}
+ * FAKEAPI_ERR_INVALID with *causes_out NULL if schema is not a JSON object
+ * or obj is NULL; FAKEAPI_ERR_NOMEM. obj is not modified.
+ */
+int fakeapi_schema_validate(const json_t *schema, const json_t *obj, json_t **causes_out);
+
+/* fakeapi_schema_store, then fakeapi_schema_validate: the whole write. */
+int fakeapi_schema_admit(const json_t *schema, json_t *obj, json_t **causes_out);
+
+/*
+ * Does s match pattern, a schema's "pattern" (RE2 spelling, searched, not
+ * anchored), as validation matches it? 1 yes, 0 no; FAKEAPI_ERR_INVALID if
+ * the pattern does not compile or an argument is NULL.
+ */
+int fakeapi_schema_pattern_match(const char *pattern, const char *s);
+
 #ifdef __cplusplus
 }
 #endif

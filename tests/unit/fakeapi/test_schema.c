@@ -1,11 +1,14 @@
 /*
  * Tests for fakeapi/schema.c: validation messages as the API server words
  * them, defaulting and pruning, on a CronTab-like CRD plus small schemas per
- * keyword.
+ * keyword; and its public face in fakeapi.h (fakeapi_schema_store,
+ * fakeapi_schema_validate, fakeapi_schema_admit,
+ * fakeapi_schema_pattern_match), at the end.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "fakeapi/fakeapi.h"
 #include "schema.h"
 
 /* JSON with ' for " so schemas stay readable; no test string needs a '. */
@@ -795,4 +798,121 @@ Test(schema_arrays, list_type_map_keys_unique)
     expect_valid(s, "{'l':[{'name':'a','port':1},{'name':'b','port':1}]}");
     expect_one(s, "{'l':[{'name':'a','port':1},{'name':'a','port':2}]}", "l[1]",
                "FieldValueDuplicate", "Duplicate value: {\"name\":\"a\"}");
+}
+
+/* ---- the public functions (fakeapi.h) ------------------------------------ */
+
+/* A CronTab-like schema: a required spec with a defaulted, bounded size and
+ * a patterned name. */
+#define SCHEMA                                                                                     \
+    "{'type':'object','properties':{'spec':{'type':'object','required':['size'],"                  \
+    "'properties':{'size':{'type':'integer','minimum':1,'maximum':10},"                            \
+    "'mode':{'type':'string','default':'fast'},"                                                   \
+    "'name':{'type':'string','pattern':'^[a-z]\\\\d+$'}}}},'required':['spec']}"
+
+/* fakeapi_schema_validate finds exactly one cause, with these contents. */
+static void public_one(const json_t *schema, const json_t *obj, const char *field,
+                       const char *reason, const char *message)
+{
+    json_t *causes = NULL;
+    cr_assert_eq(fakeapi_schema_validate(schema, obj, &causes), FAKEAPI_ERR_INVALID);
+    cr_assert_eq(json_array_size(causes), 1);
+    assert_cause(causes, 0, field, reason, message);
+    json_decref(causes);
+}
+
+Test(schema_public, valid_object_is_pruned_and_defaulted)
+{
+    json_t *s = J(SCHEMA);
+    json_t *obj = J("{'apiVersion':'x/v1','kind':'CronTab','metadata':{'name':'a'},"
+                    "'spec':{'size':3,'name':'a12','extra':1,'mode':null},'junk':true}");
+    json_t *sentinel = json_string("untouched"), *causes = sentinel;
+    cr_assert_eq(fakeapi_schema_admit(s, obj, &causes), 0);
+    cr_assert_null(causes, "no causes for a valid object");
+    /* unknown fields pruned, the null defaulted, metadata kept */
+    expect_json(obj, "{'apiVersion':'x/v1','kind':'CronTab','metadata':{'name':'a'},"
+                     "'spec':{'size':3,'name':'a12','mode':'fast'}}");
+    json_decref(sentinel);
+    json_decref(obj);
+    json_decref(s);
+}
+
+Test(schema_public, invalid_object_gets_the_servers_causes)
+{
+    json_t *s = J(SCHEMA);
+    json_t *obj = J("{'spec':{'size':11,'name':'A1'}}");
+    json_t *causes = NULL;
+    cr_assert_eq(fakeapi_schema_admit(s, obj, &causes), FAKEAPI_ERR_INVALID);
+    cr_assert(json_is_array(causes));
+    cr_assert_eq(json_array_size(causes), 2);
+    assert_cause(causes, 0, "spec.size", "FieldValueInvalid",
+                 "Invalid value: 11: spec.size in body should be less than or equal to 10");
+    assert_cause(causes, 1, "spec.name", "FieldValueInvalid",
+                 "Invalid value: \"A1\": spec.name in body should match '^[a-z]\\d+$'");
+    /* defaults were applied before validation, as the server does */
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(obj, "spec"), "mode")),
+                     "fast");
+    json_decref(causes);
+
+    /* a missing required field; without causes_out, only the code */
+    json_t *empty = J("{'spec':{}}");
+    cr_assert_eq(fakeapi_schema_admit(s, empty, NULL), FAKEAPI_ERR_INVALID);
+    public_one(s, empty, "spec.size", "FieldValueRequired", "Required value");
+    json_decref(empty);
+    json_decref(obj);
+    json_decref(s);
+}
+
+Test(schema_public, store_and_validate_separately)
+{
+    json_t *s = J(SCHEMA);
+    json_t *obj = J("{'spec':{'size':0,'unknown':'x'}}");
+    /* validate alone neither prunes nor defaults */
+    public_one(s, obj, "spec.size", "FieldValueInvalid",
+               "Invalid value: 0: spec.size in body should be greater than or equal to 1");
+    cr_assert_not_null(json_object_get(json_object_get(obj, "spec"), "unknown"));
+    /* store alone does not validate: the bad size stays */
+    cr_assert_eq(fakeapi_schema_store(s, obj), 0);
+    expect_json(obj, "{'spec':{'size':0,'mode':'fast'}}");
+    /* any value can be validated against a sub-schema */
+    json_t *sub = J("{'type':'integer','maximum':3}"), *four = json_integer(4);
+    cr_assert_eq(fakeapi_schema_validate(sub, four, NULL), FAKEAPI_ERR_INVALID);
+    json_integer_set(four, 3);
+    cr_assert_eq(fakeapi_schema_validate(sub, four, NULL), 0);
+    json_decref(four);
+    json_decref(sub);
+    json_decref(obj);
+    json_decref(s);
+}
+
+Test(schema_public, bad_arguments)
+{
+    json_t *s = J(SCHEMA), *obj = J("{'spec':{'size':3,'x':1}}"), *arr = json_array();
+    json_t *sentinel = json_string("untouched"), *causes = sentinel;
+    cr_assert_eq(fakeapi_schema_admit(NULL, obj, &causes), FAKEAPI_ERR_INVALID);
+    cr_assert_null(causes);
+    cr_assert_eq(fakeapi_schema_admit(arr, obj, &causes), FAKEAPI_ERR_INVALID);
+    cr_assert_null(causes);
+    cr_assert_eq(fakeapi_schema_admit(s, NULL, &causes), FAKEAPI_ERR_INVALID);
+    cr_assert_null(causes);
+    cr_assert_eq(fakeapi_schema_validate(NULL, obj, NULL), FAKEAPI_ERR_INVALID);
+    cr_assert_eq(fakeapi_schema_store(s, NULL), FAKEAPI_ERR_INVALID);
+    cr_assert_eq(fakeapi_schema_store(NULL, obj), FAKEAPI_ERR_INVALID);
+    /* nothing was pruned by the refused calls */
+    expect_json(obj, "{'spec':{'size':3,'x':1}}");
+    json_decref(sentinel);
+    json_decref(arr);
+    json_decref(obj);
+    json_decref(s);
+}
+
+Test(schema_public, pattern_match)
+{
+    cr_assert_eq(fakeapi_schema_pattern_match("^[a-z]\\d+$", "a12"), 1);
+    cr_assert_eq(fakeapi_schema_pattern_match("^[a-z]\\d+$", "a1b"), 0);
+    cr_assert_eq(fakeapi_schema_pattern_match("(?:ab)+", "xxabab"), 1, "searched, not anchored");
+    cr_assert_eq(fakeapi_schema_pattern_match("^\\w+\\s\\S$", "a_1 z"), 1);
+    cr_assert_eq(fakeapi_schema_pattern_match("([", "x"), FAKEAPI_ERR_INVALID);
+    cr_assert_eq(fakeapi_schema_pattern_match(NULL, "x"), FAKEAPI_ERR_INVALID);
+    cr_assert_eq(fakeapi_schema_pattern_match("x", NULL), FAKEAPI_ERR_INVALID);
 }
