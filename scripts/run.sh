@@ -26,6 +26,15 @@ echo "== a cluster that moves: an operator whose Ready must follow its Deploymen
 build/scenarios/scenario explore scenarios/examples/webapp-buggy.yaml --seeds 1..20 --jobs 2 \
     | tail -n 1 || true
 echo
+echo "== hunting: a crash at each write, stale and withheld views, errors (scenario hunt) =="
+tmp=$(mktemp -d)
+build/scenarios/scenario hunt scenarios/examples/hunt-backup.yaml --jobs 2 -o "$tmp" \
+    | grep -E '^(FINDING|hunt:)' || true
+echo "== and the fixed controller =="
+build/scenarios/scenario hunt scenarios/examples/hunt-backup-fixed.yaml --jobs 2 --no-write \
+    | tail -n 1 || status=1
+rm -rf "$tmp"
+echo
 echo "A fake API server for kubectl: build/fakeapi/fakeapi serve --kubeconfig build/kubeconfig"
 echo "  then: kubectl --kubeconfig build/kubeconfig get namespaces"
 echo "  (with --cluster, Deployments roll out and Pods run: docs/cluster.md)"
