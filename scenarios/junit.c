@@ -275,8 +275,7 @@ static void put_properties(FILE *f, const scn_junit *j)
     fputs("    </properties>\n", f);
 }
 
-/* The suite's cases, copied from its temporary file (left at its end). */
-static int copy_cases(FILE *from, FILE *to)
+int scn__copy_stream(FILE *from, FILE *to)
 {
     char buf[8192];
     size_t n;
@@ -317,7 +316,7 @@ int scn__junit_write(const scn_junit *j, FILE *f)
         put_counts(f, &j->suites[i].c);
         fputs(">\n", f);
         put_properties(f, j);
-        if (copy_cases(j->suites[i].cases, f) != 0)
+        if (scn__copy_stream(j->suites[i].cases, f) != 0)
             return SCN_ERR_IO;
         fputs("  </testsuite>\n", f);
     }

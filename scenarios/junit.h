@@ -71,4 +71,9 @@ int scn__junit_write(const scn_junit *j, FILE *f);
  * renamed over it, so a reader never sees half a report; 0 or SCN_ERR_IO. */
 int scn__junit_save(const scn_junit *j, const char *path);
 
+/* Copies the whole of the temporary file from (read from its start) to the
+ * end of to, leaving from positioned at its end for further writes (the
+ * streamed reports, junit.c and report.c); 0 or SCN_ERR_IO. */
+int scn__copy_stream(FILE *from, FILE *to);
+
 #endif

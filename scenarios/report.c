@@ -5,6 +5,7 @@
  * JSON wants; the layout around them (one result a line) is written here.
  */
 #include "report.h"
+#include "junit.h"
 
 #include "scn/scenario.h"
 
@@ -177,19 +178,6 @@ int scn__jreport_add(scn_jreport *r, const scn_report_entry *e)
     return ferror(r->f) || ferror(r->failing) ? SCN_ERR_IO : 0;
 }
 
-static int copy(FILE *from, FILE *to)
-{
-    char buf[8192];
-    size_t n;
-
-    if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0)
-        return SCN_ERR_IO;
-    while ((n = fread(buf, 1, sizeof buf, from)) > 0)
-        if (fwrite(buf, 1, n, to) != n)
-            return SCN_ERR_IO;
-    return ferror(from) ? SCN_ERR_IO : 0;
-}
-
 int scn__jreport_close(scn_jreport *r)
 {
     int rc = SCN_ERR_IO;
@@ -202,7 +190,7 @@ int scn__jreport_close(scn_jreport *r)
         "%s],\n \"summary\": {\"runs\": %lu, \"passed\": %lu, \"failed\": %lu, \"errors\": %lu, "
         "\"time\": %.6f, \"failing\": [",
         r->runs ? "\n " : "", r->runs, r->passed, r->failed, r->errors, r->time);
-    if (copy(r->failing, r->f) != 0)
+    if (scn__copy_stream(r->failing, r->f) != 0)
         goto out;
     fprintf(r->f, "%s]}}\n", r->nfailing ? "\n " : "");
     f = r->f;
