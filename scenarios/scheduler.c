@@ -4,7 +4,6 @@
 #include "scheduler.h"
 
 #include <errno.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +28,7 @@ typedef struct sthread {
     char name[256];
     tstate state;
     bool granted;
-    sem_t turn;              /* waits here for the turn (posted when granted) */
+    pthread_cond_t turn;     /* waits here for the turn */
     pthread_cond_t *wait_cv; /* T_BLOCKED: the condition notify wakes, or NULL */
     int64_t deadline;        /* T_BLOCKED: INT64_MAX = none */
     unsigned long io_leaves; /* times it left T_IO (took a line, or its stream ended) */
@@ -66,8 +65,8 @@ struct sgroup {
 
 struct scn__sched {
     pthread_mutex_t mu;
-    sem_t driver;     /* posted when the running thread yielded, a thread registered or exited */
-    sthread *threads; /* every registered thread */
+    pthread_cond_t driver; /* the running thread yielded, a thread registered or exited */
+    sthread *threads;      /* every registered thread */
     sthread *running;
     int spawning;     /* threads created but not yet registered */
     int joins_waking; /* joiners whose thread ended, not yet back for a turn */
@@ -120,44 +119,16 @@ static void rng_seed(scn__sched *s, uint64_t seed)
 
 /* ---- thread side ---- */
 
-static void sem_wait_nointr(sem_t *sem)
-{
-    while (sem_wait(sem) < 0 && errno == EINTR)
-        ;
-}
-
-/* Tell the driver something changed (it looks again). Best without s->mu
- * held: the driver wakes to take it. */
-static void wake_driver(scn__sched *s)
-{
-    sem_post(&s->driver);
-}
-
-/*
- * Give the turn back and wait to get it again. Called with s->mu held, and
- * returns with it held. The hand-off is one semaphore post each way, made
- * with the lock released: with condition variables the woken side first
- * had to wait for the lock its waker still held, which doubled the context
- * switches of every turn.
- */
+/* Give the turn back and wait to get it again. Called with s->mu held. */
 static void yield_locked(scn__sched *s, sthread *t, tstate state)
 {
     t->state = state;
     t->granted = false;
     if (s->running == t)
         s->running = NULL;
-    bool wait = !s->free_run; /* once set it stays, and posts every thread */
-    pthread_mutex_unlock(&s->mu);
-    wake_driver(s);
-    for (;;) {
-        if (wait)
-            sem_wait_nointr(&t->turn);
-        pthread_mutex_lock(&s->mu);
-        if (t->granted || s->free_run)
-            break;
-        pthread_mutex_unlock(&s->mu); /* an earlier post: not the turn yet */
-        wait = true;
-    }
+    pthread_cond_broadcast(&s->driver);
+    while (!t->granted && !s->free_run)
+        pthread_cond_wait(&t->turn, &s->mu);
     t->state = T_RUNNING;
     s->running = t;
 }
@@ -278,8 +249,8 @@ static void h_spawn(void *ud, int delta)
     scn__sched *s = sched_of(ud);
     pthread_mutex_lock(&s->mu);
     s->spawning += delta;
+    pthread_cond_broadcast(&s->driver);
     pthread_mutex_unlock(&s->mu);
-    wake_driver(s);
 }
 
 static void h_thread_start(void *ud, const char *name)
@@ -293,7 +264,7 @@ static void h_thread_start(void *ud, const char *name)
     t->tid = pthread_self();
     snprintf(t->name, sizeof t->name, "%s", name ? name : "thread");
     t->deadline = INT64_MAX;
-    sem_init(&t->turn, 0, 0);
+    pthread_cond_init(&t->turn, NULL);
     self = t;
     pthread_mutex_lock(&s->mu);
     /* Keep the list sorted by name: a new thread's place never depends on
@@ -335,9 +306,9 @@ static void h_thread_exit(void *ud)
     for (sheld *h = s->held; h; h = h->next)
         if (h->t == t)
             h->t = NULL;
+    pthread_cond_broadcast(&s->driver);
     pthread_mutex_unlock(&s->mu);
-    wake_driver(s);
-    sem_destroy(&t->turn);
+    pthread_cond_destroy(&t->turn);
     free(t);
     self = NULL;
 }
@@ -370,9 +341,7 @@ static void h_io_wait(void *ud, bool waiting)
         t->granted = false;
         if (s->running == t)
             s->running = NULL;
-        pthread_mutex_unlock(&s->mu);
-        wake_driver(s);
-        return;
+        pthread_cond_broadcast(&s->driver);
     } else {
         if (t->state == T_IO)
             t->io_leaves++; /* the end of its stream */
@@ -400,9 +369,7 @@ static void h_join(void *ud, const pthread_t *target, bool begin)
             t->granted = false;
             if (s->running == t)
                 s->running = NULL;
-            pthread_mutex_unlock(&s->mu);
-            wake_driver(s);
-            return;
+            pthread_cond_broadcast(&s->driver);
         }
     } else if (t->state == T_JOIN) {
         if (s->joins_waking > 0)
@@ -421,7 +388,7 @@ scn__sched *scn__sched_new(uint64_t seed, int64_t start_ns)
     if (!s)
         return NULL;
     pthread_mutex_init(&s->mu, NULL);
-    sem_init(&s->driver, 0, 0);
+    pthread_cond_init(&s->driver, NULL);
     rng_seed(s, seed);
     s->now = start_ns;
     s->turn_limit_ms = 20000;
@@ -453,7 +420,7 @@ void scn__sched_free(scn__sched *s)
         free(g);
     }
     pthread_mutex_destroy(&s->mu);
-    sem_destroy(&s->driver);
+    pthread_cond_destroy(&s->driver);
     free(s);
 }
 
@@ -541,14 +508,7 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
         until.tv_nsec -= 1000000000;
     }
     while (s->running || s->spawning > 0 || awaiting_locked(s) || s->joins_waking > 0) {
-        pthread_mutex_unlock(&s->mu);
-        int rc;
-        while ((rc = sem_timedwait(&s->driver, &until)) < 0 && errno == EINTR)
-            ;
-        bool timed_out = rc < 0 && errno == ETIMEDOUT;
-        pthread_mutex_lock(&s->mu);
-        if (timed_out &&
-            (s->running || s->spawning > 0 || awaiting_locked(s) || s->joins_waking > 0)) {
+        if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
             static const char *const names[] = {"ready", "running", "blocked",
                                                 "io",    "join",    "held by the server"};
             int off =
@@ -616,19 +576,17 @@ static size_t count_ready_locked(scn__sched *s)
     return n;
 }
 
-/* Give the i-th runnable thread the turn; the caller posts its semaphore
- * once it has released s->mu. */
-static sthread *grant_locked(scn__sched *s, size_t i)
+static void grant_locked(scn__sched *s, size_t i)
 {
     for (sthread *t = s->threads; t; t = t->next) {
         if (runnable(t) && i-- == 0) {
             t->state = T_RUNNING;
             t->granted = true;
             s->running = t;
-            return t;
+            pthread_cond_signal(&t->turn);
+            return;
         }
     }
-    return NULL;
 }
 
 int scn__sched_step(scn__sched *s, char *err, size_t errlen)
@@ -653,10 +611,8 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
     s->stats.steps++;
     if (pick < ready) {
         s->stats.thread_turns++;
-        sthread *t = grant_locked(s, pick);
+        grant_locked(s, pick);
         pthread_mutex_unlock(&s->mu);
-        if (t)
-            sem_post(&t->turn);
     } else if (pick < ready + held) {
         s->stats.thread_turns++;
         uint64_t id = take_held_locked(s, pick - ready);
@@ -717,11 +673,11 @@ void scn__sched_free_run(scn__sched *s)
     pthread_mutex_lock(&s->mu);
     s->free_run = true;
     for (sthread *t = s->threads; t; t = t->next)
-        sem_post(&t->turn);
+        pthread_cond_signal(&t->turn);
     /* Threads blocked on the clock: let them see their condition again. */
     for (sthread *t = s->threads; t; t = t->next)
         if (t->state == T_BLOCKED)
-            t->granted = true;
+            t->granted = true, pthread_cond_signal(&t->turn);
     wake_ext_locked(s, NULL, true);
     pthread_mutex_unlock(&s->mu);
 }
@@ -782,8 +738,8 @@ void scn__sched_request_held(scn__sched *s, uint64_t id, int64_t due)
         p = &(*p)->next;
     h->next = *p;
     *p = h;
+    pthread_cond_broadcast(&s->driver);
     pthread_mutex_unlock(&s->mu);
-    wake_driver(s);
 }
 
 size_t scn__sched_take_frozen_held(scn__sched *s, uint64_t *ids, size_t max)
