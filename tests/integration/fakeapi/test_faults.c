@@ -154,12 +154,14 @@ Test(faults_vclock, delay_follows_the_virtual_clock)
     sleep_ms(150);
     cr_assert(!atomic_load(&b.done), "the delay ended after 9 of its 10 minutes");
     advance(60 * SEC);
-    for (int i = 0; i < 200 && !atomic_load(&b.done); i++)
+    for (int i = 0; i < 4000 && !atomic_load(&b.done); i++)
         sleep_ms(5);
+    cr_assert(atomic_load(&b.done), "the delay did not end when the clock reached it");
     pthread_join(b.th, NULL);
     cr_assert_eq(b.status, 200);
     int64_t took = now_ms() - t0;
-    cr_assert_lt(took, 1000, "a virtual 10-minute delay took %lld ms of real time",
+    /* Seconds at most on a loaded machine, against ten real minutes. */
+    cr_assert_lt(took, 20000, "a virtual 10-minute delay took %lld ms of real time",
                  (long long)took);
 }
 

@@ -657,8 +657,10 @@ Test(watch_opts, slow_reader_is_closed_others_go_on)
             worst = now_ms() - t;
     }
     int64_t total = now_ms() - t0;
-    cr_assert_lt(worst, 1000, "a write took %lld ms", (long long)worst);
-    cr_assert_lt(total, 20000, "%d writes took %lld ms", N, (long long)total);
+    /* A write blocked on the slow watcher would wait for ever: the bounds
+     * only tell that from a loaded machine's pauses. */
+    cr_assert_lt(worst, 10000, "a write took %lld ms", (long long)worst);
+    cr_assert_lt(total, 120000, "%d writes took %lld ms", N, (long long)total);
     /* The fast watcher sees every event in order. With a queue of 16 a
      * scheduling hiccup can close it too: it then resumes from its last
      * resourceVersion, as clients do, and still misses nothing. */
@@ -727,7 +729,7 @@ Test(watch_opts, stop_with_open_watches_is_prompt)
     fakeapi_stop(srv);
     srv = NULL;
     int64_t took = now_ms() - t0;
-    cr_assert_lt(took, 2000, "fakeapi_stop took %lld ms with open watches", (long long)took);
+    cr_assert_lt(took, 10000, "fakeapi_stop took %lld ms with open watches", (long long)took);
     for (int i = 0; i < 3; i++) {
         cr_assert(ws_wait_done(w[i], 1000), "stream %d still open after stop", i);
         ws_close(w[i]);

@@ -116,7 +116,7 @@ Test(cache, late_informer_and_timeout)
     cr_assert_not(ctrl_informer_has_synced(ghost));
     int64_t t0 = mono_ms();
     ctrl_cache_stop(cache);
-    cr_assert_lt(mono_ms() - t0, 2000, "stop took %lld ms", (long long)(mono_ms() - t0));
+    cr_assert_lt(mono_ms() - t0, 10000, "stop took %lld ms", (long long)(mono_ms() - t0));
     cr_assert_eq(ctrl_informer_wait_for_sync(ghost, CTRL_SECOND), CTRL_ERR_CANCELLED);
     ctrl_error_deinit(&err);
 }

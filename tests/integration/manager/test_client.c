@@ -615,7 +615,8 @@ Test(client, watch_stopped_from_another_thread)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     cr_assert_eq(r.rc, CTRL_ERR_CANCELLED, "rc %d", r.rc);
-    cr_assert_lt(secs, 0.5, "stop took %.3f s", secs);
+    /* Prompt, not at a timeout: generous for a loaded sanitizer run. */
+    cr_assert_lt(secs, 5.0, "stop took %.3f s", secs);
     cr_assert(ctrl_watch_stopped(r.w));
     /* A stopped switch ends later watches at once. */
     cr_assert_eq(

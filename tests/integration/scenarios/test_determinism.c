@@ -118,7 +118,7 @@ Test(determinism, ten_virtual_minutes_cost_little_real_time)
     scn_scenario *sc = load("replicaset-basic.yaml");
     scn_run_result r = run_once(sc, 3);
     cr_assert_geq(r.virtual_ns, (int64_t)600 * 1000000000, "the scenario advances 10 minutes");
-    cr_assert_lt(r.real_seconds, 10.0, "10 virtual minutes took %.2f s", r.real_seconds);
+    cr_assert_lt(r.real_seconds, 60.0, "10 virtual minutes took %.2f s", r.real_seconds);
     scn_scenario_free(sc);
 }
 

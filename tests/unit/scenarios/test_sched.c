@@ -132,7 +132,7 @@ Test(sched, virtual_time_jumps_and_costs_no_real_time)
     /* Five rounds of one-second sleeps, the three threads side by side. */
     cr_assert_eq(took, 5 * CTRL_SECOND, "virtual time %lld", (long long)took);
     double real = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-    cr_assert_lt(real, 2.0, "5 virtual seconds took %.2f s of real time", real);
+    cr_assert_lt(real, 4.0, "5 virtual seconds took %.2f s of real time", real);
     cr_assert_eq(strlen(log), 15 * 2, "every round ran: %s", log);
 }
 
