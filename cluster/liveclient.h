@@ -3,12 +3,10 @@
  * for the reads a built-in controller must not answer from its cache (its
  * own just-written objects, an existence check before a deletion).
  *
- * ctrl_ctx_api_reader() promises that, but a controller made by the
- * builder gets its cached client there (manager/builder.c passes no
- * api_reader to the controller). A child of the manager's client reads
- * live: children do not inherit readers. It sends the controller's
- * User-Agent ("<manager's>/kc-<name>"), so fault rules and audit logs see
- * the controller.
+ * ctrl_ctx_api_reader() reads live too, but as the manager: this client,
+ * a child of the manager's client (children do not inherit readers), sends
+ * the controller's User-Agent ("<manager's>/kc-<name>"), so fault rules,
+ * traces and audit logs see which built-in controller read.
  *
  * Threads: kc__live_client at setup; the client is thread-safe.
  */
