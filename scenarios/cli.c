@@ -79,7 +79,8 @@ static void usage(FILE *f)
            "                [--actor-user U] [--actor-agent A] [--expect-writes] [--expect-state]\n"
            "                [--name NAME] -o OUT.yaml\n"
            "       scenario trace-to-audit TRACE -o AUDIT | audit-to-trace AUDIT -o TRACE\n"
-           "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v\n"
+           "options: --plugin LIB.so (repeatable), --shard K/N, --shard-count N, -v,\n"
+           "         --http (managers reach the server over loopback HTTP, not in-process)\n"
            "exit codes: 0 all passed, 1 a scenario failed, 2 bad input\n");
 }
 
@@ -173,6 +174,9 @@ static int parse_args(int argc, char **argv, cli *c)
             c->verbose = true;
         } else if (!strcmp(argv[i], "--check-determinism")) {
             c->check_determinism = true;
+        } else if (!strcmp(argv[i], "--http")) {
+            /* Every run of this process, explore's workers included. */
+            setenv("SCENARIO_TRANSPORT", "http", 1);
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
             if (parse_option(c, argv[i], i + 1 < argc ? argv[i + 1] : NULL) < 0) {
                 fprintf(stderr, "scenario: bad option or value: %s %s\n", argv[i],

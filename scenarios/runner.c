@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fakeapi/fakeapi.h"
+#include "inproc.h"
 #include "kc/cluster.h"
 #include "leadership.h"
 #include "replay_run.h"
@@ -112,6 +113,8 @@ typedef struct run {
     char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
     bool temp_record;      /* record_path is the run's own, removed at the end */
     unsigned long errors_gone; /* reconcile errors of managers stopped or crashed */
+    bool over_http;            /* opts->over_http or SCENARIO_TRANSPORT=http */
+    ctrl_roundtripper inproc;  /* else: how managers reach srv (inproc.h) */
 } run;
 
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
@@ -295,6 +298,11 @@ static int start_replica(run *r, replica *rep)
     int rc = ctrl_config_from_url(fakeapi_url(r->srv), &cfg, &err);
     if (rc < 0)
         return fail(r, -1, "replica %s: config: %s", rep->ua, err.message);
+    if (!r->over_http && (rc = ctrl_config_set_roundtripper(cfg, &r->inproc)) < 0) {
+        ctrl_config_free(cfg);
+        return fail(r, -1, "replica %s: config: in-process transport: %s", rep->ua,
+                    ctrl_strerror(rc));
+    }
     bool elect = rep->ref->replicas > 1;
     ctrl_manager_options o = {
         .leader_election = elect,
@@ -1131,6 +1139,9 @@ static int setup(run *r)
     double t = mono_s(), t1;
     if (fakeapi_start(&fo, &r->srv) < 0)
         return fail(r, -1, "the fake API server did not start");
+    const char *transport = getenv("SCENARIO_TRANSPORT");
+    r->over_http = r->opts->over_http || (transport && !strcmp(transport, "http"));
+    scn__inproc_roundtripper(r->srv, &r->inproc);
     t1 = mono_s();
     tm->fakeapi_start = t1 - t;
     t = t1;

@@ -51,6 +51,12 @@ typedef struct scn_run_options {
                               * (fakeapi_record_open); NULL: none */
     long max_steps;          /* scheduler steps before a run counts as a livelock; 0 = 200000 */
     bool verbose;            /* progress on stderr */
+    /* The managers reach the server over loopback HTTP (libcurl to
+     * libmicrohttpd) instead of in-process (fakeapi_exchange through a
+     * libctrl round-tripper, the default, which is faster). Traces are the
+     * same either way. The environment variable SCENARIO_TRANSPORT=http
+     * sets it for every run of a process. */
+    bool over_http;
 
     /* Called at each quiescent point, before the invariants are checked
      * there, and once more when the run ends (passed or not): step is -1
