@@ -49,7 +49,10 @@ static int roundtrip(void *ud, const ctrl_roundtrip_request *req, const ctrl_rou
         return CTRL_ERR_NOMEM;
     int rc = 0;
     if (a.status == 0) {
-        rc = CTRL_ERR_TRANSPORT; /* dropped unanswered */
+        /* Dropped unanswered: what libcurl says of a closed connection. */
+        if (io->fail)
+            io->fail(io->io, CTRL_ROUNDTRIP_DROPPED, "Empty reply from server");
+        rc = CTRL_ERR_TRANSPORT;
         goto out;
     }
     io->head(io->io, a.status, a.retry_after, a.content_type[0] ? a.content_type : NULL);
@@ -58,7 +61,10 @@ static int roundtrip(void *ud, const ctrl_roundtrip_request *req, const ctrl_rou
     } else if (a.body_len > 0 && io->body(io->io, a.body, a.body_len) != 0) {
         rc = 0;
     } else if (a.truncated) {
-        rc = CTRL_ERR_TRANSPORT; /* the answer ended early */
+        if (io->fail)
+            io->fail(io->io, CTRL_ROUNDTRIP_DROPPED,
+                     "transfer closed with outstanding read data remaining");
+        rc = CTRL_ERR_TRANSPORT;
     }
 out:
     fakeapi_exchange_resp_free(&a);

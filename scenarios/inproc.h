@@ -16,7 +16,7 @@
 #ifndef SCN_INPROC_H
 #define SCN_INPROC_H
 
-#include "ctrl/config.h"
+#include "ctrl/roundtrip.h"
 #include "fakeapi/fakeapi.h"
 
 /* Fill rt with the round-tripper that serves requests from srv. */
