@@ -22,6 +22,7 @@
  */
 #include "buggy.h"
 
+#include "example_options.h"
 #include "ctrl/object.h"
 
 #include <stdbool.h>
@@ -170,8 +171,8 @@ static int dedup_child(ctrl_client *c, ctrl_informer *cm_inf, const ctrl_request
     char sel[320];
     snprintf(sel, sizeof sel, EXAMPLE_SINGLETON_LABEL "=%s", req->name);
     json_t *arr = NULL, *cm, *keep = NULL;
-    const char *named = json_string_value(
-        json_object_get(json_object_get(s, "status"), "configMapName"));
+    const char *named =
+        json_string_value(json_object_get(json_object_get(s, "status"), "configMapName"));
     int rc = ctrl_informer_list(cm_inf, req->ns, sel, &arr);
     if (rc < 0)
         return rc;
@@ -293,25 +294,14 @@ out:
 
 static int setup(ctrl_manager *mgr, const json_t *config, variant *v)
 {
-    if (!mgr || (config && !json_is_object(config)))
-        return CTRL_ERR_ARG;
-    const json_t *jname = json_object_get(config, "name");
-    const json_t *jmax = json_object_get(config, "maxConcurrentReconciles");
-    const json_t *jnole = json_object_get(config, "noLeaderElection");
-    if ((jname && !json_is_string(jname)) || (jmax && !json_is_integer(jmax)) ||
-        (jnole && !json_is_boolean(jnole)))
-        return CTRL_ERR_ARG;
-    if (jmax && (json_integer_value(jmax) < 1 || json_integer_value(jmax) > 1024))
+    const char *name;
+    ctrl_controller_options o; /* over the manager's defaults */
+    if (!mgr || example_options_from_config(config, v->default_name, &name, &o) < 0)
         return CTRL_ERR_ARG;
 
-    ctrl_controller_options o = {0}; /* over the manager's defaults */
-    if (jmax)
-        o.max_concurrent_reconciles = (int)json_integer_value(jmax);
-    if (jnole)
-        o.no_leader_election = json_is_true(jnole);
     ctrl_builder *b = ctrl_builder_for(mgr, EXAMPLE_SINGLETON_API_VERSION, EXAMPLE_SINGLETON_KIND);
     ctrl_builder_owns(b, "v1", "ConfigMap");
-    ctrl_builder_named(b, jname ? json_string_value(jname) : v->default_name);
+    ctrl_builder_named(b, name);
     ctrl_builder_with_options(b, &o);
     /* The variants are static and never written: user outlives the controller. */
     return ctrl_builder_complete(b, reconcile, v);

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example_options.h"
 #include "ctrl/object.h"
 
 #include "cron.h"
@@ -323,15 +324,9 @@ out:
 
 int example_cronjob_setup(ctrl_manager *mgr, const json_t *config)
 {
-    if (!mgr || (config && !json_is_object(config)))
-        return CTRL_ERR_ARG;
-    const json_t *jname = json_object_get(config, "name");
-    const json_t *jmax = json_object_get(config, "maxConcurrentReconciles");
-    const json_t *jnole = json_object_get(config, "noLeaderElection");
-    if ((jname && !json_is_string(jname)) || (jmax && !json_is_integer(jmax)) ||
-        (jnole && !json_is_boolean(jnole)))
-        return CTRL_ERR_ARG;
-    if (jmax && (json_integer_value(jmax) < 1 || json_integer_value(jmax) > 1024))
+    const char *name;
+    ctrl_controller_options o; /* over the manager's defaults */
+    if (!mgr || example_options_from_config(config, "crontask", &name, &o) < 0)
         return CTRL_ERR_ARG;
 
     ctrl_informer *jobs = NULL;
@@ -342,14 +337,9 @@ int example_cronjob_setup(ctrl_manager *mgr, const json_t *config)
     if (rc < 0 && rc != CTRL_ERR_ARG) /* ARG: the index is there (a second registration) */
         return rc;
 
-    ctrl_controller_options o = {0}; /* over the manager's defaults */
-    if (jmax)
-        o.max_concurrent_reconciles = (int)json_integer_value(jmax);
-    if (jnole)
-        o.no_leader_election = json_is_true(jnole);
     ctrl_builder *b = ctrl_builder_for(mgr, EXAMPLE_CRONTASK_API_VERSION, EXAMPLE_CRONTASK_KIND);
     ctrl_builder_owns(b, "batch/v1", "Job");
-    ctrl_builder_named(b, jname ? json_string_value(jname) : "crontask");
+    ctrl_builder_named(b, name);
     ctrl_builder_with_options(b, &o);
     return ctrl_builder_complete(b, reconcile, NULL);
 }

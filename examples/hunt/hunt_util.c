@@ -4,6 +4,7 @@
  */
 #include "hunt_util.h"
 
+#include "example_options.h"
 #include "ctrl/object.h"
 #include "hunt.h"
 
@@ -13,23 +14,12 @@ static int hunt_builder(ctrl_manager *mgr, const json_t *config, const char *kin
                         const char *default_name, ctrl_builder **out)
 {
     *out = NULL;
-    if (!mgr || (config && !json_is_object(config)))
+    const char *name;
+    ctrl_controller_options o; /* over the manager's defaults */
+    if (!mgr || example_options_from_config(config, default_name, &name, &o) < 0)
         return CTRL_ERR_ARG;
-    const json_t *jname = json_object_get(config, "name");
-    const json_t *jmax = json_object_get(config, "maxConcurrentReconciles");
-    const json_t *jnole = json_object_get(config, "noLeaderElection");
-    if ((jname && !json_is_string(jname)) || (jmax && !json_is_integer(jmax)) ||
-        (jnole && !json_is_boolean(jnole)))
-        return CTRL_ERR_ARG;
-    if (jmax && (json_integer_value(jmax) < 1 || json_integer_value(jmax) > 1024))
-        return CTRL_ERR_ARG;
-    ctrl_controller_options o = {0}; /* over the manager's defaults */
-    if (jmax)
-        o.max_concurrent_reconciles = (int)json_integer_value(jmax);
-    if (jnole)
-        o.no_leader_election = json_is_true(jnole);
     ctrl_builder *b = ctrl_builder_for(mgr, EXAMPLE_HUNT_API_VERSION, kind);
-    ctrl_builder_named(b, jname ? json_string_value(jname) : default_name);
+    ctrl_builder_named(b, name);
     ctrl_builder_with_options(b, &o);
     *out = b;
     return 0;

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example_options.h"
 #include "ctrl/conditions.h"
 #include "ctrl/controllerutil.h"
 #include "ctrl/object.h"
@@ -193,7 +194,8 @@ static json_t *pod_owner_index(const json_t *obj, void *user)
 static int newest_first(const void *a, const void *b)
 {
     const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-    const char *tx = ctrl_obj_meta(x, "creationTimestamp"), *ty = ctrl_obj_meta(y, "creationTimestamp");
+    const char *tx = ctrl_obj_meta(x, "creationTimestamp"),
+               *ty = ctrl_obj_meta(y, "creationTimestamp");
     int c = strcmp(ty ? ty : "", tx ? tx : "");
     if (c)
         return c;
@@ -214,11 +216,11 @@ static json_t *pod_for(const json_t *ps)
     const json_t *tspec = ctrl_obj_get(ps, "spec.template.spec");
     char gen[320];
     snprintf(gen, sizeof gen, "%s-", name);
-    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
-                            "Pod", "metadata", "generateName", gen, "namespace",
-                            ctrl_obj_namespace(ps), "labels",
-                            json_is_object(tlabels) ? json_deep_copy(tlabels) : json_object(),
-                            "spec", json_is_object(tspec) ? json_deep_copy(tspec) : json_object());
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind", "Pod",
+                  "metadata", "generateName", gen, "namespace", ctrl_obj_namespace(ps), "labels",
+                  json_is_object(tlabels) ? json_deep_copy(tlabels) : json_object(), "spec",
+                  json_is_object(tspec) ? json_deep_copy(tspec) : json_object());
     if (pod && (ctrl_obj_set_label(pod, EXAMPLE_PODSET_LABEL, name) < 0 ||
                 ctrl_set_controller_reference(ps, pod, NULL) < 0)) {
         json_decref(pod);
@@ -255,8 +257,8 @@ static int create_pods(pass *p, const json_t *ps, long n, long *made)
                 break;
         }
         if (rc == 0) {
-            exp_expect(p->key, p->uid, ctrl_obj_meta(out, "name"), ctrl_obj_meta(out, "resourceVersion"),
-                       ctrl_ctx_now(p->ctx));
+            exp_expect(p->key, p->uid, ctrl_obj_meta(out, "name"),
+                       ctrl_obj_meta(out, "resourceVersion"), ctrl_ctx_now(p->ctx));
             (*made)++;
         }
         json_decref(out);
@@ -296,8 +298,12 @@ static int write_status(pass *p, const json_t *ps, long replicas)
     int64_t gen = ctrl_obj_generation(ps), want = ctrl_obj_get_int(ps, "spec.replicas", 0);
     char msg[64];
     snprintf(msg, sizeof msg, "%ld of %lld pods", replicas, (long long)want);
-    ctrl_condition ready = {"Ready", replicas == want ? "True" : "False",
-                            replicas == want ? "AllReplicas" : "Scaling", msg, gen, NULL};
+    ctrl_condition ready = {"Ready",
+                            replicas == want ? "True" : "False",
+                            replicas == want ? "AllReplicas" : "Scaling",
+                            msg,
+                            gen,
+                            NULL};
     bool changed = ctrl_condition_set(conds, &ready, ctrl_ctx_now(p->ctx));
     if (ctrl_obj_get_int(ps, "status.replicas", -1) != replicas ||
         ctrl_obj_get_int(ps, "status.observedGeneration", -1) != gen) {
@@ -477,15 +483,9 @@ out:
 
 int example_replicaset_setup(ctrl_manager *mgr, const json_t *config)
 {
-    if (!mgr || (config && !json_is_object(config)))
-        return CTRL_ERR_ARG;
-    const json_t *jname = json_object_get(config, "name");
-    const json_t *jmax = json_object_get(config, "maxConcurrentReconciles");
-    const json_t *jnole = json_object_get(config, "noLeaderElection");
-    if ((jname && !json_is_string(jname)) || (jmax && !json_is_integer(jmax)) ||
-        (jnole && !json_is_boolean(jnole)))
-        return CTRL_ERR_ARG;
-    if (jmax && (json_integer_value(jmax) < 1 || json_integer_value(jmax) > 1024))
+    const char *name;
+    ctrl_controller_options o; /* over the manager's defaults */
+    if (!mgr || example_options_from_config(config, "podset", &name, &o) < 0)
         return CTRL_ERR_ARG;
 
     ctrl_cache *cache = ctrl_manager_cache(mgr);
@@ -504,14 +504,9 @@ int example_replicaset_setup(ctrl_manager *mgr, const json_t *config)
         return rc;
     }
 
-    ctrl_controller_options o = {0}; /* over the manager's defaults */
-    if (jmax)
-        o.max_concurrent_reconciles = (int)json_integer_value(jmax);
-    if (jnole)
-        o.no_leader_election = json_is_true(jnole);
     ctrl_builder *b = ctrl_builder_for(mgr, EXAMPLE_PODSET_API_VERSION, EXAMPLE_PODSET_KIND);
     ctrl_builder_owns(b, "v1", "Pod");
-    ctrl_builder_named(b, jname ? json_string_value(jname) : "podset");
+    ctrl_builder_named(b, name);
     ctrl_builder_with_options(b, &o);
     return ctrl_builder_complete(b, reconcile, NULL);
 }
