@@ -12,8 +12,7 @@
 #include "metrics.h"
 #include "trace.h"
 
-bool fakeapi__exchange_target(const char *target, char **path, json_t **query,
-                              fakeapi__resp *resp)
+bool fakeapi__exchange_target(const char *target, char **path, json_t **query, fakeapi__resp *resp)
 {
     char err[400];
     int rc = fakeapi__url_split(target, path, query, err, sizeof err);

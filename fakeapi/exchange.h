@@ -46,8 +46,7 @@ typedef struct fakeapi__exchange {
  * (new reference): true; or false with resp filled with the Status the
  * server answers a target it cannot read (404 a path no name can have,
  * 400 a malformed escape or query, 500 out of memory). */
-bool fakeapi__exchange_target(const char *target, char **path, json_t **query,
-                              fakeapi__resp *resp);
+bool fakeapi__exchange_target(const char *target, char **path, json_t **query, fakeapi__resp *resp);
 
 /* A body over the server's limit: resp filled with 413. */
 void fakeapi__exchange_too_large(fakeapi_server *srv, fakeapi__resp *resp);

@@ -299,8 +299,7 @@ static bool wait_delay(fakeapi_server *srv, const fakeapi__fault_plan *plan)
 }
 
 /* Hand the answer over as the HTTP front end would send it. */
-static int take(fakeapi_server *srv, fakeapi__resp *resp, bool truncate,
-                fakeapi_exchange_resp *out)
+static int take(fakeapi_server *srv, fakeapi__resp *resp, bool truncate, fakeapi_exchange_resp *out)
 {
     out->status = resp->status;
     if (truncate && !resp->watch) {
@@ -356,8 +355,7 @@ int fakeapi_exchange(fakeapi_server *srv, const fakeapi_exchange_req *in,
         fakeapi__exchange_too_large(srv, &resp);
         goto answer;
     }
-    if (!fakeapi__exchange_media_ok(path, in->method, in->content_type, false, in->body_len,
-                                    &resp))
+    if (!fakeapi__exchange_media_ok(path, in->method, in->content_type, false, in->body_len, &resp))
         goto answer;
     ex.req = (fakeapi__req){.method = in->method,
                             .path = path,
