@@ -805,3 +805,27 @@ Test(exchange, trace_as_http)
     unlink(ta);
     unlink(tb);
 }
+
+/* The audit log records an in-process request as the front end does, with
+ * no source address. */
+Test(exchange, recorded_without_source_ip)
+{
+    char path[] = "/tmp/exchange-record-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(fakeapi_record_open(B, path, NULL, NULL), 0);
+    mk_b("audited");
+    cr_assert_eq(fakeapi_record_open(B, NULL, NULL, NULL), 0);
+    char *text = slurp(path);
+    json_t *ev = json_loads(text, JSON_DISABLE_EOF_CHECK, NULL);
+    cr_assert_not_null(ev, "%s", text);
+    cr_assert_str_eq(jstr(ev, "kind"), "Event");
+    cr_assert_str_eq(jstr(ev, "verb"), "create");
+    cr_assert_str_eq(jstr(ev, "objectRef.name"), "audited");
+    cr_assert_eq(jint(ev, "responseStatus.code"), 201);
+    cr_assert_null(json_object_get(ev, "sourceIPs"));
+    json_decref(ev);
+    free(text);
+    unlink(path);
+}
