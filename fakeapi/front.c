@@ -38,12 +38,11 @@
 
 #include "admission.h"
 #include "conns.h"
+#include "exchange.h"
 #include "fault.h"
-#include "jsonscan.h"
 #include "metrics.h"
 #include "record.h"
 #include "tlscert.h"
-#include "trace.h"
 #include "waker.h"
 #include "watch.h"
 
@@ -197,7 +196,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, fakeapi__resp *res
         }
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        fakeapi__watch_attach(resp->watch, conn, ci ? ci->connect_fd : -1);
+        fakeapi__watch_attach(resp->watch, conn, NULL, ci ? ci->connect_fd : -1);
     } else {
         r = MHD_create_response_from_buffer(resp->body_len, resp->body ? resp->body : (char *)"",
                                             resp->body ? MHD_RESPMEM_MUST_FREE
@@ -263,40 +262,10 @@ static enum MHD_Result send_truncated(struct MHD_Connection *conn, fakeapi__resp
     return ret;
 }
 
-/* The resourceVersion a write answered with, for the trace: scanned for
- * (jsonscan.h), or parsed when the scan cannot answer. */
-static void resp_rv(const fakeapi__resp *resp, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    if (resp->body_len > 65536)
-        return; /* a big list: not worth parsing for the trace */
-    fakeapi__jscan_want want = {.path = {"metadata", "resourceVersion"}};
-    if (resp->body && fakeapi__json_scan(resp->body, resp->body_len, &want, 1) == 0) {
-        if (want.found)
-            snprintf(buf, len, "%.*s", (int)want.len, want.str);
-        return;
-    }
-    json_t *b = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
-    const char *rv =
-        json_string_value(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
-    snprintf(buf, len, "%s", rv ? rv : "");
-    json_decref(b);
-}
-
 static const char *bearer(struct MHD_Connection *conn)
 {
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     return auth && !strncmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
-}
-
-/* The fired rules that act first: traced, compaction done. */
-static void early_faults(fakeapi_server *srv, const fakeapi__fault_plan *plan,
-                         const fakeapi__reqinfo *ri)
-{
-    for (size_t i = 0; i < plan->n_fired; i++)
-        fakeapi__trace_fault(srv, ri, plan->fired[i], "fired");
-    if (plan->compact)
-        fakeapi__store_compact_locking(srv->store, 0);
 }
 
 /* Suspend the connection for a delay fault; the waker resumes it at its
@@ -308,32 +277,12 @@ static enum MHD_Result delay(fakeapi_server *srv, struct MHD_Connection *conn, c
         return MHD_NO;
     *cr->plan = *plan;
     if (!cr->sleeper_ready) {
-        fakeapi__sleeper_init(srv->waker, &cr->sleeper, conn, -1);
+        fakeapi__sleeper_init(srv->waker, &cr->sleeper, conn, NULL, -1);
         cr->sleeper_ready = true;
     }
-    int64_t due = fakeapi__srv_now(srv) + plan->delay_ns;
-    cr->sleeper.until = due;
-    cr->sleeper.reported = true;
-    cr->sleeper.holdable = srv->opts.on_held != NULL;
-    atomic_store(&cr->sleeper.dropped, false);
     conn_untimed(conn);
-    /* Held (deterministic runs): the embedder answers it, told now, once
-     * it is armed so that a release finds it. */
-    if (fakeapi__waker_arm(srv->waker, &cr->sleeper) == FAKEAPI__HELD)
-        srv->opts.on_held(srv->opts.on_held_ud, cr->sleeper.id, due);
+    fakeapi__exchange_delay_arm(srv, &cr->sleeper, plan);
     return MHD_YES;
-}
-
-/* Apply the fired rules that act before the answer: false if the
- * connection is to be dropped unanswered. An injected error fills resp. */
-static bool pre_faults(const fakeapi__fault_plan *plan, fakeapi__resp *resp)
-{
-    if (plan->terminal == FAKEAPI_FAULT_ERROR) {
-        fakeapi__resp_error(resp, plan->status, plan->reason, NULL, "%s", plan->message);
-        resp->retry_after = plan->retry_after;
-        return true;
-    }
-    return plan->terminal != FAKEAPI_FAULT_DROP;
 }
 
 /* Too many connections, none of them idle: a quick 429, then the close. */
@@ -430,26 +379,21 @@ static bool offload_start(fakeapi_server *srv, struct MHD_Connection *conn, conn
 
 static bool tls_client_verified(struct MHD_Connection *conn);
 
-/* The audit log's line for one answered request (record.h). */
-static void record(fakeapi_server *srv, struct MHD_Connection *conn, const conn_req *cr,
-                   int64_t received, const fakeapi__req *req, const fakeapi__route *rt,
-                   const fakeapi__reqinfo *ri, const fakeapi__resp *resp)
+/* What the audit log knows of a request's client (record.h). */
+static void client_info(fakeapi_server *srv, struct MHD_Connection *conn, char *ip, size_t iplen,
+                        fakeapi__record_info *info)
 {
-    char ip[INET6_ADDRSTRLEN] = "";
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *sa = ci ? ci->client_addr : NULL;
     if (sa && sa->sa_family == AF_INET)
         inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, ip,
-                  sizeof ip);
+                  (socklen_t)iplen);
     else if (sa && sa->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, ip,
-                  sizeof ip);
-    fakeapi__record_info info = {.target = cr->target,
-                                 .source_ip = ip[0] ? ip : NULL,
-                                 .tls_client = srv->opts.tls && tls_client_verified(conn),
-                                 .received_ns = received};
-    fakeapi__record(srv, &info, req, rt, ri, resp);
+                  (socklen_t)iplen);
+    info->source_ip = ip[0] ? ip : NULL;
+    info->tls_client = srv->opts.tls && tls_client_verified(conn);
 }
 
 static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, const char *method,
@@ -458,77 +402,62 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
     /* a delayed request comes back here: it was received the first time */
     if (!cr->received_ns && fakeapi__recording(srv))
         cr->received_ns = fakeapi__srv_now(srv);
-    int64_t received = cr->received_ns;
     fakeapi__resp resp = {0};
-    const char *url = cr->path;
-    fakeapi__req req = {
-        .method = method,
-        .path = url,
-        .query = cr->query,
-        .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
-        .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
-        .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
-        .token = bearer(conn),
-        .body = cr->body ? cr->body : "",
-        .body_len = cr->len,
+    fakeapi__exchange ex = {
+        .req =
+            {
+                .method = method,
+                .path = cr->path,
+                .query = cr->query,
+                .content_type =
+                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+                .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+                .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
+                .token = bearer(conn),
+                .body = cr->body ? cr->body : "",
+                .body_len = cr->len,
+            },
     };
-    fakeapi__route rt;
-    fakeapi__route_parse(url, &rt);
-    fakeapi__reqinfo ri;
-    fakeapi__classify(&req, &rt, &ri);
-    fakeapi__fault_plan plan;
-    if (!cr->plan && rt.kind != FAKEAPI__RT_CONTROL && rt.kind != FAKEAPI__RT_METRICS &&
+    fakeapi__exchange_classify(&ex);
+    if (!cr->plan && !fakeapi__exchange_unfaulted(&ex) &&
         fakeapi__conns_crowded(srv->conns, conn_track(conn))) {
-        return crowded(srv, conn, &ri);
+        return crowded(srv, conn, &ex.ri);
     }
     if (cr->plan) {
-        plan = *cr->plan; /* back from a delay: the faults were chosen then */
+        ex.plan = *cr->plan; /* back from a delay: the faults were chosen then */
         if (cr->sleeper_ready && atomic_load(&cr->sleeper.dropped))
-            plan.terminal = FAKEAPI_FAULT_DROP; /* fakeapi_request_drop */
+            ex.plan.terminal = FAKEAPI_FAULT_DROP; /* fakeapi_request_drop */
         /* The answer may stall like any other (a new timer starts). */
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s(srv));
-    } else {
-        /* The control endpoint and /metrics are never faulted: a catch-all
-         * rule must not lock out the way to remove it. */
-        if (rt.kind == FAKEAPI__RT_CONTROL || rt.kind == FAKEAPI__RT_METRICS)
-            memset(&plan, 0, sizeof plan);
-        else
-            fakeapi__faults_eval(srv->faults, &ri, &plan);
-        early_faults(srv, &plan, &ri);
-        if (plan.delay_ns > 0 && !atomic_load(&srv->stopping))
-            return delay(srv, conn, cr, &plan);
+    } else if (fakeapi__exchange_choose(srv, &ex)) {
+        return delay(srv, conn, cr, &ex.plan);
     }
-    req.plan = &plan;
-    bool answer = pre_faults(&plan, &resp);
-    if (answer && !resp.status && cr->off && atomic_load(&cr->off->done)) {
+    fakeapi__exchange_pre(&ex, &resp);
+    if (ex.answer && !resp.status && cr->off && atomic_load(&cr->off->done)) {
         resp = cr->off->resp; /* back from its thread */
         free(cr->off);
         cr->off = NULL;
-    } else if (answer && !resp.status && cr->off) {
+    } else if (ex.answer && !resp.status && cr->off) {
         /* Called again before its thread is done (it resumes only when it
          * is): wait on. */
         MHD_suspend_connection(conn);
         return MHD_YES;
-    } else if (answer && !resp.status) {
-        if (may_call_webhooks(srv, method, &rt) &&
-            offload_start(srv, conn, cr, &req, &plan))
+    } else if (ex.answer && !resp.status) {
+        if (may_call_webhooks(srv, method, &ex.rt) &&
+            offload_start(srv, conn, cr, &ex.req, &ex.plan))
             return MHD_YES;
-        fakeapi__handle(srv, &req, &resp);
+        fakeapi__handle(srv, &ex.req, &resp);
     }
     enum MHD_Result ret = MHD_NO;
-    char rv[24];
-    rv[0] = '\0';
-    if (fakeapi__tracing(srv))
-        resp_rv(&resp, rv, sizeof rv);
-    fakeapi__metrics_request(srv->metrics, &ri, answer ? resp.status : 0);
-    fakeapi__trace_request(srv, &ri, method, url, answer ? resp.status : 0, rv);
-    if (answer && fakeapi__recording(srv) && rt.kind != FAKEAPI__RT_CONTROL &&
-        rt.kind != FAKEAPI__RT_METRICS)
-        record(srv, conn, cr, received, &req, &rt, &ri, &resp);
-    if (!answer || plan.terminal == FAKEAPI_FAULT_LOSE_RESPONSE) {
+    char ip[INET6_ADDRSTRLEN] = "";
+    fakeapi__record_info info = {.target = cr->target, .received_ns = cr->received_ns};
+    if (fakeapi__recording(srv))
+        client_info(srv, conn, ip, sizeof ip, &info);
+    fakeapi__exchange_finish(srv, &ex, &resp, &info);
+    if (!ex.answer || ex.plan.terminal == FAKEAPI_FAULT_LOSE_RESPONSE) {
         if (resp.watch)
             fakeapi__watch_free(resp.watch);
-    } else if (plan.terminal == FAKEAPI_FAULT_TRUNCATE && !resp.watch) {
+    } else if (ex.plan.terminal == FAKEAPI_FAULT_TRUNCATE && !resp.watch) {
         ret = send_truncated(conn, &resp);
     } else {
         if (resp.watch) {
@@ -677,80 +606,7 @@ static bool front_door(fakeapi_server *srv, struct MHD_Connection *conn, conn_re
                             "this server");
         return false;
     }
-    char err[400];
-    int rc = fakeapi__url_split(cr->target, &cr->path, &cr->query, err, sizeof err);
-    if (rc == 0)
-        return true;
-    /* As kube-apiserver: a path no name can have is not found; a query
-     * that cannot be read exactly is refused rather than half-read. */
-    if (rc == FAKEAPI__URL_BAD_PATH)
-        fakeapi__resp_error(resp, 404, "NotFound", NULL, "%s", err);
-    else if (rc == FAKEAPI__URL_NOMEM)
-        fakeapi__resp_error(resp, 500, "InternalError", NULL, "%s", err);
-    else
-        fakeapi__resp_error(resp, 400, "BadRequest", NULL, "%s", err);
-    return false;
-}
-
-static bool media_in(const char *ct, const char *const *types)
-{
-    for (; *types; types++)
-        if (fakeapi__media_is(ct, *types))
-            return true;
-    return false;
-}
-
-/*
- * Is the body in a media type the server reads? Without it, 415. This is
- * also what keeps web pages out where the Origin check cannot (a browser
- * too old to send Origin): a browser sends a cross-site request without
- * asking first (CORS preflight, which this server never grants) only as
- * GET, HEAD or POST with a form or text/plain body, so a POST to the control
- * endpoint needs a JSON (or YAML) Content-Type even without a body, and a
- * body to a verb that reads one needs a type it reads (a verb the path does
- * not have is 405, later).
- */
-static bool media_ok(const char *path, const char *method, const char *ct, bool browser,
-                     size_t body_len, fakeapi__resp *resp)
-{
-    static const char *const objects[] = {"application/json", "application/yaml",
-                                          "application/vnd.kubernetes.protobuf", NULL};
-    static const char *const patches[] = {
-        "application/json-patch+json", "application/merge-patch+json",
-        "application/strategic-merge-patch+json", "application/apply-patch+yaml", NULL};
-    static const char *const control[] = {"application/json", "application/yaml", NULL};
-    fakeapi__route rt;
-    fakeapi__route_parse(path, &rt);
-    const char *const *ok = NULL;
-    const char *list = NULL;
-    if (rt.kind == FAKEAPI__RT_CONTROL && !strcmp(method, "POST")) {
-        ok = control;
-        list = "application/json, application/yaml";
-    } else if (body_len > 0 && !strcmp(method, "POST") &&
-               (rt.kind == FAKEAPI__RT_COLLECTION || rt.kind == FAKEAPI__RT_SUBRESOURCE)) {
-        ok = objects;
-        list = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
-    } else if (body_len > 0 && !strcmp(method, "PUT") &&
-               (rt.kind == FAKEAPI__RT_OBJECT || rt.kind == FAKEAPI__RT_SUBRESOURCE)) {
-        ok = objects;
-        list = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
-    } else if (body_len > 0 && !strcmp(method, "PATCH") &&
-               (rt.kind == FAKEAPI__RT_OBJECT || rt.kind == FAKEAPI__RT_SUBRESOURCE)) {
-        ok = patches;
-        list = "application/json-patch+json, application/merge-patch+json, "
-               "application/strategic-merge-patch+json, application/apply-patch+yaml";
-    }
-    /* No Content-Type with a body is read as JSON, as kube-apiserver does
-     * (kubectl create --raw sends none), unless a browser sent it: a page
-     * can send a body without one (a Blob) without asking first. A bare
-     * POST to the control endpoint (compact) has no such excuse. */
-    if (!ok || media_in(ct, ok) || (!ct && !browser && body_len > 0))
-        return true;
-    fakeapi__resp_error(resp, 415, "UnsupportedMediaType", NULL,
-                        "the body of the request was in an unknown format - accepted media "
-                        "types include: %s",
-                        list);
-    return false;
+    return fakeapi__exchange_target(cr->target, &cr->path, &cr->query, resp);
 }
 
 /* Answer now and end the connection: what is left of the request (a body
@@ -789,9 +645,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     fakeapi__conns_busy(srv->conns, conn_track(conn)); /* the whole request is in */
     if (cr->too_large) {
         fakeapi__resp resp = {0};
-        fakeapi__resp_error(&resp, 413, "RequestEntityTooLarge", NULL,
-                            "the request body is larger than the limit of %zu bytes",
-                            srv->max_body);
+        fakeapi__exchange_too_large(srv, &resp);
         enum MHD_Result ret = send_resp(conn, &resp, false);
         fakeapi__resp_deinit(&resp);
         return ret;
@@ -800,7 +654,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         fakeapi__resp resp = {0};
         const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
         bool browser = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin") != NULL;
-        if (!media_ok(cr->path, method, ct, browser, cr->len, &resp))
+        if (!fakeapi__exchange_media_ok(cr->path, method, ct, browser, cr->len, &resp))
             return refuse(conn, &resp);
     }
     return serve(srv, conn, method, cr);

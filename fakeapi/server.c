@@ -5,7 +5,8 @@
  *
  * fakeapi_start opens the store, bootstraps it, starts the collector and
  * then the front end; fakeapi_stop ends watches first (hub), then wakes
- * every suspended connection (waker), then stops the front end
+ * every suspended connection (waker), then waits for in-process calls and
+ * ends their streams (inproc.c), then stops the front end
  * (libmicrohttpd joins its threads, then the tracker goes), then the
  * collector, then closes the store.
  */
@@ -19,6 +20,7 @@
 #include "fault.h"
 #include "front.h"
 #include "gc.h"
+#include "inproc.h"
 #include "metrics.h"
 #include "openapi.h"
 #include "server_int.h"
@@ -80,8 +82,9 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out)
     srv->metrics = fakeapi__metrics_new();
     srv->openapi = fakeapi__openapi_cache_new();
     srv->admission = fakeapi__admission_new();
+    srv->inproc = fakeapi__inproc_new();
     if (!srv->reg || !srv->hub || !srv->waker || !srv->faults || !srv->metrics || !srv->openapi ||
-        !srv->admission)
+        !srv->admission || !srv->inproc)
         goto fail;
     fakeapi__waker_hold(srv->waker, srv->opts.on_held != NULL);
     srv->gc_wake = fakeapi__gc_wake;
@@ -123,6 +126,9 @@ void fakeapi_stop(fakeapi_server *srv)
     /* libmicrohttpd must not be stopped with suspended connections: wake
      * every one (fault delays end early) before it stops. */
     fakeapi__waker_stop(srv->waker);
+    /* In-process calls (their delays now over) finish, and their open
+     * streams end, while the store, hub and waker are still there. */
+    fakeapi__inproc_stop(srv);
     fakeapi__front_stop(srv);
     fakeapi__waker_free(srv->waker);
     fakeapi__gc_stop(srv);

@@ -109,6 +109,10 @@ struct fakeapi_server {
     /* Requests handed to a thread of their own because they may call a
      * webhook (front.c): the front end waits for them before it stops. */
     atomic_int offloaded;
+    /* In-process exchanges (inproc.c): the open streams, and the calls in
+     * progress, which fakeapi_stop wakes and waits for. */
+    struct fakeapi__inproc *inproc;
+    atomic_int inproc_calls;
 };
 
 /* Handle one API request: fills *resp (status, body, or a watch stream). */

@@ -78,23 +78,45 @@ static void disarm_locked(fakeapi__waker *wk, fakeapi__sleeper *s)
         unlink_locked(wk, s);
 }
 
+static void suspend_conn(const fakeapi__waker *wk, const fakeapi__sleeper *s)
+{
+    (s->ops ? s->ops->suspend : wk->suspend)(s->conn);
+}
+
+static void resume_conn(const fakeapi__waker *wk, const fakeapi__sleeper *s)
+{
+    (s->ops ? s->ops->resume : wk->resume)(s->conn);
+}
+
+/* A connection to resume, and how. */
+typedef struct due_conn {
+    void (*resume)(void *conn);
+    void *conn;
+} due_conn;
+
 /* Collected under the lock, resumed after it: the waker's wake-ups. */
 typedef struct due_list {
-    void **conn;
+    due_conn *conn;
     size_t n, cap;
 } due_list;
 
-static void due_add(due_list *d, void *conn)
+static void due_add(due_list *d, const fakeapi__waker *wk, const fakeapi__sleeper *s)
 {
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 16;
-        void **p = realloc(d->conn, cap * sizeof *p);
+        due_conn *p = realloc(d->conn, cap * sizeof *p);
         if (!p)
             return; /* retried: the sleeper stays armed (see fire_due) */
         d->conn = p;
         d->cap = cap;
     }
-    d->conn[d->n++] = conn;
+    d->conn[d->n++] = (due_conn){s->ops ? s->ops->resume : wk->resume, s->conn};
+}
+
+static void due_resume(due_list *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        d->conn[i].resume(d->conn[i].conn);
 }
 
 /* Disarm the due sleepers into d; returns the earliest remaining deadline. */
@@ -106,7 +128,7 @@ static int64_t fire_due(fakeapi__waker *wk, int64_t now, due_list *d)
         fakeapi__sleeper *after = s->next;
         if (s->armed && (wk->stopping || (s->until <= now && !s->held))) {
             size_t before = d->n;
-            due_add(d, s->conn);
+            due_add(d, wk, s);
             if (d->n > before)
                 disarm_locked(wk, s);
             else
@@ -127,7 +149,7 @@ static void hung_up_locked(fakeapi__waker *wk, uint64_t id, due_list *d)
         atomic_store(&s->hung_up, true);
         if (s->armed) {
             size_t before = d->n;
-            due_add(d, s->conn);
+            due_add(d, wk, s);
             if (d->n > before)
                 disarm_locked(wk, s);
         }
@@ -148,8 +170,7 @@ static void *waker_main(void *ud)
         bool stop = wk->stopping;
         wk->planned = next;
         pthread_mutex_unlock(&wk->mu);
-        for (size_t i = 0; i < due.n; i++)
-            wk->resume(due.conn[i]);
+        due_resume(&due);
         if (stop)
             break;
         int64_t left_ms = next == INT64_MAX ? WAKER_MAX_WAIT_MS : (next - now + 999999) / 1000000;
@@ -171,8 +192,7 @@ static void *waker_main(void *ud)
         }
         if (due.n) {
             pthread_mutex_unlock(&wk->mu);
-            for (size_t i = 0; i < due.n; i++)
-                wk->resume(due.conn[i]);
+            due_resume(&due);
             pthread_mutex_lock(&wk->mu);
         }
     }
@@ -231,9 +251,11 @@ void fakeapi__waker_free(fakeapi__waker *wk)
     free(wk);
 }
 
-void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn, int fd)
+void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn,
+                           const fakeapi__conn_ops *ops, int fd)
 {
     s->conn = conn;
+    s->ops = ops;
     s->until = INT64_MAX;
     s->armed = false;
     s->held = false;
@@ -276,11 +298,11 @@ void fakeapi__sleeper_deinit(fakeapi__waker *wk, fakeapi__sleeper *s)
 
 int fakeapi__waker_arm(fakeapi__waker *wk, fakeapi__sleeper *s)
 {
-    wk->suspend(s->conn);
+    suspend_conn(wk, s);
     pthread_mutex_lock(&wk->mu);
     if (wk->stopping || atomic_load(&s->hung_up)) {
         pthread_mutex_unlock(&wk->mu);
-        wk->resume(s->conn);
+        resume_conn(wk, s);
         return FAKEAPI__RESUMED;
     }
     bool was_linked = linked(s);
@@ -331,7 +353,7 @@ int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id, bool drop)
     /* Disarmed by us: nobody else resumes it, and until we do the
      * connection cannot end, so s is still valid here. */
     if (s)
-        wk->resume(s->conn);
+        resume_conn(wk, s);
     return s ? 0 : -1;
 }
 
@@ -345,7 +367,7 @@ bool fakeapi__waker_wake(fakeapi__waker *wk, fakeapi__sleeper *s)
     /* Disarmed by us: nobody else resumes it, and until we do the
      * connection cannot end, so s is still valid here. */
     if (was)
-        wk->resume(s->conn);
+        resume_conn(wk, s);
     return was;
 }
 

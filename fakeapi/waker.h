@@ -1,6 +1,9 @@
 /*
- * waker.h - wakes suspended HTTP connections: at a time on the server's
- * clock, or when their client hangs up.
+ * waker.h - wakes suspended connections: at a time on the server's clock,
+ * or when their client hangs up. A connection is libmicrohttpd's (the
+ * waker's own suspend and resume functions) or, for a request served
+ * in-process (inproc.c), a caller's thread parked on a condition variable
+ * (the sleeper's own functions, fakeapi__conn_ops).
  *
  * libmicrohttpd serves every connection from a few event-loop threads
  * (front.c), so nothing may block in a request: a watch with nothing to send
@@ -33,9 +36,17 @@
 
 typedef struct fakeapi__waker fakeapi__waker;
 
+/* How one kind of connection is suspended and resumed (see
+ * fakeapi__waker_new for when each is called). */
+typedef struct fakeapi__conn_ops {
+    void (*suspend)(void *conn);
+    void (*resume)(void *conn);
+} fakeapi__conn_ops;
+
 typedef struct fakeapi__sleeper {
     /* Set by the owner before arming. */
-    void *conn;    /* handed to the resume function */
+    void *conn;                   /* handed to the resume function */
+    const fakeapi__conn_ops *ops; /* the connection's functions; NULL = the waker's */
     int64_t until; /* server clock, ns; INT64_MAX = no deadline */
     bool reported; /* counts in fakeapi__waker_next (fault delays do) */
     bool holdable; /* while the waker holds (fakeapi__waker_hold), wait for a release */
@@ -59,9 +70,11 @@ fakeapi__waker *fakeapi__waker_new(int64_t (*now)(void *), void *now_ud,
 /* Stop first (fakeapi__waker_stop); free(NULL) does nothing. */
 void fakeapi__waker_free(fakeapi__waker *wk);
 
-/* Set up a sleeper (once, before first use); fd is the client's socket to
- * watch for hang-ups while the connection lives, or -1. Any thread. */
-void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn, int fd);
+/* Set up a sleeper (once, before first use); ops NULL for a connection the
+ * waker's own functions serve; fd is the client's socket to watch for
+ * hang-ups while the connection lives, or -1. Any thread. */
+void fakeapi__sleeper_init(fakeapi__waker *wk, fakeapi__sleeper *s, void *conn,
+                           const fakeapi__conn_ops *ops, int fd);
 /* Stop watching the socket: call while the connection still holds it (the
  * last read of a stream), and at the latest before the sleeper's memory goes. */
 void fakeapi__sleeper_deinit(fakeapi__waker *wk, fakeapi__sleeper *s);

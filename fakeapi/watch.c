@@ -834,12 +834,23 @@ out:
     return n;
 }
 
-void fakeapi__watch_attach(struct fakeapi__watch *w, void *conn, int fd)
+void fakeapi__watch_attach(struct fakeapi__watch *w, void *conn, const fakeapi__conn_ops *ops,
+                           int fd)
 {
     pthread_mutex_lock(&w->mu);
     w->conn = conn;
-    fakeapi__sleeper_init(w->srv->waker, &w->sl, conn, fd);
+    fakeapi__sleeper_init(w->srv->waker, &w->sl, conn, ops, fd);
     pthread_mutex_unlock(&w->mu);
+}
+
+void fakeapi__watch_hang_up(struct fakeapi__watch *w)
+{
+    atomic_store(&w->sl.hung_up, true);
+}
+
+void fakeapi__watch_unpark(struct fakeapi__watch *w)
+{
+    fakeapi__waker_wake(w->srv->waker, &w->sl);
 }
 
 static struct fakeapi__watch *find_locked(fakeapi__hub *hub, uint64_t id)

@@ -33,6 +33,7 @@
 #include "http.h"
 #include "registry.h"
 #include "server_int.h"
+#include "waker.h"
 
 typedef struct fakeapi__event fakeapi__event;
 
@@ -90,10 +91,21 @@ enum { FAKEAPI__WATCH_END = -1, FAKEAPI__WATCH_GONE = -2 };
 ssize_t fakeapi__watch_read(struct fakeapi__watch *w, char *buf, size_t max);
 
 /* Give the watch its connection (suspended and resumed through
- * the waker) and its client's socket, watched so
- * that a hang-up ends it at once (fd -1: not watched). Once, before the
- * first read. */
-void fakeapi__watch_attach(struct fakeapi__watch *w, void *conn, int fd);
+ * the waker, with ops: NULL for the waker's own functions) and its client's
+ * socket, watched so that a hang-up ends it at once (fd -1: not watched).
+ * Once, before the first read. */
+void fakeapi__watch_attach(struct fakeapi__watch *w, void *conn, const fakeapi__conn_ops *ops,
+                           int fd);
+
+/* The client hung up (an in-process stream cancelled): the watch is no
+ * longer listed, and its next read returns FAKEAPI__WATCH_GONE. Sets a flag
+ * only (takes no lock); any thread while the watch lives. */
+void fakeapi__watch_hang_up(struct fakeapi__watch *w);
+
+/* The reader stops waiting for a resume after a read returned 0: if the
+ * sleeper is still armed it is disarmed and the connection resumed here;
+ * if not, whoever disarmed it resumes it. Reader's thread. */
+void fakeapi__watch_unpark(struct fakeapi__watch *w);
 
 /* Hold (hold = 1), free (0) or leave (-1) a watch's delivery, and allow
  * release more lines through while held. -1 if no watch has that id. */

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #ifdef __cplusplus
@@ -175,6 +176,79 @@ void fakeapi_clock_advanced(fakeapi_server *srv);
  */
 int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
                     const char *content_type, const char *body, int *status, json_t **out);
+
+/*
+ * In-process exchanges: a request served on the caller's thread exactly as
+ * the HTTP front end serves it (the same handler, fault rules, trace lines,
+ * metrics and audit record, the same answer bytes and watch stream bytes),
+ * for a client in the same process that skips sockets (docs/fakeapi.md,
+ * "In-process requests"). Only the transport differs: no connection limit,
+ * no Host/Origin checks, and the audit record has no source address.
+ */
+
+/* One request, as an HTTP client would send it. Strings are borrowed for
+ * the call. */
+typedef struct fakeapi_exchange_req {
+    const char *method;       /* "GET", "POST", ... */
+    const char *target;       /* path and optional query, percent-encoded as on the wire */
+    const char *content_type; /* of body, or NULL */
+    const char *accept;       /* or NULL */
+    const char *user_agent;   /* or NULL: the client identity faults and traces use */
+    const char *token;        /* bearer token, or NULL */
+    const char *body;         /* may be NULL */
+    size_t body_len;
+} fakeapi_exchange_req;
+
+/* An accepted watch's stream of bytes (fakeapi_stream_read). */
+typedef struct fakeapi_stream fakeapi_stream;
+
+typedef struct fakeapi_exchange_resp {
+    int status;     /* 0: the connection was dropped unanswered (a drop or lose-response
+                     * fault, fakeapi_request_drop) */
+    bool truncated; /* a truncate fault: body holds what was sent before the connection ended */
+    char *body;     /* malloc'ed; NULL/0 for a stream */
+    size_t body_len;
+    char content_type[64];  /* "" = application/json */
+    int retry_after;        /* seconds, 0 = none */
+    char *warnings;         /* malloc'ed: each warning text ending in '\n', or NULL */
+    fakeapi_stream *stream; /* an accepted watch: read it, then free it */
+} fakeapi_exchange_resp;
+
+/*
+ * Serve req on the calling thread; *resp is overwritten (free it with
+ * fakeapi_exchange_resp_free). A delay fault blocks the caller until its
+ * time on the server's clock (a virtual clock's driver moves it and calls
+ * fakeapi_clock_advanced). With opts.on_held set the delay is held instead:
+ * on_held is called on this thread, and the call blocks until
+ * fakeapi_request_release (then it is answered) or fakeapi_request_drop
+ * (status 0, nothing applied) from another thread. Returns 0 whatever the
+ * status, or FAKEAPI_ERR_INVALID (a NULL argument, method or target) or
+ * FAKEAPI_ERR_NOMEM. Any thread, many at once; not after fakeapi_stop has
+ * begun (calls in progress then, delayed or held ones too, are woken and
+ * finish before it returns).
+ */
+int fakeapi_exchange(fakeapi_server *srv, const fakeapi_exchange_req *req,
+                     fakeapi_exchange_resp *resp);
+/* Free what resp holds (the stream too, if still set). NULL does nothing. */
+void fakeapi_exchange_resp_free(fakeapi_exchange_resp *resp);
+
+/*
+ * Read the next bytes of a watch stream into buf (at most max): blocks
+ * until there are some (> 0), the stream ended (0: timeoutSeconds, a
+ * close fault, fakeapi_close_watches, fakeapi_stop; again 0 on later
+ * calls), or it was cancelled (-1). One reader thread at a time.
+ */
+ssize_t fakeapi_stream_read(fakeapi_stream *s, char *buf, size_t max);
+/* The client hangs up, as an HTTP client closing its connection: the
+ * watch ends at once (fakeapi_watches no longer lists it) and a blocked or
+ * later read returns -1. Any thread, until fakeapi_stream_free. */
+void fakeapi_stream_cancel(fakeapi_stream *s);
+/* Free the stream, by its reader once done (not while a read or cancel
+ * runs). A stream still open is hung up first. Valid before and after
+ * fakeapi_stop: fakeapi_stop ends every stream (a blocked read returns 0)
+ * and waits for readers inside fakeapi_stream_read to return, never for a
+ * free; after it, reads return 0 and the stream only waits to be freed. */
+void fakeapi_stream_free(fakeapi_stream *s);
 
 /* The URL path of a kind's collection (name NULL) or of one object, e.g.
  * "/apis/apps/v1/namespaces/default/deployments/web". */
