@@ -83,7 +83,9 @@ typedef struct ctrl_roundtrip_io {
      * cancel: on_cancel(io, wake, wake_ud), at most once per exchange, before
      * blocking; wake is called at once (on this thread) if already cancelled,
      * and never after roundtrip has returned. wake must not block nor call
-     * into libctrl. Requests that cannot be cancelled never call wake. */
+     * into libctrl (libctrl calls it under a lock of its own), and on_cancel
+     * must be called without holding a lock that wake takes. Requests that
+     * cannot be cancelled never call wake. */
     bool (*cancelled)(void *io);
     void (*on_cancel)(void *io, void (*wake)(void *wake_ud), void *wake_ud);
     /* Before returning CTRL_ERR_TRANSPORT (or CTRL_ERR_TIMEOUT): how the
