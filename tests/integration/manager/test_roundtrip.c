@@ -1039,3 +1039,108 @@ Test(rt_script, set_null_is_curl_again)
     ctrl_error_deinit(&err);
     ctrl_client_free(c);
 }
+
+/* ---- an informer syncing through a round-tripper ---- */
+
+typedef struct router {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int lists, watches, wakes, blocked;
+    bool woken;
+} router;
+
+static router R = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void router_wake(void *ud)
+{
+    router *r = ud;
+    pthread_mutex_lock(&r->mu);
+    r->woken = true;
+    r->wakes++;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static int routed(void *ud, const ctrl_roundtrip_request *req, const ctrl_roundtrip_io *io)
+{
+    router *r = ud;
+    static const char list[] =
+        "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+        "\"10\"},\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"default\","
+        "\"resourceVersion\":\"9\"}}]}";
+    static const char added[] =
+        "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+        "\"metadata\":{\"name\":\"b\",\"namespace\":\"default\",\"resourceVersion\":\"11\"}}}\n";
+    if (!strcmp(req->target, "/api/v1")) {
+        io->head(io->io, 200, 0, "application/json");
+        io->body(io->io, discovery, strlen(discovery));
+        return 0;
+    }
+    if (!strstr(req->target, "watch=true")) {
+        pthread_mutex_lock(&r->mu);
+        r->lists++;
+        pthread_mutex_unlock(&r->mu);
+        io->head(io->io, 200, 0, "application/json");
+        io->body(io->io, list, strlen(list));
+        return 0;
+    }
+    pthread_mutex_lock(&r->mu);
+    int n = ++r->watches;
+    pthread_mutex_unlock(&r->mu);
+    io->head(io->io, 200, 0, "application/json");
+    if (n == 1 && deliver(io, added, strlen(added), 1))
+        return 0;
+    /* Then nothing more until the informer stops. */
+    io->on_cancel(io->io, router_wake, r);
+    pthread_mutex_lock(&r->mu);
+    r->blocked++;
+    pthread_cond_broadcast(&r->cv);
+    while (!r->woken && !io->cancelled(io->io))
+        pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    return CTRL_ERR_CANCELLED;
+}
+
+Test(rt_script, informer_syncs_and_stops)
+{
+    ctrl_config *cfg = NULL;
+    cr_assert_eq(ctrl_config_from_url("http://informer.invalid", &cfg, NULL), 0);
+    cr_assert_eq(ctrl_config_set_roundtripper(cfg, &(ctrl_roundtripper){routed, &R}), 0);
+    ctrl_client *c = NULL;
+    cr_assert_eq(ctrl_client_new(cfg, NULL, &c, NULL), 0);
+    ctrl_config_free(cfg);
+    ctrl_cache *cache = NULL;
+    cr_assert_eq(ctrl_cache_new(c, &(ctrl_cache_options){.no_watch_list = true}, &cache, NULL), 0);
+    ctrl_informer *inf = NULL;
+    cr_assert_eq(ctrl_cache_informer(cache, "v1", "ConfigMap", NULL, &inf, NULL), 0);
+    cr_assert_eq(ctrl_cache_start(cache), 0);
+    cr_assert_eq(ctrl_cache_wait_for_sync(cache, 10 * CTRL_SECOND), 0);
+    json_t *obj = NULL;
+    cr_assert_eq(ctrl_informer_get(inf, "default", "a", &obj), 0);
+    json_decref(obj);
+    /* The watch's event arrives one byte at a time. */
+    int rc = CTRL_ERR_NOT_FOUND;
+    for (int i = 0; i < 500 && rc != 0; i++) {
+        rc = ctrl_informer_get(inf, "default", "b", &obj);
+        if (rc != 0)
+            usleep(10000);
+    }
+    cr_assert_eq(rc, 0);
+    json_decref(obj);
+    char rv[32];
+    ctrl_informer_last_rv(inf, rv, sizeof rv);
+    cr_assert_str_eq(rv, "11");
+    /* Stopping wakes the round-tripper blocked in the watch. */
+    pthread_mutex_lock(&R.mu);
+    while (!R.blocked)
+        pthread_cond_wait(&R.cv, &R.mu);
+    pthread_mutex_unlock(&R.mu);
+    int64_t t0 = mono_ms();
+    ctrl_cache_stop(cache);
+    int64_t took = mono_ms() - t0;
+    cr_assert_lt(took, 5000, "took %lld ms", (long long)took);
+    cr_assert_geq(R.wakes, 1);
+    cr_assert_eq(R.lists, 1);
+    ctrl_cache_free(cache);
+    ctrl_client_free(c);
+}
