@@ -1144,3 +1144,18 @@ Test(rt_script, informer_syncs_and_stops)
     ctrl_cache_free(cache);
     ctrl_client_free(c);
 }
+
+Test(rt_script, dropped_post_retried_when_asked)
+{
+    ctrl_client *c = scripted_client("http://scripted.invalid", NULL,
+                                     (ctrl_client_options){.retry_non_idempotent = true});
+    script_add((step){.what = DROPPED});
+    script_add((step){.status = 201, .body = cm_ok});
+    json_t *obj = cm(), *out = NULL;
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_client_create(c, obj, NULL, &out, &err), 0, "%s", err.message);
+    cr_assert_eq(S.calls, 2);
+    json_decref(out);
+    json_decref(obj);
+    ctrl_client_free(c);
+}
