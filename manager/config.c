@@ -74,6 +74,7 @@ ctrl_config *ctrl_config_copy(const ctrl_config *cfg)
     if (!c)
         return NULL;
     c->insecure = cfg->insecure;
+    c->rt = cfg->rt;
     if (dup_str(&c->server, cfg->server) || dup_str(&c->context, cfg->context) ||
         dup_str(&c->ns, cfg->ns) || dup_str(&c->token, cfg->token) ||
         dup_str(&c->token_file, cfg->token_file) || dup_str(&c->username, cfg->username) ||
@@ -86,6 +87,22 @@ ctrl_config *ctrl_config_copy(const ctrl_config *cfg)
         return NULL;
     }
     return c;
+}
+
+int ctrl_config_set_roundtripper(ctrl_config *cfg, const ctrl_roundtripper *rt)
+{
+    if (!cfg)
+        return CTRL_ERR_ARG;
+    if (rt && rt->roundtrip)
+        cfg->rt = *rt;
+    else
+        memset(&cfg->rt, 0, sizeof cfg->rt);
+    return 0;
+}
+
+const ctrl_roundtripper *ctrl_config_roundtripper(const ctrl_config *cfg)
+{
+    return cfg && cfg->rt.roundtrip ? &cfg->rt : NULL;
 }
 
 const char *ctrl_config_server(const ctrl_config *cfg)

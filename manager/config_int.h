@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "ctrl/config.h"
+#include "ctrl/roundtrip.h"
 
 struct ctrl_config {
     char *server; /* scheme://host[:port][/prefix], no trailing '/' */
@@ -27,6 +28,7 @@ struct ctrl_config {
     size_t cert_len;
     unsigned char *key;
     size_t key_len;
+    ctrl_roundtripper rt; /* roundtrip NULL = libcurl */
 };
 
 /* Read a whole file (at most 16 MiB) into a new NUL-terminated buffer. */

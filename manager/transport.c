@@ -21,6 +21,14 @@
  *   rl_mu     the rate limiter's bucket and the jitter generator;
  *   cancel->mu  the multi handle pointer of a running cancellable request.
  *
+ * With a round-tripper (ctrl/roundtrip.h) set on the config, no curl
+ * handle is ever made: each attempt calls the round-tripper on the calling
+ * thread instead, and everything around the attempt (rate limit, retries,
+ * Status decoding, sink, on_open, size limit, metrics) is shared with the
+ * curl path. Cancellation then wakes the round-tripper through the wake
+ * function it registered (cancel->mu guards it; called under that lock so
+ * that it is never called once the exchange has returned).
+ *
  * Retries: see ctrl/client.h. Delays come from the Retry-After header when
  * the server sends one, else base * 2^attempt capped at max, plus up to 10%
  * jitter; they are slept through the (replaceable) clock.
@@ -57,6 +65,9 @@ struct ctrl__cancel {
     pthread_mutex_t mu;
     atomic_bool fired;
     CURLM *multi; /* while a request runs; guarded by mu */
+    /* A round-tripper's wake-up while its exchange runs; guarded by mu. */
+    void (*wake)(void *ud);
+    void *wake_ud;
 };
 
 struct ctrl__transport {
@@ -67,6 +78,8 @@ struct ctrl__transport {
     char *user_agent;
     struct curl_slist *connect_to;
     bool https;
+    ctrl_roundtripper rt; /* roundtrip NULL = libcurl */
+    char *prefix;         /* with rt: the server URL's path, "" if none */
 
     pthread_mutex_t token_mu;
     char *token;
@@ -152,6 +165,7 @@ static void transport_free(ctrl__transport *t)
     curl_slist_free_all(t->connect_to);
     free(t->server);
     free(t->base_url);
+    free(t->prefix);
     free(t->ns);
     free(t->user_agent);
     free(t->token);
@@ -255,8 +269,10 @@ int ctrl__transport_new(const ctrl_config *cfg, const ctrl_client_options *opts,
         return ctrl__error_set(err, CTRL_ERR_ARG, "a config with a server is required");
     if (!opts)
         opts = &none;
-    pthread_once(&global_once, global_init);
-    if (global_rc != CURLE_OK)
+    bool use_rt = cfg->rt.roundtrip != NULL;
+    if (!use_rt)
+        pthread_once(&global_once, global_init);
+    if (!use_rt && global_rc != CURLE_OK)
         return ctrl__error_set(err, CTRL_ERR_INTERNAL, "curl_global_init failed: %s",
                                curl_easy_strerror(global_rc));
     ctrl__transport *t = calloc(1, sizeof *t);
@@ -286,6 +302,18 @@ int ctrl__transport_new(const ctrl_config *cfg, const ctrl_client_options *opts,
     t->on_response_ud = opts->on_response_ud;
     host_of(cfg->server, t->host, sizeof t->host);
     t->https = !strncmp(cfg->server, "https://", 8);
+    if (use_rt) {
+        /* The target is what a request line would carry: the server URL's
+         * path prefix, then the request's path. */
+        const char *p = strstr(cfg->server, "://");
+        p = p ? p + 3 : cfg->server;
+        p += strcspn(p, "/?#");
+        char *prefix = strndup(p, strcspn(p, "?#"));
+        if (!prefix)
+            oom = true;
+        t->prefix = prefix;
+        t->rt = cfg->rt;
+    }
 
     t->timeout_ms = opts->timeout_ms == 0 ? 30000 : opts->timeout_ms;
     t->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
@@ -317,7 +345,7 @@ int ctrl__transport_new(const ctrl_config *cfg, const ctrl_client_options *opts,
         rc = ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
         goto out;
     }
-    if (cfg->tls_server_name && *cfg->tls_server_name && t->https)
+    if (!use_rt && cfg->tls_server_name && *cfg->tls_server_name && t->https)
         rc = setup_server_name(t, cfg->tls_server_name, err);
 out:
     if (rc < 0) {
@@ -372,6 +400,10 @@ void ctrl__cancel_fire(ctrl__cancel *c)
     atomic_store(&c->fired, true);
     if (c->multi)
         curl_multi_wakeup(c->multi);
+    if (c->wake) {
+        c->wake(c->wake_ud);
+        c->wake = NULL; /* at most once */
+    }
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -499,28 +531,29 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
-static size_t on_write(char *p, size_t sz, size_t n, void *ud)
+/*
+ * Keep one chunk of the answer: to the sink (a 2xx answer of a request with
+ * one; code is read at the first chunk) or into the buffer, within the size
+ * limit. false = end the transfer (sink_stop or too_big says why).
+ */
+static bool keep_body(xfer *x, long code, const char *p, size_t len)
 {
-    xfer *x = ud;
-    size_t len = sz * n;
     if (x->req->sink) {
         if (!x->checked) {
-            long code = 0;
-            curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
             x->to_sink = code >= 200 && code < 300;
             x->checked = true;
         }
         if (x->to_sink) {
             if (x->req->sink(p, len, x->req->sink_ud) != 0) {
                 x->sink_stop = true;
-                return 0;
+                return false;
             }
-            return len;
+            return true;
         }
     }
     if (x->len + len > x->t->max_response) {
         x->too_big = true;
-        return 0;
+        return false;
     }
     if (x->len + len + 1 > x->cap) {
         size_t cap = x->cap ? x->cap : 4096;
@@ -529,7 +562,7 @@ static size_t on_write(char *p, size_t sz, size_t n, void *ud)
         char *nb = realloc(x->buf, cap);
         if (!nb) {
             x->too_big = true;
-            return 0;
+            return false;
         }
         x->buf = nb;
         x->cap = cap;
@@ -537,7 +570,17 @@ static size_t on_write(char *p, size_t sz, size_t n, void *ud)
     memcpy(x->buf + x->len, p, len);
     x->len += len;
     x->buf[x->len] = '\0';
-    return len;
+    return true;
+}
+
+static size_t on_write(char *p, size_t sz, size_t n, void *ud)
+{
+    xfer *x = ud;
+    size_t len = sz * n;
+    long code = 0;
+    if (x->req->sink && !x->checked)
+        curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+    return keep_body(x, code, p, len) ? len : 0;
 }
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
@@ -548,7 +591,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 }
 
 /* Set every option of one request on a freshly reset handle. */
-static int prepare(ctrl__transport *t, const ctrl__request *req, xfer *x, char *url,
+static int prepare(ctrl__transport *t, const ctrl__request *req, xfer *x, const char *url,
                    struct curl_slist **headers, char *errbuf)
 {
     CURL *h = x->h;
@@ -738,6 +781,240 @@ void ctrl__response_deinit(ctrl__response *resp)
     memset(resp, 0, sizeof *resp);
 }
 
+/* ---- attempts ---- */
+
+/* How one attempt ended, whichever way it was performed. */
+typedef enum attempt_end {
+    END_ANSWER,       /* a whole HTTP answer */
+    END_SINK_STOP,    /* the sink ended the transfer */
+    END_CANCELLED,    /* ctrl__cancel_fire */
+    END_TOO_BIG,      /* beyond max_response */
+    END_NOTHING_SENT, /* failed before the request left: always retried */
+    END_DROPPED,      /* failed after it may have: retried when idempotent */
+    END_TIMEOUT,      /* the request's timeout: not retried */
+    END_FAILED,       /* any other failure: not retried */
+    END_NO_ANSWER,    /* a round-tripper returned 0 without a proper answer */
+} attempt_end;
+
+typedef struct attempt_result {
+    attempt_end end;
+    int status;      /* 0 when nothing answered */
+    int retry_after; /* seconds (0 = none), for an answer that is not 2xx */
+    char msg[CURL_ERROR_SIZE];
+} attempt_result;
+
+static void add_totals(const struct timespec *p0)
+{
+    struct timespec p1;
+    clock_gettime(CLOCK_MONOTONIC, &p1);
+    atomic_fetch_add_explicit(&totals_requests, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(
+        &totals_ns, (long long)(p1.tv_sec - p0->tv_sec) * 1000000000 + (p1.tv_nsec - p0->tv_nsec),
+        memory_order_relaxed);
+}
+
+/* One attempt on curl handle h. < 0 when the handle could not be set up. */
+static int attempt_curl(ctrl__transport *t, const ctrl__request *req, xfer *x, const char *url,
+                        bool reset, attempt_result *a)
+{
+    CURL *h = x->h;
+    struct curl_slist *headers = NULL;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    if (reset)
+        curl_easy_reset(h);
+    int rc = prepare(t, req, x, url, &headers, errbuf);
+    if (rc < 0) {
+        curl_slist_free_all(headers);
+        return rc;
+    }
+    CURLcode cc;
+    if (req->cancel) {
+        cc = perform_cancellable(h, req->cancel);
+    } else {
+        struct timespec p0;
+        clock_gettime(CLOCK_MONOTONIC, &p0);
+        cc = curl_easy_perform(h);
+        add_totals(&p0);
+    }
+    curl_slist_free_all(headers);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    a->status = (int)status;
+    if (cc == CURLE_WRITE_ERROR && x->sink_stop) {
+        a->end = END_SINK_STOP;
+        return 0;
+    }
+    if (cc != CURLE_OK) {
+        snprintf(a->msg, sizeof a->msg, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        if (cc == CURLE_ABORTED_BY_CALLBACK && req->cancel)
+            a->end = END_CANCELLED;
+        else if (x->too_big)
+            a->end = END_TOO_BIG;
+        else if (nothing_sent(cc))
+            a->end = END_NOTHING_SENT;
+        else if (dropped(cc))
+            a->end = END_DROPPED;
+        else if (cc == CURLE_OPERATION_TIMEDOUT)
+            a->end = END_TIMEOUT;
+        else
+            a->end = END_FAILED;
+        return 0;
+    }
+    a->end = END_ANSWER;
+    if (status < 200 || status >= 300) {
+        curl_off_t ra = 0;
+        if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK || ra < 0)
+            ra = 0;
+        if (ra > 600)
+            ra = 600;
+        a->retry_after = (int)ra;
+    }
+    return 0;
+}
+
+/* One exchange through a round-tripper: the state its io points to. */
+typedef struct rt_call {
+    xfer *x;
+    ctrl__cancel *cancel; /* NULL = not cancellable */
+    bool head_seen, body_early, cancel_seen, registered, fail_set;
+    int status, retry_after;
+    ctrl_roundtrip_failure how;
+    char reason[CURL_ERROR_SIZE];
+} rt_call;
+
+static void rt_head(void *io, int status, int retry_after_s, const char *content_type)
+{
+    (void)content_type;
+    rt_call *c = io;
+    if (c->head_seen)
+        return;
+    c->head_seen = true;
+    c->status = status;
+    c->retry_after = retry_after_s < 0 ? 0 : (retry_after_s > 600 ? 600 : retry_after_s);
+    const ctrl__request *req = c->x->req;
+    if (req->on_open && status >= 200 && status < 300) {
+        c->x->opened = true;
+        req->on_open(req->on_open_ud);
+    }
+}
+
+static int rt_body(void *io, const char *data, size_t len)
+{
+    rt_call *c = io;
+    if (!c->head_seen) {
+        c->body_early = true;
+        return 1;
+    }
+    /* As curl's progress callback: a cancelled transfer ends between chunks. */
+    if (c->cancel && ctrl__cancel_fired(c->cancel)) {
+        c->cancel_seen = true;
+        return 1;
+    }
+    if (!len)
+        return 0;
+    return keep_body(c->x, c->status, data, len) ? 0 : 1;
+}
+
+static bool rt_cancelled(void *io)
+{
+    rt_call *c = io;
+    return c->cancel && ctrl__cancel_fired(c->cancel);
+}
+
+static void rt_on_cancel(void *io, void (*wake)(void *wake_ud), void *wake_ud)
+{
+    rt_call *c = io;
+    if (!c->cancel || !wake)
+        return;
+    pthread_mutex_lock(&c->cancel->mu);
+    if (ctrl__cancel_fired(c->cancel)) {
+        wake(wake_ud);
+    } else {
+        c->cancel->wake = wake;
+        c->cancel->wake_ud = wake_ud;
+        c->registered = true;
+    }
+    pthread_mutex_unlock(&c->cancel->mu);
+}
+
+static void rt_fail(void *io, ctrl_roundtrip_failure how, const char *reason)
+{
+    rt_call *c = io;
+    c->fail_set = true;
+    c->how = how;
+    snprintf(c->reason, sizeof c->reason, "%s", reason && *reason ? reason : "connection failed");
+}
+
+/* One attempt through the round-tripper; target is the path and query. */
+static int attempt_rt(ctrl__transport *t, const ctrl__request *req, xfer *x, const char *target,
+                      attempt_result *a)
+{
+    char *tok = t->https ? current_token(t) : NULL;
+    int timeout = req->timeout_ms ? req->timeout_ms : t->timeout_ms;
+    ctrl_roundtrip_request r = {.method = req->method,
+                                .target = target,
+                                .content_type = req->content_type,
+                                .accept = "application/json",
+                                .user_agent = req->user_agent ? req->user_agent : t->user_agent,
+                                .bearer_token = tok,
+                                .body = req->body,
+                                .body_len = req->body ? req->body_len : 0,
+                                .timeout_ms = timeout > 0 ? timeout : 0,
+                                .streaming = req->sink != NULL};
+    rt_call c = {.x = x, .cancel = req->cancel};
+    ctrl_roundtrip_io io = {.head = rt_head,
+                            .body = rt_body,
+                            .cancelled = rt_cancelled,
+                            .on_cancel = rt_on_cancel,
+                            .fail = rt_fail,
+                            .io = &c};
+    struct timespec p0;
+    clock_gettime(CLOCK_MONOTONIC, &p0);
+    int rc = t->rt.roundtrip(t->rt.ud, &r, &io);
+    if (!req->cancel)
+        add_totals(&p0);
+    if (c.registered) {
+        /* After this, wake is never called: its data may go away. */
+        pthread_mutex_lock(&c.cancel->mu);
+        c.cancel->wake = NULL;
+        c.cancel->wake_ud = NULL;
+        pthread_mutex_unlock(&c.cancel->mu);
+    }
+    if (tok) {
+        memset(tok, 0, strlen(tok));
+        free(tok);
+    }
+    a->status = c.head_seen ? c.status : 0;
+    if (x->sink_stop) {
+        a->end = END_SINK_STOP;
+    } else if (c.cancel_seen || (rc == CTRL_ERR_CANCELLED && req->cancel)) {
+        a->end = END_CANCELLED;
+    } else if (x->too_big) {
+        a->end = END_TOO_BIG;
+    } else if (rc == 0 && (c.body_early || !c.head_seen)) {
+        a->end = END_NO_ANSWER;
+        snprintf(a->msg, sizeof a->msg, "%s",
+                 c.body_early ? "the round-tripper gave a body before the status"
+                              : "the round-tripper returned no answer");
+    } else if (rc == 0) {
+        a->end = END_ANSWER;
+        a->retry_after = c.retry_after;
+    } else if (rc == CTRL_ERR_TIMEOUT) {
+        a->end = END_TIMEOUT;
+        snprintf(a->msg, sizeof a->msg, "%s", c.fail_set ? c.reason : "timed out");
+    } else {
+        a->end =
+            c.fail_set && c.how == CTRL_ROUNDTRIP_NOTHING_SENT ? END_NOTHING_SENT : END_DROPPED;
+        if (c.fail_set)
+            snprintf(a->msg, sizeof a->msg, "%s", c.reason);
+        else if (rc == CTRL_ERR_TRANSPORT || rc == CTRL_ERR_CANCELLED)
+            snprintf(a->msg, sizeof a->msg, "connection failed");
+        else
+            snprintf(a->msg, sizeof a->msg, "the round-tripper failed (code %d)", rc);
+    }
+    return 0;
+}
+
 int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__response *resp,
                        ctrl_error *err)
 {
@@ -749,8 +1026,16 @@ int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__respo
     if (!url)
         return ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
     snprintf(url, ul, "%s%s", t->base_url, req->path);
-    CURL *h = pool_get(t);
-    if (!h) {
+    CURL *h = NULL;
+    char *target = NULL;
+    if (t->rt.roundtrip) {
+        size_t tl = strlen(t->prefix) + strlen(req->path) + 1;
+        if (!(target = malloc(tl))) {
+            free(url);
+            return ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
+        }
+        snprintf(target, tl, "%s%s", t->prefix, req->path);
+    } else if (!(h = pool_get(t))) {
         free(url);
         return ctrl__error_set(err, CTRL_ERR_NOMEM, "cannot create a curl handle");
     }
@@ -763,86 +1048,69 @@ int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__respo
         }
         rate_wait(t);
         xfer x = {.t = t, .req = req, .h = h};
-        struct curl_slist *headers = NULL;
-        char errbuf[CURL_ERROR_SIZE] = "";
-        if (attempt > 0)
-            curl_easy_reset(h);
-        rc = prepare(t, req, &x, url, &headers, errbuf);
+        attempt_result a = {0};
+        rc =
+            h ? attempt_curl(t, req, &x, url, attempt > 0, &a) : attempt_rt(t, req, &x, target, &a);
         if (rc < 0) {
-            curl_slist_free_all(headers);
+            free(x.buf);
             rc = ctrl__error_set(err, rc, "%s %s: cannot set up the request", req->method, url);
             break;
         }
-        CURLcode cc;
-        if (req->cancel) {
-            cc = perform_cancellable(h, req->cancel);
-        } else {
-            struct timespec p0, p1;
-            clock_gettime(CLOCK_MONOTONIC, &p0);
-            cc = curl_easy_perform(h);
-            clock_gettime(CLOCK_MONOTONIC, &p1);
-            atomic_fetch_add_explicit(&totals_requests, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&totals_ns,
-                                      (long long)(p1.tv_sec - p0.tv_sec) * 1000000000 +
-                                          (p1.tv_nsec - p0.tv_nsec),
-                                      memory_order_relaxed);
-        }
-        curl_slist_free_all(headers);
-        long status = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         if (t->on_response)
-            t->on_response(t->on_response_ud, (int)status, req->method, t->host);
-        if (cc == CURLE_WRITE_ERROR && x.sink_stop) {
-            resp->status = (int)status;
+            t->on_response(t->on_response_ud, a.status, req->method, t->host);
+        if (a.end == END_SINK_STOP) {
+            resp->status = a.status;
             resp->stopped_by_sink = true;
             free(x.buf);
             rc = 0;
             break;
         }
-        if (cc != CURLE_OK) {
+        if (a.end != END_ANSWER) {
             free(x.buf);
-            const char *msg = errbuf[0] ? errbuf : curl_easy_strerror(cc);
-            if (cc == CURLE_ABORTED_BY_CALLBACK && req->cancel) {
+            if (a.end == END_CANCELLED) {
                 rc = ctrl__error_set(err, CTRL_ERR_CANCELLED, "%s %s: cancelled", req->method, url);
                 break;
             }
-            if (x.too_big) {
+            if (a.end == END_TOO_BIG) {
                 rc = ctrl__error_set(err, CTRL_ERR_PROTOCOL, "%s %s: answer larger than %zu bytes",
                                      req->method, url, t->max_response);
                 break;
             }
+            if (a.end == END_NO_ANSWER) {
+                rc = ctrl__error_set(err, CTRL_ERR_PROTOCOL, "%s %s: %s", req->method, url, a.msg);
+                break;
+            }
             bool retry = !req->no_retry && attempt < t->max_retries &&
-                         (nothing_sent(cc) || (may_retry && dropped(cc)));
+                         (a.end == END_NOTHING_SENT || (may_retry && a.end == END_DROPPED));
             if (retry) {
                 sleep_ns(t, backoff_ns(t, attempt));
                 continue;
             }
-            int code = cc == CURLE_OPERATION_TIMEDOUT ? CTRL_ERR_TIMEOUT : CTRL_ERR_TRANSPORT;
-            rc = ctrl__error_set(err, code, "%s %s: %s", req->method, url, msg);
+            int code = a.end == END_TIMEOUT ? CTRL_ERR_TIMEOUT : CTRL_ERR_TRANSPORT;
+            rc = ctrl__error_set(err, code, "%s %s: %s", req->method, url, a.msg);
             break;
         }
+        int status = a.status;
         if (status >= 200 && status < 300) {
-            resp->status = (int)status;
+            resp->status = status;
             resp->body = x.buf;
             resp->len = x.len;
             rc = 0;
             break;
         }
-        curl_off_t ra = 0;
-        if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK || ra < 0)
-            ra = 0;
-        if (ra > 600)
-            ra = 600;
-        if (may_retry && retry_status((int)status) && attempt < t->max_retries) {
+        int ra = a.retry_after;
+        if (may_retry && retry_status(status) && attempt < t->max_retries) {
             free(x.buf);
             sleep_ns(t, ra > 0 ? (int64_t)ra * 1000 * NS_PER_MS : backoff_ns(t, attempt));
             continue;
         }
-        rc = ctrl__error_from_response(err, (int)status, x.buf, x.len, (int)ra);
+        rc = ctrl__error_from_response(err, status, x.buf, x.len, ra);
         free(x.buf);
         break;
     }
-    pool_put(t, h);
+    if (h)
+        pool_put(t, h);
+    free(target);
     free(url);
     return rc;
 }

@@ -1,7 +1,9 @@
 /*
  * transport.h - HTTP for libctrl: a pool of reusable curl handles, TLS and
  * credentials from a ctrl_config, timeouts, retries with backoff, the
- * client-side rate limiter, and cancellable streaming for watches.
+ * client-side rate limiter, and cancellable streaming for watches. With a
+ * round-tripper on the config (ctrl/roundtrip.h), exchanges go through it
+ * instead of curl and everything else stays.
  *
  * A ctrl__transport is reference-counted: a client and its children
  * (ctrl_client_new_for) share one. Every function is thread-safe.

@@ -360,8 +360,9 @@ int ctrl_client_watch(ctrl_client *c, const char *api_version, const char *kind,
                       ctrl_error *err);
 
 /* Requests other than watches made by every client of this process since
- * it started, and the real time spent in them (curl's perform call, retries
- * counted apart): for benchmarks. Thread-safe. */
+ * it started, and the real time spent in them (curl's perform call, or the
+ * round-tripper's of ctrl/roundtrip.h; retries counted apart): for
+ * benchmarks. Thread-safe. */
 void ctrl_transport_totals(unsigned long *requests, long long *ns);
 
 #ifdef __cplusplus

@@ -24,6 +24,9 @@
  * Exec and auth-provider credential plugins are not supported: a user that
  * has nothing else is CTRL_ERR_UNSUPPORTED.
  *
+ * A config may also carry a round-tripper that replaces libcurl for every
+ * request of the clients made from it (ctrl/roundtrip.h).
+ *
  * Ownership: a ctrl_config belongs to its creator (ctrl_config_free); a
  * ctrl_client copies what it needs, so the config may be freed once the
  * client exists. Getters borrow: valid until the config is freed or changed.
