@@ -10,6 +10,11 @@
  *    of its own (front.c) with its connection suspended; webhooks are
  *    called without the store lock (admission.h). fakeapi_stop waits for
  *    those threads (srv->offloaded) before libmicrohttpd stops.
+ *  - fakeapi_exchange (inproc.c) runs a request on its caller's thread
+ *    through the same steps (exchange.h); a caller that must wait (a delay,
+ *    a watch with nothing to read) parks on a condition variable that the
+ *    waker signals as it would resume a connection. fakeapi_stop waits for
+ *    those calls (srv->inproc_calls) and ends their streams.
  *  - One background thread (gc.c) runs garbage collection and namespace
  *    deletion when woken after a delete.
  *  - One thread (conns.c) shuts down connections that wait too long for a

@@ -10,7 +10,8 @@
  * Threads: HTTP is served by a few event-loop threads (one per core, 2 to
  * 8; libmicrohttpd with epoll), plus a waker thread that resumes suspended
  * connections (watches, delayed requests), a connection tracker thread and
- * one background thread (garbage collection, namespace deletion). The
+ * one background thread (garbage collection, namespace deletion).
+ * fakeapi_exchange serves a request on its caller's thread instead. The
  * modules and their layers: fakeapi/README.md.
  * Every function below is thread-safe unless it says otherwise; none may be
  * called from inside a clock callback.

@@ -857,3 +857,51 @@ Test(exchange, recorded_without_source_ip)
     free(text);
     unlink(path);
 }
+
+/* Cancels and a stop landing while events flow: every read returns, no
+ * resume reaches a freed stream (run under ASan). */
+static void *writer_main(void *ud)
+{
+    atomic_bool *stop = ud;
+    for (int i = 0; !atomic_load(stop); i++) {
+        char body[200];
+        snprintf(body, sizeof body, CM_BODY, S("churn-%d", i));
+        fakeapi_exchange_req rq = mkreq("POST", CMS, NULL, body, "writer");
+        fakeapi_exchange_resp rs;
+        if (fakeapi_exchange(B, &rq, &rs) != 0)
+            abort();
+        fakeapi_exchange_resp_free(&rs);
+    }
+    return NULL;
+}
+
+Test(exchange, cancel_and_stop_while_events_flow)
+{
+    atomic_bool stop = false;
+    pthread_t wt;
+    cr_assert_eq(pthread_create(&wt, NULL, writer_main, &stop), 0);
+    for (int round = 0; round < 30; round++) {
+        reader r;
+        reader_start(&r, watch_b(CMS "?watch=true", "churn"));
+        usleep((useconds_t)(round % 5) * 1000);
+        fakeapi_stream_cancel(r.s);
+        cr_assert(wait_flag(&r.done, 5000), "round %d: the read returns", round);
+        pthread_join(r.th, NULL);
+        cr_assert_eq(r.rc, -1);
+        fakeapi_stream_free(r.s);
+    }
+    reader last[3];
+    for (int i = 0; i < 3; i++)
+        reader_start(&last[i], watch_b(CMS "?watch=true", "churn"));
+    usleep(2000);
+    atomic_store(&stop, true);
+    pthread_join(wt, NULL);
+    fakeapi_stop(B);
+    B = NULL;
+    for (int i = 0; i < 3; i++) {
+        cr_assert(wait_flag(&last[i].done, 5000));
+        pthread_join(last[i].th, NULL);
+        cr_assert_eq(last[i].rc, 0);
+        fakeapi_stream_free(last[i].s);
+    }
+}
