@@ -305,6 +305,7 @@ static int take(fakeapi_server *srv, fakeapi__resp *resp, bool truncate, fakeapi
     if (truncate && !resp->watch) {
         /* Half the body, then the connection ends: no headers but the type. */
         out->truncated = true;
+        out->closes = true;
         out->body = resp->body;
         out->body_len = resp->body_len / 2;
         resp->body = NULL;
@@ -316,6 +317,7 @@ static int take(fakeapi_server *srv, fakeapi__resp *resp, bool truncate, fakeapi
     out->warnings = resp->warnings;
     resp->warnings = NULL;
     if (resp->watch) {
+        out->closes = true;
         out->stream = stream_open(srv, resp->watch);
         resp->watch = NULL;
         return out->stream ? 0 : FAKEAPI_ERR_NOMEM;
@@ -349,14 +351,19 @@ int fakeapi_exchange(fakeapi_server *srv, const fakeapi_exchange_req *in,
         memcpy(body, in->body, in->body_len);
     body[in->body_len] = '\0';
     /* What the front end refuses before a request runs: not traced. */
-    if (!fakeapi__exchange_target(in->target, &path, &query, &resp))
+    if (!fakeapi__exchange_target(in->target, &path, &query, &resp)) {
+        out->closes = true; /* refused at the door, as the front end does */
         goto answer;
+    }
     if (in->body_len > srv->max_body) {
         fakeapi__exchange_too_large(srv, &resp);
         goto answer;
     }
-    if (!fakeapi__exchange_media_ok(path, in->method, in->content_type, false, in->body_len, &resp))
+    if (!fakeapi__exchange_media_ok(path, in->method, in->content_type, false, in->body_len,
+                                    &resp)) {
+        out->closes = true;
         goto answer;
+    }
     ex.req = (fakeapi__req){.method = in->method,
                             .path = path,
                             .query = query,
@@ -367,8 +374,11 @@ int fakeapi_exchange(fakeapi_server *srv, const fakeapi_exchange_req *in,
                             .body_len = in->body_len,
                             .token = in->token};
     fakeapi__exchange_classify(&ex);
-    if (fakeapi__exchange_choose(srv, &ex) && wait_delay(srv, &ex.plan))
-        ex.plan.terminal = FAKEAPI_FAULT_DROP; /* fakeapi_request_drop */
+    if (fakeapi__exchange_choose(srv, &ex)) {
+        out->closes = true; /* a delayed answer ends its connection */
+        if (wait_delay(srv, &ex.plan))
+            ex.plan.terminal = FAKEAPI_FAULT_DROP; /* fakeapi_request_drop */
+    }
     fakeapi__exchange_pre(&ex, &resp);
     if (ex.answer && !resp.status)
         fakeapi__handle(srv, &ex.req, &resp);

@@ -29,6 +29,21 @@
  * function it registered (cancel->mu guards it; called under that lock so
  * that it is never called once the exchange has returned).
  *
+ * Connections (a round-tripper with model_connections): each exchange
+ * borrows a modelled handle, taken from and given back to a stack in the
+ * same order as curl handles, and the model counts the kept-alive
+ * connections that handle's libcurl connection cache would hold: one more
+ * after a whole answer on a new connection (at most CURL_MAX_KEPT, libcurl's
+ * CURLOPT_MAXCONNECTS default: the oldest goes), one fewer when a kept one
+ * fails or is closed by the server. An idempotent request (not sent with
+ * CURLOPT_FRESH_CONNECT) goes on a kept connection when there is one, and
+ * when that fails before any byte of the answer it is sent again at once,
+ * as libcurl does ("Connection died, retrying a fresh connect"): on another
+ * kept connection, else a new one, at most CURL_MAX_RESENDS times. That
+ * re-send is inside one attempt: no rate limit, no backoff, one
+ * on_response. Cancellable requests run on a multi handle of their own,
+ * so on a new connection closed at their end: they change no count.
+ *
  * Retries: see ctrl/client.h. Delays come from the Retry-After header when
  * the server sends one, else base * 2^attempt capped at max, plus up to 10%
  * jitter; they are slept through the (replaceable) clock.
@@ -114,6 +129,10 @@ struct ctrl__transport {
     pthread_mutex_t pool_mu;
     CURL **idle;
     int n_idle;
+    /* With a round-tripper that models connections: the idle handles'
+     * kept-alive connection counts, a stack like idle (see "Connections"). */
+    int *kept_idle;
+    int n_kept_idle;
 };
 
 /* ---- clock ---- */
@@ -162,6 +181,7 @@ static void transport_free(ctrl__transport *t)
     for (int i = 0; i < t->n_idle; i++)
         curl_easy_cleanup(t->idle[i]);
     free(t->idle);
+    free(t->kept_idle);
     curl_slist_free_all(t->connect_to);
     free(t->server);
     free(t->base_url);
@@ -340,8 +360,9 @@ int ctrl__transport_new(const ctrl_config *cfg, const ctrl_client_options *opts,
     if (!t->rng)
         t->rng = 0x9E3779B97F4A7C15ULL;
     t->idle = calloc((size_t)t->max_idle, sizeof *t->idle);
+    t->kept_idle = calloc((size_t)t->max_idle, sizeof *t->kept_idle);
     int rc = 0;
-    if (oom || !t->idle) {
+    if (oom || !t->idle || !t->kept_idle) {
         rc = ctrl__error_set(err, CTRL_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -444,6 +465,25 @@ static void pool_put(ctrl__transport *t, CURL *h)
     pthread_mutex_unlock(&t->pool_mu);
     if (h)
         curl_easy_cleanup(h);
+}
+
+/* Modelled handles (model_connections): only their kept-connection count. */
+static int kept_get(ctrl__transport *t)
+{
+    int kept = 0;
+    pthread_mutex_lock(&t->pool_mu);
+    if (t->n_kept_idle > 0)
+        kept = t->kept_idle[--t->n_kept_idle];
+    pthread_mutex_unlock(&t->pool_mu);
+    return kept;
+}
+
+static void kept_put(ctrl__transport *t, int kept)
+{
+    pthread_mutex_lock(&t->pool_mu);
+    if (t->n_kept_idle < t->max_idle)
+        t->kept_idle[t->n_kept_idle++] = kept; /* else cleaned up: its connections close */
+    pthread_mutex_unlock(&t->pool_mu);
 }
 
 /* ---- rate limit, backoff ---- */
@@ -876,7 +916,7 @@ static int attempt_curl(ctrl__transport *t, const ctrl__request *req, xfer *x, c
 typedef struct rt_call {
     xfer *x;
     ctrl__cancel *cancel; /* NULL = not cancellable */
-    bool head_seen, body_early, cancel_seen, registered, fail_set;
+    bool head_seen, body_early, cancel_seen, registered, fail_set, closes;
     int status, retry_after;
     ctrl_roundtrip_failure how;
     char reason[CURL_ERROR_SIZE];
@@ -945,9 +985,16 @@ static void rt_fail(void *io, ctrl_roundtrip_failure how, const char *reason)
     snprintf(c->reason, sizeof c->reason, "%s", reason && *reason ? reason : "connection failed");
 }
 
-/* One attempt through the round-tripper; target is the path and query. */
-static int attempt_rt(ctrl__transport *t, const ctrl__request *req, xfer *x, const char *target,
-                      attempt_result *a)
+static void rt_closes(void *io)
+{
+    rt_call *c = io;
+    c->closes = true;
+}
+
+/* One exchange through the round-tripper; target is the path and query.
+ * *closes: the server closes the connection after its answer. */
+static int exchange_rt(ctrl__transport *t, const ctrl__request *req, xfer *x, const char *target,
+                       attempt_result *a, bool *closes)
 {
     char *tok = t->https ? current_token(t) : NULL;
     int timeout = req->timeout_ms ? req->timeout_ms : t->timeout_ms;
@@ -967,6 +1014,7 @@ static int attempt_rt(ctrl__transport *t, const ctrl__request *req, xfer *x, con
                             .cancelled = rt_cancelled,
                             .on_cancel = rt_on_cancel,
                             .fail = rt_fail,
+                            .closes = rt_closes,
                             .io = &c};
     struct timespec p0;
     clock_gettime(CLOCK_MONOTONIC, &p0);
@@ -1015,6 +1063,41 @@ static int attempt_rt(ctrl__transport *t, const ctrl__request *req, xfer *x, con
     return 0;
 }
 
+/* A libcurl handle's connection cache and its silent re-sends (see
+ * "Connections" above). */
+#define CURL_MAX_KEPT 5
+#define CURL_MAX_RESENDS 5
+
+/* One attempt through the round-tripper: *kept is the modelled handle's
+ * kept connections, NULL when the round-tripper does not model them. */
+static int attempt_rt(ctrl__transport *t, const ctrl__request *req, xfer *x, const char *target,
+                      attempt_result *a, int *kept)
+{
+    bool closes = false;
+    if (!kept || req->cancel)
+        return exchange_rt(t, req, x, target, a, &closes);
+    for (int resends = 0;; resends++) {
+        bool reused = req->idempotent && *kept > 0; /* else CURLOPT_FRESH_CONNECT */
+        closes = false;
+        *a = (attempt_result){0};
+        int rc = exchange_rt(t, req, x, target, a, &closes);
+        if (rc < 0)
+            return rc;
+        bool kept_alive = a->end == END_ANSWER && !closes;
+        if (!reused) {
+            if (kept_alive && *kept < CURL_MAX_KEPT)
+                (*kept)++;
+            return 0;
+        }
+        if (!kept_alive)
+            (*kept)--;
+        /* Nothing came back on a connection kept from before: libcurl takes
+         * it for one the server had closed meanwhile, and sends again. */
+        if (a->end != END_DROPPED || a->status != 0 || x->len > 0 || resends >= CURL_MAX_RESENDS)
+            return 0;
+    }
+}
+
 int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__response *resp,
                        ctrl_error *err)
 {
@@ -1028,7 +1111,10 @@ int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__respo
     snprintf(url, ul, "%s%s", t->base_url, req->path);
     CURL *h = NULL;
     char *target = NULL;
+    int kept = -1; /* the modelled handle's kept connections (model_connections) */
     if (t->rt.roundtrip) {
+        if (t->rt.model_connections)
+            kept = kept_get(t);
         size_t tl = strlen(t->prefix) + strlen(req->path) + 1;
         if (!(target = malloc(tl))) {
             free(url);
@@ -1049,8 +1135,8 @@ int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__respo
         rate_wait(t);
         xfer x = {.t = t, .req = req, .h = h};
         attempt_result a = {0};
-        rc =
-            h ? attempt_curl(t, req, &x, url, attempt > 0, &a) : attempt_rt(t, req, &x, target, &a);
+        rc = h ? attempt_curl(t, req, &x, url, attempt > 0, &a)
+               : attempt_rt(t, req, &x, target, &a, kept >= 0 ? &kept : NULL);
         if (rc < 0) {
             free(x.buf);
             rc = ctrl__error_set(err, rc, "%s %s: cannot set up the request", req->method, url);
@@ -1110,6 +1196,8 @@ int ctrl__transport_do(ctrl__transport *t, const ctrl__request *req, ctrl__respo
     }
     if (h)
         pool_put(t, h);
+    if (kept >= 0)
+        kept_put(t, kept);
     free(target);
     free(url);
     return rc;

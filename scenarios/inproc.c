@@ -56,6 +56,8 @@ static int roundtrip(void *ud, const ctrl_roundtrip_request *req, const ctrl_rou
         goto out;
     }
     io->head(io->io, a.status, a.retry_after, a.content_type[0] ? a.content_type : NULL);
+    if (a.closes && io->closes)
+        io->closes(io->io);
     if (a.stream) {
         rc = pump(a.stream, io);
     } else if (a.body_len > 0 && io->body(io->io, a.body, a.body_len) != 0) {
@@ -73,5 +75,7 @@ out:
 
 void scn__inproc_roundtripper(fakeapi_server *srv, ctrl_roundtripper *rt)
 {
-    *rt = (ctrl_roundtripper){.roundtrip = roundtrip, .ud = srv};
+    /* The server's log (the trace) must be the one HTTP gives, libcurl's
+     * re-sends on kept connections included. */
+    *rt = (ctrl_roundtripper){.roundtrip = roundtrip, .ud = srv, .model_connections = true};
 }

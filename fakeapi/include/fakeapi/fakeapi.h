@@ -213,6 +213,9 @@ typedef struct fakeapi_exchange_resp {
     int retry_after;        /* seconds, 0 = none */
     char *warnings;         /* malloc'ed: each warning text ending in '\n', or NULL */
     fakeapi_stream *stream; /* an accepted watch: read it, then free it */
+    bool closes;            /* over HTTP the connection would end after this answer
+                             * ("Connection: close": a refused target or media type,
+                             * a delayed answer, a watch, a truncated answer) */
 } fakeapi_exchange_resp;
 
 /*

@@ -93,6 +93,9 @@ typedef struct ctrl_roundtrip_io {
      * "METHOD URL: reason"). Not called = CTRL_ROUNDTRIP_DROPPED, "connection
      * failed" ("timed out" for CTRL_ERR_TIMEOUT). */
     void (*fail)(void *io, ctrl_roundtrip_failure how, const char *reason);
+    /* After head: the server closes the connection once this answer is sent
+     * (a "Connection: close" header). Only model_connections uses it. */
+    void (*closes)(void *io);
     void *io;
 } ctrl_roundtrip_io;
 
@@ -111,6 +114,21 @@ typedef struct ctrl_roundtripper {
      */
     int (*roundtrip)(void *ud, const ctrl_roundtrip_request *req, const ctrl_roundtrip_io *io);
     void *ud;
+    /*
+     * Make the exchanges the same client makes over HTTP with libcurl,
+     * which keeps connections alive between requests and, when an
+     * idempotent request sent on a kept connection gets nothing back (a
+     * server that dropped it), sends it again at once on another one
+     * (libcurl's "Connection died, retrying a fresh connect"; Go's
+     * net/http does the same). libctrl then models each pooled handle's
+     * kept connections (at most 5, libcurl's default cache) and repeats
+     * such an exchange as libcurl would: the server sees every request it
+     * would have seen over HTTP. Round-trippers that stand for a server
+     * (an in-process fake whose log must not depend on the transport) set
+     * it, and report io->closes; others leave it false: one call, one
+     * attempt.
+     */
+    bool model_connections;
 } ctrl_roundtripper;
 
 /*

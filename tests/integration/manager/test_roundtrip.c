@@ -360,7 +360,9 @@ static void fwd_start(void)
     cr_assert_eq(
         ctrl_client_new(cfg, &(ctrl_client_options){.user_agent = "over-http"}, &http, &err), 0,
         "%s", err.message);
-    cr_assert_eq(ctrl_config_set_roundtripper(cfg, &(ctrl_roundtripper){fwd_roundtrip, &F}), 0);
+    cr_assert_eq(ctrl_config_set_roundtripper(
+                     cfg, &(ctrl_roundtripper){.roundtrip = fwd_roundtrip, .ud = &F}),
+                 0);
     cr_assert_eq(
         ctrl_client_new(cfg, &(ctrl_client_options){.user_agent = "in-process"}, &rtc, &err), 0,
         "%s", err.message);
@@ -507,7 +509,9 @@ Test(rt_fakeapi, children_and_manager_carry_it)
     ctrl_config *cfg = NULL;
     cr_assert_eq(ctrl_config_from_url("http://in-process.invalid", &cfg, NULL), 0);
     cr_assert_null(ctrl_config_roundtripper(cfg));
-    cr_assert_eq(ctrl_config_set_roundtripper(cfg, &(ctrl_roundtripper){fwd_roundtrip, &F}), 0);
+    cr_assert_eq(ctrl_config_set_roundtripper(
+                     cfg, &(ctrl_roundtripper){.roundtrip = fwd_roundtrip, .ud = &F}),
+                 0);
     cr_assert_not_null(ctrl_config_roundtripper(cfg));
     ctrl_config *copy = ctrl_config_copy(cfg);
     cr_assert_not_null(copy);
@@ -1105,7 +1109,8 @@ Test(rt_script, informer_syncs_and_stops)
 {
     ctrl_config *cfg = NULL;
     cr_assert_eq(ctrl_config_from_url("http://informer.invalid", &cfg, NULL), 0);
-    cr_assert_eq(ctrl_config_set_roundtripper(cfg, &(ctrl_roundtripper){routed, &R}), 0);
+    cr_assert_eq(
+        ctrl_config_set_roundtripper(cfg, &(ctrl_roundtripper){.roundtrip = routed, .ud = &R}), 0);
     ctrl_client *c = NULL;
     cr_assert_eq(ctrl_client_new(cfg, NULL, &c, NULL), 0);
     ctrl_config_free(cfg);
