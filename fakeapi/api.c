@@ -60,20 +60,27 @@ static int from_status(const fakeapi__resp *resp, fakeapi_error *err)
     return code;
 }
 
+/* A request of the in-process calls (text NULL: no body). */
+static fakeapi__req inproc_req(const char *method, const char *path, json_t *query,
+                               const char *ctype, const char *text)
+{
+    return (fakeapi__req){.method = method,
+                          .path = path,
+                          .query = query,
+                          .content_type = ctype,
+                          .accept = "application/json",
+                          .user_agent = "fakeapi-inprocess",
+                          .body = text ? text : "",
+                          .body_len = text ? strlen(text) : 0};
+}
+
 /* Run one request; on 2xx store the parsed body in *out (if non-NULL). */
 /* One in-process request with a body as text (NULL: none). */
 static int run_text(fakeapi_server *srv, const char *method, const char *path, json_t *query,
                     const char *ctype, const char *text, json_t **out, fakeapi_error *err)
 {
     json_t *q = query ? json_incref(query) : json_object();
-    fakeapi__req req = {.method = method,
-                        .path = path,
-                        .query = q,
-                        .content_type = ctype,
-                        .accept = "application/json",
-                        .user_agent = "fakeapi-inprocess",
-                        .body = text ? text : "",
-                        .body_len = text ? strlen(text) : 0};
+    fakeapi__req req = inproc_req(method, path, q, ctype, text);
     fakeapi__resp resp = {0};
     fakeapi__handle(srv, &req, &resp);
     int rc = 0;
@@ -307,14 +314,7 @@ int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
     /* The target decoded as the front end decodes one (exchange.h). */
     if (!fakeapi__exchange_target(path, &p, &q, &resp))
         goto answer;
-    ex.req = (fakeapi__req){.method = method,
-                            .path = p,
-                            .query = q,
-                            .content_type = content_type,
-                            .accept = "application/json",
-                            .user_agent = "fakeapi-inprocess",
-                            .body = body ? body : "",
-                            .body_len = body ? strlen(body) : 0};
+    ex.req = inproc_req(method, p, q, content_type, body);
     int64_t received = fakeapi__recording(srv) ? fakeapi__srv_now(srv) : 0;
     fakeapi__handle(srv, &ex.req, &resp);
     if (fakeapi__recording(srv)) {

@@ -24,15 +24,8 @@
 
 #include "fakeapi/fakeapi.h"
 
-/* jansson's reference counts: see stress_watch.c. */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-    return "race:json_incref\n"
-           "race:json_decref\n"
-           "race:json_delete\n"
-           "race:libjansson.so\n";
-}
+#define STRESS_NAME "stress_exchange"
+#include "stress.h"
 
 #define CLIENTS 4
 #define KEYS 30
@@ -41,21 +34,6 @@ const char *__tsan_default_suppressions(void)
 
 static fakeapi_server *srv;
 static atomic_ulong failures, streams, bytes, cancels, delayed;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (atomic_fetch_add(&failures, 1) < 20) {                                                 \
-            fprintf(stderr, "stress_exchange: " __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int call(const char *method, const char *target, const char *ctype, const char *body,
                 const char *ua, fakeapi_exchange_resp *rs)
