@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange.h"
 #include "kh/yaml.h"
 #include "record.h"
 #include "router.h"
@@ -59,20 +60,27 @@ static int from_status(const fakeapi__resp *resp, fakeapi_error *err)
     return code;
 }
 
+/* A request of the in-process calls (text NULL: no body). */
+static fakeapi__req inproc_req(const char *method, const char *path, json_t *query,
+                               const char *ctype, const char *text)
+{
+    return (fakeapi__req){.method = method,
+                          .path = path,
+                          .query = query,
+                          .content_type = ctype,
+                          .accept = "application/json",
+                          .user_agent = "fakeapi-inprocess",
+                          .body = text ? text : "",
+                          .body_len = text ? strlen(text) : 0};
+}
+
 /* Run one request; on 2xx store the parsed body in *out (if non-NULL). */
 /* One in-process request with a body as text (NULL: none). */
 static int run_text(fakeapi_server *srv, const char *method, const char *path, json_t *query,
                     const char *ctype, const char *text, json_t **out, fakeapi_error *err)
 {
     json_t *q = query ? json_incref(query) : json_object();
-    fakeapi__req req = {.method = method,
-                        .path = path,
-                        .query = q,
-                        .content_type = ctype,
-                        .accept = "application/json",
-                        .user_agent = "fakeapi-inprocess",
-                        .body = text ? text : "",
-                        .body_len = text ? strlen(text) : 0};
+    fakeapi__req req = inproc_req(method, path, q, ctype, text);
     fakeapi__resp resp = {0};
     fakeapi__handle(srv, &req, &resp);
     int rc = 0;
@@ -296,90 +304,36 @@ int fakeapi_patch(fakeapi_server *srv, const char *api_version, const char *kind
     return rc;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Decode %XX and '+' in place, as a server reads a query string. */
-static void url_decode(char *s)
-{
-    char *w = s;
-    for (char *r = s; *r; r++) {
-        int hi, lo;
-        if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
-            *w++ = (char)(hi * 16 + lo);
-            r += 2;
-        } else {
-            *w++ = *r == '+' ? ' ' : *r;
-        }
-    }
-    *w = '\0';
-}
-
-/* Split "path?query" into a path and a query object. */
-static json_t *parse_query(const char *path, char *buf, size_t len)
-{
-    json_t *q = json_object();
-    snprintf(buf, len, "%s", path);
-    char *qs = strchr(buf, '?');
-    if (!qs)
-        return q;
-    *qs++ = '\0';
-    for (char *save = NULL, *kv = strtok_r(qs, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
-        char *eq = strchr(kv, '=');
-        if (eq)
-            *eq++ = '\0';
-        url_decode(kv);
-        if (eq)
-            url_decode(eq);
-        json_object_set_new(q, kv, json_string(eq ? eq : ""));
-    }
-    return q;
-}
-
 int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
                     const char *content_type, const char *body, int *status, json_t **out)
 {
-    char p[2048];
-    json_t *q = parse_query(path, p, sizeof p);
-    if (!q)
-        return FAKEAPI_ERR_NOMEM;
-    fakeapi__req req = {.method = method,
-                        .path = p,
-                        .query = q,
-                        .content_type = content_type,
-                        .accept = "application/json",
-                        .user_agent = "fakeapi-inprocess",
-                        .body = body ? body : "",
-                        .body_len = body ? strlen(body) : 0};
+    char *p = NULL;
+    json_t *q = NULL;
     fakeapi__resp resp = {0};
+    fakeapi__exchange ex = {0};
+    /* The target decoded as the front end decodes one (exchange.h). */
+    if (!fakeapi__exchange_target(path, &p, &q, &resp))
+        goto answer;
+    ex.req = inproc_req(method, p, q, content_type, body);
     int64_t received = fakeapi__recording(srv) ? fakeapi__srv_now(srv) : 0;
-    fakeapi__handle(srv, &req, &resp);
+    fakeapi__handle(srv, &ex.req, &resp);
     if (fakeapi__recording(srv)) {
-        fakeapi__route rt;
-        fakeapi__reqinfo ri;
-        fakeapi__route_parse(p, &rt);
-        fakeapi__classify(&req, &rt, &ri);
+        fakeapi__exchange_classify(&ex);
         fakeapi__record_info info = {.target = path, .received_ns = received};
-        if (rt.kind != FAKEAPI__RT_CONTROL && rt.kind != FAKEAPI__RT_METRICS)
-            fakeapi__record(srv, &info, &req, &rt, &ri, &resp);
+        if (!fakeapi__exchange_unfaulted(&ex))
+            fakeapi__record(srv, &info, &ex.req, &ex.rt, &ex.ri, &resp);
     }
     if (resp.watch) {
         fakeapi__watch_free(resp.watch); /* watches need a connection */
         resp.status = 400;
     }
+answer:
     if (status)
         *status = resp.status;
     if (out)
         *out = resp.body ? json_loadb(resp.body, resp.body_len, 0, NULL) : NULL;
     fakeapi__resp_deinit(&resp);
+    free(p);
     json_decref(q);
     return 0;
 }

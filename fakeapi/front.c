@@ -409,8 +409,7 @@ static enum MHD_Result serve(fakeapi_server *srv, struct MHD_Connection *conn, c
                 .method = method,
                 .path = cr->path,
                 .query = cr->query,
-                .content_type =
-                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+                .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
                 .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
                 .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
                 .token = bearer(conn),

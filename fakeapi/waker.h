@@ -47,8 +47,8 @@ typedef struct fakeapi__sleeper {
     /* Set by the owner before arming. */
     void *conn;                   /* handed to the resume function */
     const fakeapi__conn_ops *ops; /* the connection's functions; NULL = the waker's */
-    int64_t until; /* server clock, ns; INT64_MAX = no deadline */
-    bool reported; /* counts in fakeapi__waker_next (fault delays do) */
+    int64_t until;                /* server clock, ns; INT64_MAX = no deadline */
+    bool reported;                /* counts in fakeapi__waker_next (fault delays do) */
     bool holdable; /* while the waker holds (fakeapi__waker_hold), wait for a release */
     /* The waker's own (under its lock). */
     bool armed;

@@ -25,27 +25,8 @@
 #include "ctrl/client.h"
 #include "fakeapi/fakeapi.h"
 
-/*
- * ThreadSanitizer: jansson 2.14's reference counts are atomic, but its
- * inline json_incref/json_decref (jansson.h) first read the count
- * non-atomically (the "(size_t)-1 means never freed" check), and the
- * decrement that frees is release-only, without the acquire that would
- * order other threads' earlier reads of the object before its free. Both
- * are benign where atomic read-modify-writes are barriers (x86-64; ARMv8's
- * dependent stores), but TSan reports every shared object that a reader
- * frees after the informer replaced it. The cache's contract (shared,
- * read-only objects) makes this pattern the normal case, so these frames
- * are suppressed here; nothing of libctrl's own is. Used only when built
- * with -fsanitize=thread.
- */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-    return "race:json_incref\n"
-           "race:json_decref\n"
-           "race:json_delete\n"
-           "race:libjansson.so\n";
-}
+#define STRESS_NAME "stress_cache"
+#include "stress.h"
 
 #define KEYS 500
 #define GROUPS 8
@@ -54,15 +35,6 @@ const char *__tsan_default_suppressions(void)
 static atomic_bool done;
 static atomic_ulong failures;
 static atomic_ulong reads;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (atomic_fetch_add(&failures, 1) < 20) {                                                 \
-            fprintf(stderr, "stress_cache: ");                                                     \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 static double now_s(void)
 {

@@ -27,22 +27,8 @@
 
 #include "fakeapi/fakeapi.h"
 
-/*
- * ThreadSanitizer: an event's parsed object is shared by the writer and the
- * watches it goes to, and the last of them to drop it frees it. jansson
- * 2.14's json_decref is a release-only decrement (no acquire before the
- * free), which TSan reports as a race with the other holders' earlier reads;
- * on x86-64 it is not one. tests/stress/stress_cache.c explains the same
- * pattern. Only jansson's frames are suppressed; nothing of fakeapi's own.
- */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-    return "race:json_incref\n"
-           "race:json_decref\n"
-           "race:json_delete\n"
-           "race:libjansson.so\n";
-}
+#define STRESS_NAME "stress_watch"
+#include "stress.h"
 
 #define CLIENTS 6
 #define KEYS 50
@@ -50,21 +36,6 @@ const char *__tsan_default_suppressions(void)
 static fakeapi_server *srv;
 static atomic_bool done;
 static atomic_ulong failures, watches_opened, bytes_read, delayed_gets, ended_by_server;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (atomic_fetch_add(&failures, 1) < 20) {                                                 \
-            fprintf(stderr, "stress_watch: " __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t next_rand(uint64_t *s)
 {

@@ -171,9 +171,11 @@ void fakeapi_clock_advanced(fakeapi_server *srv);
 
 /*
  * Send one request in-process, as an HTTP client would (method, path with
- * an optional query, content type, body), without HTTP. *status gets the
- * HTTP status; *out (if non-NULL) the parsed answer, a new reference.
- * Returns 0 whatever the status, or FAKEAPI_ERR_NOMEM.
+ * an optional query, percent-encoded as on the wire and decoded as the
+ * front end decodes it, content type, body), without HTTP, faults, trace
+ * or metrics (fakeapi_exchange has them). *status gets the HTTP status;
+ * *out (if non-NULL) the parsed answer, a new reference. Returns 0
+ * whatever the status.
  */
 int fakeapi_request(fakeapi_server *srv, const char *method, const char *path,
                     const char *content_type, const char *body, int *status, json_t **out);

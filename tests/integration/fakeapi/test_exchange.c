@@ -905,3 +905,23 @@ Test(exchange, cancel_and_stop_while_events_flow)
         fakeapi_stream_free(last[i].s);
     }
 }
+
+/* fakeapi_request reads its target with the same decoder. */
+Test(exchange, request_decodes_as_http)
+{
+    mk_b("dec");
+    int status = 0;
+    json_t *out = NULL;
+    cr_assert_eq(fakeapi_request(B, "GET", CMS "?fieldSelector=metadata.name%3Ddec", NULL, NULL,
+                                 &status, &out),
+                 0);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(json_array_size(json_object_get(out, "items")), 1);
+    json_decref(out);
+    cr_assert_eq(fakeapi_request(B, "GET", CMS "?labelSelector=%zz", NULL, NULL, &status, &out), 0);
+    cr_assert_eq(status, 400);
+    cr_assert_str_eq(jstr(out, "reason"), "BadRequest");
+    json_decref(out);
+    cr_assert_eq(fakeapi_request(B, "GET", CMS "/d%65c", NULL, NULL, &status, NULL), 0);
+    cr_assert_eq(status, 200, "the path is decoded too");
+}
