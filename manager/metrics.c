@@ -315,6 +315,19 @@ double ctrl_metrics_value(ctrl_metrics *m, const char *name, const char *labels)
     return v;
 }
 
+double ctrl_metrics_sum(ctrl_metrics *m, const char *name)
+{
+    if (!m || !name)
+        return 0;
+    double v = 0;
+    pthread_mutex_lock(&m->mu);
+    metric *mt = find_metric(m, name);
+    for (size_t i = 0; mt && i < mt->n; i++)
+        v += mt->type == MT_HISTOGRAM ? (double)mt->series[i].total : mt->series[i].value;
+    pthread_mutex_unlock(&m->mu);
+    return v;
+}
+
 /* ---- text format ---- */
 
 typedef struct buf {

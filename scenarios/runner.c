@@ -369,33 +369,18 @@ static void unblock_client(run *r, replica *rep)
     rep->block_rule = 0;
 }
 
-/* The sum of one metric family's series of one manager (name with its
- * '{': the registry's text has one series a controller). */
+/* The sum of one metric family's series of one manager (one series a
+ * controller). */
 static unsigned long manager_metric_sum(ctrl_manager *mgr, const char *name)
 {
-    char *text = mgr ? ctrl_metrics_text(ctrl_manager_metrics(mgr)) : NULL;
-    size_t len = strlen(name);
-    unsigned long n = 0;
-    for (char *line = text; line && *line;) {
-        char *end = strchr(line, '\n');
-        if (end)
-            *end = '\0';
-        if (!strncmp(line, name, len)) {
-            char *sp = strrchr(line, ' ');
-            if (sp)
-                n += (unsigned long)strtod(sp + 1, NULL);
-        }
-        line = end ? end + 1 : NULL;
-    }
-    free(text);
-    return n;
+    return mgr ? (unsigned long)ctrl_metrics_sum(ctrl_manager_metrics(mgr), name) : 0;
 }
 
 /* controller_runtime_reconcile_errors_total of one manager, every
  * controller of it. */
 static unsigned long manager_errors(ctrl_manager *mgr)
 {
-    return manager_metric_sum(mgr, "controller_runtime_reconcile_errors_total{");
+    return manager_metric_sum(mgr, "controller_runtime_reconcile_errors_total");
 }
 
 /* Keys of the running controllers under test whose last reconcile failed
@@ -406,7 +391,7 @@ static unsigned long run_failing(run *r)
     for (size_t i = 0; i < r->nreps; i++)
         if (r->reps[i].ref != &r->cluster_ref && r->reps[i].thread_started && !r->reps[i].crashed &&
             r->reps[i].mgr)
-            n += manager_metric_sum(r->reps[i].mgr, "workqueue_failing_keys{");
+            n += manager_metric_sum(r->reps[i].mgr, "workqueue_failing_keys");
     return n;
 }
 

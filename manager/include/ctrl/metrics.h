@@ -35,6 +35,9 @@ void ctrl_metrics_set(ctrl_metrics *m, const char *name, const char *labels, dou
 void ctrl_metrics_observe(ctrl_metrics *m, const char *name, const char *labels, double v);
 /* The value of a counter or gauge series (0 if absent), for tests. */
 double ctrl_metrics_value(ctrl_metrics *m, const char *name, const char *labels);
+/* The sum over every series of a counter or gauge (a histogram's: their
+ * observation counts); 0 if the metric is absent. */
+double ctrl_metrics_sum(ctrl_metrics *m, const char *name);
 
 /* The whole registry in the text format: a malloc'ed string. */
 char *ctrl_metrics_text(ctrl_metrics *m);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ctrl/client.h"
+#include "../../support/recclock.h"
 
 /* ---- the stub server ---- */
 
@@ -151,37 +152,7 @@ static void stub_stop(void)
 
 TestSuite(transport, .init = stub_start, .fini = stub_stop, .timeout = 60);
 
-/* ---- a recording clock ---- */
-
-typedef struct fake_clock {
-    pthread_mutex_t mu;
-    int64_t now;
-    int64_t sleeps[64];
-    int n;
-} fake_clock;
-
-static fake_clock FC = {.mu = PTHREAD_MUTEX_INITIALIZER, .now = 1000000000LL};
-
-static int64_t fc_now(void *ud)
-{
-    fake_clock *c = ud;
-    pthread_mutex_lock(&c->mu);
-    int64_t n = c->now;
-    pthread_mutex_unlock(&c->mu);
-    return n;
-}
-
-static void fc_sleep(void *ud, int64_t ns)
-{
-    fake_clock *c = ud;
-    pthread_mutex_lock(&c->mu);
-    if (c->n < 64)
-        c->sleeps[c->n++] = ns;
-    c->now += ns;
-    pthread_mutex_unlock(&c->mu);
-}
-
-static const ctrl_clock recording = {.now_ns = fc_now, .sleep_ns = fc_sleep, .ud = &FC};
+/* ---- a recording clock: tests/support/recclock.h ---- */
 
 static ctrl_client *new_client(const char *url, ctrl_client_options o)
 {

@@ -102,6 +102,10 @@ Test(metrics, counters_and_gauges)
     cr_assert_float_eq(ctrl_metrics_value(m, "requests_total", "code=\"500\""), 1, 1e-9);
     cr_assert_float_eq(ctrl_metrics_value(m, "temperature", ""), 21.25, 1e-9);
     cr_assert_float_eq(ctrl_metrics_value(m, "absent", ""), 0, 1e-9);
+    cr_assert_float_eq(ctrl_metrics_sum(m, "requests_total"), 4, 1e-9, "every series");
+    cr_assert_float_eq(ctrl_metrics_sum(m, "temperature"), 21.25, 1e-9);
+    cr_assert_float_eq(ctrl_metrics_sum(m, "absent"), 0, 1e-9);
+    cr_assert_float_eq(ctrl_metrics_sum(NULL, "requests_total"), 0, 1e-9);
 
     char *text = ctrl_metrics_text(m);
     cr_assert(text);
@@ -135,6 +139,8 @@ Test(metrics, histogram)
     ctrl_metrics_observe(m, "latency_seconds", l, 0.7);
     ctrl_metrics_observe(m, "latency_seconds", l, 3);
     cr_assert_float_eq(ctrl_metrics_value(m, "latency_seconds", l), 4, 1e-9, "count");
+    ctrl_metrics_observe(m, "latency_seconds", "controller=\"ds\"", 0.2);
+    cr_assert_float_eq(ctrl_metrics_sum(m, "latency_seconds"), 5, 1e-9, "counts of every series");
 
     char *text = ctrl_metrics_text(m);
     parsed p;
