@@ -964,8 +964,19 @@ static bool rt_cancelled(void *io)
 static void rt_on_cancel(void *io, void (*wake)(void *wake_ud), void *wake_ud)
 {
     rt_call *c = io;
-    if (!c->cancel || !wake)
+    if (!c->cancel)
         return;
+    if (!wake) {
+        /* Unregister: once this returns, wake is not called. */
+        pthread_mutex_lock(&c->cancel->mu);
+        if (c->registered) {
+            c->cancel->wake = NULL;
+            c->cancel->wake_ud = NULL;
+            c->registered = false;
+        }
+        pthread_mutex_unlock(&c->cancel->mu);
+        return;
+    }
     pthread_mutex_lock(&c->cancel->mu);
     if (ctrl__cancel_fired(c->cancel)) {
         wake(wake_ud);

@@ -60,6 +60,9 @@ static int roundtrip(void *ud, const ctrl_roundtrip_request *req, const ctrl_rou
         io->closes(io->io);
     if (a.stream) {
         rc = pump(a.stream, io);
+        /* No hang-up may reach the stream once it is freed below. */
+        if (io->on_cancel)
+            io->on_cancel(io->io, NULL, NULL);
     } else if (a.body_len > 0 && io->body(io->io, a.body, a.body_len) != 0) {
         rc = 0;
     } else if (a.truncated) {

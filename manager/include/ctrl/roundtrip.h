@@ -81,11 +81,14 @@ typedef struct ctrl_roundtrip_io {
     /* True once the request is cancelled (ctrl_watch_stop). A round-tripper
      * that blocks must also register wake to be called (from any thread) on
      * cancel: on_cancel(io, wake, wake_ud), at most once per exchange, before
-     * blocking; wake is called at once (on this thread) if already cancelled,
-     * and never after roundtrip has returned. wake must not block nor call
-     * into libctrl (libctrl calls it under a lock of its own), and on_cancel
-     * must be called without holding a lock that wake takes. Requests that
-     * cannot be cancelled never call wake. */
+     * blocking; wake is called at once (on this thread) if already cancelled.
+     * on_cancel(io, NULL, NULL) unregisters it: once that returns, wake is
+     * not called. Unregister before what wake_ud points to goes away (a
+     * stream freed before roundtrip returns); libctrl unregisters what is
+     * left when roundtrip returns. wake must not block nor call into libctrl
+     * (libctrl calls it under a lock of its own), and on_cancel must be
+     * called without holding a lock that wake takes. Requests that cannot be
+     * cancelled never call wake. */
     bool (*cancelled)(void *io);
     void (*on_cancel)(void *io, void (*wake)(void *wake_ud), void *wake_ud);
     /* Before returning CTRL_ERR_TRANSPORT (or CTRL_ERR_TIMEOUT): how the

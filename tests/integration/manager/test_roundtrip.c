@@ -106,6 +106,7 @@ enum {
     BLOCK,        /* head 200, then block until cancelled */
     NO_ANSWER,    /* return 0 without head */
     CUT_SHORT,    /* head, half the body, then CTRL_ERR_TRANSPORT (dropped) */
+    UNREGISTER,   /* head 200, register wake and unregister it, poll cancelled() */
 };
 
 typedef struct step {
@@ -228,6 +229,17 @@ static int scripted(void *ud, const ctrl_roundtrip_request *req, const ctrl_roun
         return CTRL_ERR_TIMEOUT;
     case NO_ANSWER:
         return 0;
+    case UNREGISTER:
+        io->head(io->io, 200, 0, "application/json");
+        io->on_cancel(io->io, wake, &S);
+        io->on_cancel(io->io, NULL, NULL);
+        pthread_mutex_lock(&S.mu);
+        S.blocking = true; /* stop_later may go */
+        pthread_cond_broadcast(&S.cv);
+        pthread_mutex_unlock(&S.mu);
+        for (int k = 0; k < 1000 && !io->cancelled(io->io); k++)
+            usleep(10000);
+        return io->cancelled(io->io) ? CTRL_ERR_CANCELLED : 0;
     case CUT_SHORT:
         io->head(io->io, st.status, 0, "application/json");
         io->body(io->io, body, strlen(body) / 2);
@@ -921,6 +933,28 @@ Test(rt_script, watch_stop_wakes_a_blocked_roundtripper)
     rc = ctrl_client_watch(c, "v1", "ConfigMap", NULL, &o, w, on_event, &ws, &err);
     cr_assert_eq(rc, CTRL_ERR_CANCELLED);
     cr_assert_eq(S.calls, calls);
+    ctrl_error_deinit(&err);
+    ctrl_watch_free(w);
+    ctrl_client_free(c);
+}
+
+/* A round-tripper that unregistered its wake (its stream is gone) is not
+ * woken by a later stop: it sees the stop through cancelled() alone. */
+Test(rt_script, unregistered_wake_is_not_called)
+{
+    ctrl_client *c = scripted_client("http://scripted.invalid", NULL, (ctrl_client_options){0});
+    script_add((step){.what = UNREGISTER});
+    ctrl_watch *w = NULL;
+    cr_assert_eq(ctrl_watch_new(&w), 0);
+    stopper st = {.w = w, .delay_ms = 50};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, stop_later, &st), 0);
+    watcher ws = {0};
+    ctrl_error err = {0};
+    int rc = ctrl_client_watch(c, "v1", "ConfigMap", NULL, NULL, w, on_event, &ws, &err);
+    pthread_join(th, NULL);
+    cr_assert_eq(rc, CTRL_ERR_CANCELLED, "rc %d %s", rc, err.message);
+    cr_assert_eq(S.wakes, 0, "an unregistered wake was called");
     ctrl_error_deinit(&err);
     ctrl_watch_free(w);
     ctrl_client_free(c);
