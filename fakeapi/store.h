@@ -54,6 +54,15 @@ int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const
 int fakeapi__store_get_text(fakeapi__store *s, const char *key, const char *ns, const char *name,
                             char **text, size_t *len);
 
+/*
+ * Keep obj (a reference is taken) as the parsed state of an object, for
+ * fakeapi__store_get to copy instead of parsing the stored text. Only after
+ * a commit, with obj exactly what the committed text parses to, and never
+ * modified afterwards. Any put or delete of the object forgets it again.
+ */
+void fakeapi__store_keep(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                         json_t *obj);
+
 /* Whether an object exists without reading it: 0 live, 1 being deleted
  * (deletionTimestamp set), 2 absent, -1 on error. */
 int fakeapi__store_state(fakeapi__store *s, const char *key, const char *ns, const char *name);

@@ -295,6 +295,59 @@ char *fakeapi__txn_last_text(const fakeapi__txn *t, size_t *len)
     return copy;
 }
 
+void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj)
+{
+    t->keep = obj;
+}
+
+/* Whether text parses back as it was written: jansson's parser refuses
+ * \u0000 and invalid UTF-8, which a string from YAML or protobuf may hold;
+ * a read of such an object stays a parse (and its error). */
+static bool parses_back(const char *text, size_t len)
+{
+    if (memmem(text, len, "\\u0000", 6))
+        return false;
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    while (p < end) {
+        if (*p < 0x80) {
+            p++;
+            continue;
+        }
+        size_t n = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        if (!n || (size_t)(end - p) < n)
+            return false;
+        uint32_t cp = *p & (0x7f >> n);
+        for (size_t i = 1; i < n; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return false;
+            cp = cp << 6 | (p[i] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+/* After the commit: the store keeps t->keep parsed if the last event of
+ * its object wrote it (not a delete, nor a converted copy). */
+static void keep_written(fakeapi__txn *t)
+{
+    for (size_t i = t->n; t->keep && i-- > 0;) {
+        const fakeapi__event *ev = t->events[i];
+        if (ev->obj != t->keep)
+            continue;
+        for (size_t j = i + 1; j < t->n; j++)
+            if (!strcmp(t->events[j]->key, ev->key) && !strcmp(t->events[j]->ns, ev->ns) &&
+                !strcmp(t->events[j]->name, ev->name))
+                return;
+        if (ev->type != FAKEAPI__EV_DELETED && parses_back(ev->text, ev->len))
+            fakeapi__store_keep(t->srv->store, ev->key, ev->ns, ev->name, ev->obj);
+        return;
+    }
+}
+
 void fakeapi__txn_wake_gc(fakeapi__txn *t)
 {
     t->gc_wake = true;
@@ -347,6 +400,7 @@ int fakeapi__txn_commit(fakeapi__txn *t)
         fakeapi__txn_abort(t);
         return -1;
     }
+    keep_written(t);
     bool webhooks = false;
     for (size_t i = 0; i < t->n; i++) {
         fakeapi__hub_publish(srv->hub, t->events[i]);

@@ -886,6 +886,7 @@ static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, const 
         return;
     }
     text = fakeapi__txn_last_text(t, &len);
+    fakeapi__txn_keep(t, obj);
     if (fakeapi__txn_commit(t) < 0) {
         free(text);
         json_decref(obj);
