@@ -119,6 +119,8 @@ typedef struct kept {
     char *id; /* key, ns and name, each ended by '\0' */
     size_t id_len;
     json_t *obj; /* never modified while kept */
+    char *text;  /* the stored text it parses from */
+    size_t len;
 } kept;
 
 struct fakeapi__store {
@@ -168,6 +170,7 @@ static kept **kept_find(fakeapi__store *s, const char *id, size_t len, uint64_t 
 static void kept_free(kept *k)
 {
     json_decref(k->obj);
+    free(k->text);
     free(k->id);
     free(k);
 }
@@ -200,48 +203,67 @@ static void kept_drop(fakeapi__store *s, const char *key, const char *ns, const 
 }
 
 void fakeapi__store_keep(fakeapi__store *s, const char *key, const char *ns, const char *name,
-                         json_t *obj)
+                         json_t *obj, const char *text, size_t text_len)
 {
     char id[1024];
     size_t len = kept_id(key, ns, name, id, sizeof id);
-    if (!len || !obj)
+    if (!len || !obj || !text)
         return;
-    uint64_t h = kept_hash(id, len);
-    kept **p = kept_find(s, id, len, h);
-    if (*p) {
-        json_decref((*p)->obj);
-        (*p)->obj = json_incref(obj);
-        return;
-    }
-    if (s->kept_n >= KEPT_MAX) {
+    kept_drop(s, key, ns, name);
+    if (s->kept_n >= KEPT_MAX)
         kept_clear(s);
-        p = kept_find(s, id, len, h);
-    }
+    uint64_t h = kept_hash(id, len);
     kept *k = calloc(1, sizeof *k);
     char *copy = malloc(len);
-    if (!k || !copy) {
+    char *t = malloc(text_len + 1);
+    if (!k || !copy || !t) {
         free(k);
         free(copy);
+        free(t);
         return;
     }
     memcpy(copy, id, len);
+    memcpy(t, text, text_len);
+    t[text_len] = '\0';
     k->hash = h;
     k->id = copy;
     k->id_len = len;
     k->obj = json_incref(obj);
+    k->text = t;
+    k->len = text_len;
+    kept **p = kept_find(s, id, len, h);
     *p = k;
     s->kept_n++;
 }
 
-/* The kept parsed state of an object (borrowed), NULL if none is kept. */
-static json_t *kept_get(fakeapi__store *s, const char *key, const char *ns, const char *name)
+/* The kept entry of an object, NULL if none is kept. */
+static kept *kept_entry(fakeapi__store *s, const char *key, const char *ns, const char *name)
 {
     char id[1024];
     size_t len = s->kept_n ? kept_id(key, ns, name, id, sizeof id) : 0;
     if (!len)
         return NULL;
-    kept *k = *kept_find(s, id, len, kept_hash(id, len));
+    return *kept_find(s, id, len, kept_hash(id, len));
+}
+
+static json_t *kept_get(fakeapi__store *s, const char *key, const char *ns, const char *name)
+{
+    kept *k = kept_entry(s, key, ns, name);
     return k ? k->obj : NULL;
+}
+
+char *fakeapi__store_kept_text(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                               const json_t *obj, size_t *len)
+{
+    kept *k = kept_entry(s, key, ns, name);
+    if (!k || k->obj != obj)
+        return NULL;
+    char *copy = malloc(k->len + 1);
+    if (copy) {
+        memcpy(copy, k->text, k->len + 1);
+        *len = k->len;
+    }
+    return copy;
 }
 
 static sqlite3_stmt *stmt(fakeapi__store *s, int which)
@@ -531,6 +553,17 @@ int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const
         return -1;
     *out = v;
     return 0;
+}
+
+int fakeapi__store_get_shared(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                              json_t **out)
+{
+    json_t *k = kept_get(s, key, ns, name);
+    if (k) {
+        *out = json_incref(k);
+        return 0;
+    }
+    return fakeapi__store_get(s, key, ns, name, out);
 }
 
 int fakeapi__store_put(fakeapi__store *s, const char *key, const char *ns, const char *name,

@@ -206,7 +206,12 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
         prev = conv_prev;
     }
     char *text = dump_compact(obj, &len);
-    char *prev_text = prev ? dump_compact(prev, &prev_len) : NULL;
+    /* An update that read the kept tree has its text already. */
+    char *prev_text = prev && !conv_prev
+                          ? fakeapi__store_kept_text(s, res->store_key, ns, name, prev, &prev_len)
+                          : NULL;
+    if (prev && !prev_text)
+        prev_text = dump_compact(prev, &prev_len);
     int rc = -1;
     if (!text || !name || (prev && !prev_text))
         goto out;
@@ -343,7 +348,8 @@ static void keep_written(fakeapi__txn *t)
                 !strcmp(t->events[j]->name, ev->name))
                 return;
         if (ev->type != FAKEAPI__EV_DELETED && parses_back(ev->text, ev->len))
-            fakeapi__store_keep(t->srv->store, ev->key, ev->ns, ev->name, ev->obj);
+            fakeapi__store_keep(t->srv->store, ev->key, ev->ns, ev->name, ev->obj, ev->text,
+                                ev->len);
         return;
     }
 }

@@ -1228,11 +1228,15 @@ fail:
     json_decref(next);
 }
 
-/* Read the stored object inside t; answers 404/500 itself. NULL on failure. */
-static json_t *load_current(fakeapi__ctx *c, fakeapi__txn *t)
+/* Read the stored object inside t; answers 404/500 itself. NULL on failure.
+ * shared: the caller changes nothing in it (fakeapi__store_get_shared). */
+static json_t *load_current(fakeapi__ctx *c, fakeapi__txn *t, bool shared)
 {
     json_t *cur = NULL;
-    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
+    int rc =
+        shared && !fakeapi__convert_needed(c->res)
+            ? fakeapi__store_get_shared(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur)
+            : fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
     if (rc == 1)
         fakeapi__not_found(c, c->rt->name);
     else if (rc < 0)
@@ -1287,7 +1291,10 @@ static int update_try(fakeapi__ctx *c, const json_t *body)
         fakeapi__storage_error(c);
         return 0;
     }
-    json_t *cur = load_current(c, &t);
+    /* Read-only until the write: the checks, the webhooks and a /status
+     * write (which copies it) only read it; a write of the object itself
+     * takes its own copy, since the new state may share parts of it. */
+    json_t *cur = load_current(c, &t, true);
     if (!cur) {
         json_decref(next);
         return 0;
@@ -1303,6 +1310,18 @@ static int update_try(fakeapi__ctx *c, const json_t *body)
         json_decref(cur);
         json_decref(next);
         return w > 0;
+    }
+    bool status = !strcmp(c->rt->sub, "status");
+    if (!status) {
+        json_t *own = json_deep_copy(cur);
+        json_decref(cur);
+        if (!own) {
+            fakeapi__txn_abort(&t);
+            json_decref(next);
+            fakeapi__storage_error(c);
+            return 0;
+        }
+        cur = own;
     }
     fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
     return 0;

@@ -499,7 +499,7 @@ static void write_v(const char *name, const char *v, bool commit, bool keep)
     if (commit) {
         cr_assert_eq(fakeapi__store_commit(st), 0);
         if (keep)
-            fakeapi__store_keep(st, "/configmaps", "default", name, o);
+            fakeapi__store_keep(st, "/configmaps", "default", name, o, text, strlen(text));
     } else {
         fakeapi__store_rollback(st);
     }
@@ -549,6 +549,39 @@ Test(store, a_kept_object_is_never_staler_than_the_table)
     json_t *other = NULL;
     cr_assert_eq(fakeapi__store_get(st, "/secrets", "default", "c", &other), 1);
     cr_assert_eq(fakeapi__store_get(st, "/configmaps", "kube-system", "c", &other), 1);
+}
+
+Test(store, a_shared_read_and_the_kept_text)
+{
+    write_v("s", "1", true, true);
+    json_t *a = NULL, *b = NULL, *copy = NULL;
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "s", &a), 0);
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "s", &b), 0);
+    cr_assert_eq(a, b, "both readers share the kept tree");
+    cr_assert_eq(fakeapi__store_get(st, "/configmaps", "default", "s", &copy), 0);
+    cr_assert_neq(copy, a, "get hands out a copy");
+    cr_assert(json_equal(copy, a));
+    size_t len = 0;
+    char *text = fakeapi__store_kept_text(st, "/configmaps", "default", "s", a, &len);
+    cr_assert_not_null(text);
+    char *want = json_dumps(a, JSON_COMPACT);
+    cr_assert_str_eq(text, want);
+    cr_assert_eq(len, strlen(want));
+    cr_assert_null(fakeapi__store_kept_text(st, "/configmaps", "default", "s", copy, &len),
+                   "only the kept tree itself has the kept text");
+    free(want);
+    free(text);
+    /* A write drops both; the old tree stays the reader's, unchanged. */
+    write_v("s", "2", true, false);
+    cr_assert_null(fakeapi__store_kept_text(st, "/configmaps", "default", "s", a, &len));
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(a, "data"), "v")), "1");
+    json_t *c = NULL;
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "s", &c), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(c, "data"), "v")), "2");
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(copy);
 }
 
 Test(store, kept_objects_past_the_bound_and_an_emptied_store)
