@@ -81,18 +81,14 @@ static const char *const queries[Q_MAX] = {
                 "FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
     /* INDEXED BY: left to itself, SQLite walks the whole table in primary
      * key order (to skip the sort) and parses every object, on every
-     * collector sweep, i.e. after every write. The instr term is the
-     * index's (a query must name every term of a partial index's WHERE). */
-    [Q_DELETING] = "SELECT key,ns,name FROM objects INDEXED BY objects_deleting_v2 WHERE "
-                   "instr(data,'\"deletionTimestamp\"') > 0 AND "
+     * collector sweep, i.e. after every write. */
+    [Q_DELETING] = "SELECT key,ns,name FROM objects INDEXED BY objects_deleting WHERE "
                    "json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL "
                    "ORDER BY key,ns,name",
     [Q_ORPHANS] = "SELECT DISTINCT o.key,o.ns,o.name FROM owners o WHERE NOT EXISTS "
                   "(SELECT 1 FROM objects WHERE uid=o.owner) ORDER BY o.key,o.ns,o.name",
-    /* instr first, as Q_STATE: the owner is parsed only if it may be deleting. */
     [Q_UID_LIVE] = "SELECT 1 FROM objects WHERE uid=?1 AND "
-                   "(instr(data,'\"deletionTimestamp\"') = 0 OR "
-                   "json_extract(data,'$.metadata.deletionTimestamp') IS NULL)",
+                   "json_extract(data,'$.metadata.deletionTimestamp') IS NULL",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
@@ -104,13 +100,7 @@ static const char schema_sql[] =
     " uid TEXT NOT NULL, rv INTEGER NOT NULL, labels TEXT, data TEXT NOT NULL,"
     " PRIMARY KEY(key, ns, name));"
     "CREATE INDEX IF NOT EXISTS objects_uid ON objects(uid);"
-    /* Every put evaluates the partial index's WHERE: the instr term spares
-     * parsing the object unless its text names deletionTimestamp (the
-     * stored text never escapes a key's ASCII). objects_deleting was the
-     * same without it. */
-    "DROP INDEX IF EXISTS objects_deleting;"
-    "CREATE INDEX IF NOT EXISTS objects_deleting_v2 ON objects(key) WHERE "
-    " instr(data,'\"deletionTimestamp\"') > 0 AND "
+    "CREATE INDEX IF NOT EXISTS objects_deleting ON objects(key) WHERE "
     " json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL;"
     "CREATE TABLE IF NOT EXISTS events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
     " key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, prev TEXT,"
