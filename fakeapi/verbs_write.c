@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "decode.h"
 #include "jsondup.h"
+#include "jsonfast.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
@@ -190,11 +191,12 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
         return v;
     }
     json_error_t jerr;
-    v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    v = fakeapi__json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!v && strstr(jerr.text, "duplicate object key") && duplicate_keys(c) < 0)
         return NULL;
     if (!v && strstr(jerr.text, "duplicate object key"))
-        v = json_loadb(req->body, req->body_len, 0, &jerr); /* the last one wins, as in Go */
+        v = fakeapi__json_loadb(req->body, req->body_len, 0,
+                                &jerr); /* the last one wins, as in Go */
     if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
                fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
         json_t *docs = NULL;
