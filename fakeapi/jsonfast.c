@@ -32,6 +32,8 @@ static void skip_ws(fast *f)
 
 static bool tmp_put(fast *f, size_t *used, const unsigned char *s, size_t n)
 {
+    if (!n)
+        return true;
     if (n > f->tmp_cap - *used) {
         size_t cap = f->tmp_cap ? f->tmp_cap : 256;
         while (n > cap - *used)
