@@ -50,9 +50,8 @@ static bool tmp_put(fast *f, size_t *used, const unsigned char *s, size_t n)
 }
 
 /* A string after its opening quote: its bytes in *s (into the text, or
- * f->tmp when it had escapes), false to give up. Escapes are taken only
- * for keys when allowed (a key's bytes must outlive its value's parse). */
-static bool string(fast *f, const char **s, size_t *n, bool escapes)
+ * f->tmp when it had escapes, until the next string), false to give up. */
+static bool string(fast *f, const char **s, size_t *n)
 {
     const unsigned char *start = f->p, *q = start;
     bool ascii = true;
@@ -70,8 +69,6 @@ static bool string(fast *f, const char **s, size_t *n, bool escapes)
         f->p = q + 1;
         return true;
     }
-    if (!escapes)
-        return false;
     size_t used = 0;
     const unsigned char *run = start;
     for (q = start;; q++) {
@@ -155,22 +152,30 @@ static json_t *object(fast *f)
     }
     for (;;) {
         const char *key;
+        char *own = NULL; /* an unescaped key, which the value's strings would overwrite */
         size_t klen;
         if (f->p >= f->end || *f->p != '"')
             goto fail;
         f->p++;
-        if (!string(f, &key, &klen, false))
+        if (!string(f, &key, &klen))
             goto fail;
+        if (key == f->tmp) {
+            if (!(own = malloc(klen ? klen : 1)))
+                goto fail;
+            memcpy(own, key, klen);
+            key = own;
+        }
         if ((f->flags & JSON_REJECT_DUPLICATES) && json_object_getn(obj, key, klen))
-            goto fail;
+            goto fail_key;
         skip_ws(f);
         if (f->p >= f->end || *f->p != ':')
-            goto fail;
+            goto fail_key;
         f->p++;
         skip_ws(f);
-        json_t *v = value(f);
+        json_t *v = value(f); /* setn_new takes it, even when it fails */
         if (!v || json_object_setn_new_nocheck(obj, key, klen, v) < 0)
-            goto fail;
+            goto fail_key;
+        free(own);
         skip_ws(f);
         if (f->p < f->end && *f->p == ',') {
             f->p++;
@@ -181,6 +186,9 @@ static json_t *object(fast *f)
             f->p++;
             return obj;
         }
+        goto fail;
+    fail_key:
+        free(own);
         goto fail;
     }
 fail:
@@ -238,7 +246,7 @@ static json_t *value(fast *f)
         const char *s;
         size_t n;
         f->p++;
-        return string(f, &s, &n, true) ? json_stringn_nocheck(s, n) : NULL;
+        return string(f, &s, &n) ? json_stringn_nocheck(s, n) : NULL;
     }
     case 't':
         return literal(f, "true", 4, json_true());
