@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "jsonscan.h"
 #include "objmeta.h"
 #include "watch.h"
 
@@ -310,29 +311,7 @@ void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj)
  * a read of such an object stays a parse (and its error). */
 static bool parses_back(const char *text, size_t len)
 {
-    if (memmem(text, len, "\\u0000", 6))
-        return false;
-    const unsigned char *p = (const unsigned char *)text, *end = p + len;
-    while (p < end) {
-        if (*p < 0x80) {
-            p++;
-            continue;
-        }
-        size_t n = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
-        if (!n || (size_t)(end - p) < n)
-            return false;
-        uint32_t cp = *p & (0x7f >> n);
-        for (size_t i = 1; i < n; i++) {
-            if ((p[i] & 0xc0) != 0x80)
-                return false;
-            cp = cp << 6 | (p[i] & 0x3f);
-        }
-        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        p += n;
-    }
-    return true;
+    return !memmem(text, len, "\\u0000", 6) && fakeapi__json_utf8_ok(text, len);
 }
 
 /* After the commit: the store keeps t->keep parsed if the last event of

@@ -1410,7 +1410,7 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     const fakeapi__req *req = c->req;
     const char *ct = req->content_type;
     json_error_t jerr;
-    json_t *patch = json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
+    json_t *patch = fakeapi__json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
     bool apply = fakeapi__media_is(ct, "application/apply-patch+yaml");
     if (!patch && apply) {
         json_t *docs = NULL;
