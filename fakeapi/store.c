@@ -112,11 +112,12 @@ static const char schema_sql[] =
     " name TEXT NOT NULL, PRIMARY KEY(owner, key, ns, name)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS owners_dep ON owners(key, ns, name);";
 
-#define KEPT_BUCKETS 4096
-#define KEPT_MAX 4096 /* entries; the set is emptied when full */
+#define KEPT_BUCKETS 1024
+#define KEPT_MAX 512 /* entries; the one kept longest ago goes first */
 
 typedef struct kept {
-    struct kept *next;
+    struct kept *next;          /* in its bucket */
+    struct kept *older, *newer; /* in the order they were kept */
     uint64_t hash;
     char *id; /* key, ns and name, each ended by '\0' */
     size_t id_len;
@@ -128,6 +129,7 @@ typedef struct kept {
 struct fakeapi__store {
     pthread_mutex_t mu;
     kept *kept[KEPT_BUCKETS];
+    kept *oldest, *newest;
     size_t kept_n;
     sqlite3 *db;
     bool in_memory; /* never reopened: the revision need not be persisted */
@@ -187,6 +189,34 @@ static void kept_clear(fakeapi__store *s)
         }
     }
     s->kept_n = 0;
+    s->oldest = s->newest = NULL;
+}
+
+/* Remove the entry *p points to (its bucket's link) and free it. */
+static void kept_unlink(fakeapi__store *s, kept **p)
+{
+    kept *k = *p;
+    *p = k->next;
+    if (k->older)
+        k->older->newer = k->newer;
+    else
+        s->oldest = k->newer;
+    if (k->newer)
+        k->newer->older = k->older;
+    else
+        s->newest = k->older;
+    kept_free(k);
+    s->kept_n--;
+}
+
+/* Forget the entry kept longest ago. */
+static void kept_evict(fakeapi__store *s)
+{
+    kept *k = s->oldest;
+    kept **p = &s->kept[k->hash % KEPT_BUCKETS];
+    while (*p != k)
+        p = &(*p)->next;
+    kept_unlink(s, p);
 }
 
 static void kept_drop(fakeapi__store *s, const char *key, const char *ns, const char *name)
@@ -196,12 +226,8 @@ static void kept_drop(fakeapi__store *s, const char *key, const char *ns, const 
     if (!len || !s->kept_n)
         return;
     kept **p = kept_find(s, id, len, kept_hash(id, len));
-    if (*p) {
-        kept *k = *p;
-        *p = k->next;
-        kept_free(k);
-        s->kept_n--;
-    }
+    if (*p)
+        kept_unlink(s, p);
 }
 
 void fakeapi__store_keep(fakeapi__store *s, const char *key, const char *ns, const char *name,
@@ -213,7 +239,7 @@ void fakeapi__store_keep(fakeapi__store *s, const char *key, const char *ns, con
         return;
     kept_drop(s, key, ns, name);
     if (s->kept_n >= KEPT_MAX)
-        kept_clear(s);
+        kept_evict(s);
     uint64_t h = kept_hash(id, len);
     kept *k = calloc(1, sizeof *k);
     char *copy = malloc(len);
@@ -235,6 +261,12 @@ void fakeapi__store_keep(fakeapi__store *s, const char *key, const char *ns, con
     k->len = text_len;
     kept **p = kept_find(s, id, len, h);
     *p = k;
+    k->older = s->newest;
+    if (s->newest)
+        s->newest->newer = k;
+    else
+        s->oldest = k;
+    s->newest = k;
     s->kept_n++;
 }
 

@@ -888,7 +888,11 @@ static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, const 
         return;
     }
     text = fakeapi__txn_last_text(t, &len);
-    fakeapi__txn_keep(t, obj);
+    /* An updated object is read again soon (the next status write, a
+     * retry after a conflict); most created ones (events, pods bound
+     * next) are not. */
+    if (cur)
+        fakeapi__txn_keep(t, obj);
     if (fakeapi__txn_commit(t) < 0) {
         free(text);
         json_decref(obj);

@@ -592,6 +592,17 @@ Test(store, kept_objects_past_the_bound_and_an_emptied_store)
         snprintf(v, sizeof v, "v-%d", i);
         write_v(name, v, true, true);
     }
+    /* The last ones written are kept, the first ones were let go. */
+    json_t *first = NULL, *last = NULL;
+    size_t len = 0;
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "cm-0", &first), 0);
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "cm-4999", &last), 0);
+    cr_assert_null(fakeapi__store_kept_text(st, "/configmaps", "default", "cm-0", first, &len));
+    char *text = fakeapi__store_kept_text(st, "/configmaps", "default", "cm-4999", last, &len);
+    cr_assert_not_null(text);
+    free(text);
+    json_decref(first);
+    json_decref(last);
     for (int i = 0; i < 5000; i += 7) {
         snprintf(name, sizeof name, "cm-%d", i);
         snprintf(v, sizeof v, "v-%d", i);
