@@ -301,6 +301,13 @@ char *fakeapi__txn_last_text(const fakeapi__txn *t, size_t *len)
     return copy;
 }
 
+char *fakeapi__txn_text_of(const fakeapi__txn *t, const json_t *obj, size_t *len)
+{
+    if (!t->n || t->events[t->n - 1]->obj != obj)
+        return NULL;
+    return fakeapi__txn_last_text(t, len);
+}
+
 void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj)
 {
     t->keep = obj;

@@ -55,6 +55,9 @@ int fakeapi__txn_remove(fakeapi__txn *t, const fakeapi__resource *res, json_t *o
  * same object twice. */
 char *fakeapi__txn_last_text(const fakeapi__txn *t, size_t *len);
 
+/* The same if the last put stored obj itself (not a converted copy), else NULL. */
+char *fakeapi__txn_text_of(const fakeapi__txn *t, const json_t *obj, size_t *len);
+
 /* obj, put in t and not to be modified again by anyone (the answer is
  * written from the stored text), may stay in the store parsed once t
  * commits (fakeapi__store_keep). */

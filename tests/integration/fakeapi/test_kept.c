@@ -145,7 +145,13 @@ Test(kept, a_delete_that_only_marks_the_object)
                     "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'e',"
                     "'finalizers':['example.com/hold']},'data':{'v':'1'}}");
     json_t *u = touch(CMS "/e", "before");
-    json_decref(req(200, "DELETE", CMS "/e", NULL));
+    /* The answer is the object as stored, deletionTimestamp set. */
+    json_t *d = req(200, "DELETE", CMS "/e", NULL);
+    json_t *g = req(200, "GET", CMS "/e", NULL);
+    cr_assert_not_null(jget(d, "metadata.deletionTimestamp"));
+    cr_assert(json_equal(d, g), "a delete answers what a get reads");
+    json_decref(d);
+    json_decref(g);
     json_t *p = touch(CMS "/e", "after");
     cr_assert_not_null(jget(p, "metadata.deletionTimestamp"));
     cr_assert_gt(rv_of(p), rv_of(u));
