@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonfast.h"
+
 enum {
     Q_GET,
     Q_PUT,
@@ -110,8 +112,25 @@ static const char schema_sql[] =
     " name TEXT NOT NULL, PRIMARY KEY(owner, key, ns, name)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS owners_dep ON owners(key, ns, name);";
 
+#define KEPT_BUCKETS 1024
+#define KEPT_MAX 512 /* entries; the one kept longest ago goes first */
+
+typedef struct kept {
+    struct kept *next;          /* in its bucket */
+    struct kept *older, *newer; /* in the order they were kept */
+    uint64_t hash;
+    char *id; /* key, ns and name, each ended by '\0' */
+    size_t id_len;
+    json_t *obj; /* never modified while kept */
+    char *text;  /* the stored text it parses from */
+    size_t len;
+} kept;
+
 struct fakeapi__store {
     pthread_mutex_t mu;
+    kept *kept[KEPT_BUCKETS];
+    kept *oldest, *newest;
+    size_t kept_n;
     sqlite3 *db;
     bool in_memory; /* never reopened: the revision need not be persisted */
     sqlite3_stmt *q[Q_MAX];
@@ -123,6 +142,163 @@ struct fakeapi__store {
     long hist_begin;          /* hist_len when the open transaction began */
     int64_t event_ts;         /* stamped on the next events (fakeapi__store_stamp) */
 };
+
+/* An object's identity as one byte string: key, ns and name, each ended by '\0'. */
+static size_t kept_id(const char *key, const char *ns, const char *name, char *out, size_t cap)
+{
+    size_t a = strlen(key) + 1, b = strlen(ns ? ns : "") + 1, c = strlen(name) + 1;
+    if (a + b + c > cap)
+        return 0;
+    memcpy(out, key, a);
+    memcpy(out + a, ns ? ns : "", b);
+    memcpy(out + a + b, name, c);
+    return a + b + c;
+}
+
+static uint64_t kept_hash(const char *id, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)id[i]) * 1099511628211ULL;
+    return h;
+}
+
+static kept **kept_find(fakeapi__store *s, const char *id, size_t len, uint64_t h)
+{
+    kept **p = &s->kept[h % KEPT_BUCKETS];
+    while (*p && ((*p)->hash != h || (*p)->id_len != len || memcmp((*p)->id, id, len)))
+        p = &(*p)->next;
+    return p;
+}
+
+static void kept_free(kept *k)
+{
+    json_decref(k->obj);
+    free(k->text);
+    free(k->id);
+    free(k);
+}
+
+static void kept_clear(fakeapi__store *s)
+{
+    for (size_t i = 0; i < KEPT_BUCKETS; i++) {
+        while (s->kept[i]) {
+            kept *k = s->kept[i];
+            s->kept[i] = k->next;
+            kept_free(k);
+        }
+    }
+    s->kept_n = 0;
+    s->oldest = s->newest = NULL;
+}
+
+/* Remove the entry *p points to (its bucket's link) and free it. */
+static void kept_unlink(fakeapi__store *s, kept **p)
+{
+    kept *k = *p;
+    *p = k->next;
+    if (k->older)
+        k->older->newer = k->newer;
+    else
+        s->oldest = k->newer;
+    if (k->newer)
+        k->newer->older = k->older;
+    else
+        s->newest = k->older;
+    kept_free(k);
+    s->kept_n--;
+}
+
+/* Forget the entry kept longest ago. */
+static void kept_evict(fakeapi__store *s)
+{
+    kept *k = s->oldest;
+    kept **p = &s->kept[k->hash % KEPT_BUCKETS];
+    while (*p != k)
+        p = &(*p)->next;
+    kept_unlink(s, p);
+}
+
+static void kept_drop(fakeapi__store *s, const char *key, const char *ns, const char *name)
+{
+    char id[1024];
+    size_t len = kept_id(key, ns, name, id, sizeof id);
+    if (!len || !s->kept_n)
+        return;
+    kept **p = kept_find(s, id, len, kept_hash(id, len));
+    if (*p)
+        kept_unlink(s, p);
+}
+
+void fakeapi__store_keep(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                         json_t *obj, const char *text, size_t text_len)
+{
+    char id[1024];
+    size_t len = kept_id(key, ns, name, id, sizeof id);
+    if (!len || !obj || !text)
+        return;
+    kept_drop(s, key, ns, name);
+    if (s->kept_n >= KEPT_MAX)
+        kept_evict(s);
+    uint64_t h = kept_hash(id, len);
+    kept *k = calloc(1, sizeof *k);
+    char *copy = malloc(len);
+    char *t = malloc(text_len + 1);
+    if (!k || !copy || !t) {
+        free(k);
+        free(copy);
+        free(t);
+        return;
+    }
+    memcpy(copy, id, len);
+    memcpy(t, text, text_len);
+    t[text_len] = '\0';
+    k->hash = h;
+    k->id = copy;
+    k->id_len = len;
+    k->obj = json_incref(obj);
+    k->text = t;
+    k->len = text_len;
+    kept **p = kept_find(s, id, len, h);
+    *p = k;
+    k->older = s->newest;
+    if (s->newest)
+        s->newest->newer = k;
+    else
+        s->oldest = k;
+    s->newest = k;
+    s->kept_n++;
+}
+
+/* The kept entry of an object, NULL if none is kept. */
+static kept *kept_entry(fakeapi__store *s, const char *key, const char *ns, const char *name)
+{
+    char id[1024];
+    size_t len = s->kept_n ? kept_id(key, ns, name, id, sizeof id) : 0;
+    if (!len)
+        return NULL;
+    return *kept_find(s, id, len, kept_hash(id, len));
+}
+
+static json_t *kept_get(fakeapi__store *s, const char *key, const char *ns, const char *name)
+{
+    kept *k = kept_entry(s, key, ns, name);
+    return k ? k->obj : NULL;
+}
+
+char *fakeapi__store_kept_text(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                               const json_t *obj, size_t *len)
+{
+    kept *k = kept_entry(s, key, ns, name);
+    if (!k || k->obj != obj)
+        return NULL;
+    char *copy = malloc(k->len + 1);
+    if (copy) {
+        memcpy(copy, k->text, k->len + 1);
+        *len = k->len;
+    }
+    return copy;
+}
 
 static sqlite3_stmt *stmt(fakeapi__store *s, int which)
 {
@@ -226,6 +402,7 @@ static int empty_store(fakeapi__store *s)
     s->compacted = s->compacted_begin = 0;
     s->hist_len = s->hist_begin = 0;
     s->event_ts = 0;
+    kept_clear(s);
     return 0;
 }
 
@@ -280,6 +457,7 @@ void fakeapi__store_close(fakeapi__store *s)
     for (int i = 0; i < Q_MAX; i++)
         sqlite3_finalize(s->q[i]);
     sqlite3_close(s->db);
+    kept_clear(s);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -328,6 +506,9 @@ int fakeapi__store_commit(fakeapi__store *s)
 void fakeapi__store_rollback(fakeapi__store *s)
 {
     run(stmt(s, Q_ROLLBACK));
+    /* Nothing was kept inside the transaction (keep comes after a commit)
+     * and its writes dropped what they replaced: what stays kept is what
+     * the table holds again. */
     s->rev = s->rev_begin;
     s->hist_len = s->hist_begin;
     s->compacted = s->compacted_begin; /* a compaction inside it is undone too */
@@ -387,12 +568,20 @@ int fakeapi__store_state(fakeapi__store *s, const char *key, const char *ns, con
 int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const char *name,
                        json_t **out)
 {
+    json_t *k = kept_get(s, key, ns, name);
+    if (k) {
+        json_t *copy = json_deep_copy(k);
+        if (!copy)
+            return -1;
+        *out = copy;
+        return 0;
+    }
     char *text;
     size_t len;
     int rc = fakeapi__store_get_text(s, key, ns, name, &text, &len);
     if (rc != 0)
         return rc;
-    json_t *v = json_loadb(text, len, 0, NULL);
+    json_t *v = fakeapi__json_loadb(text, len, 0, NULL);
     free(text);
     if (!v)
         return -1;
@@ -400,9 +589,21 @@ int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const
     return 0;
 }
 
+int fakeapi__store_get_shared(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                              json_t **out)
+{
+    json_t *k = kept_get(s, key, ns, name);
+    if (k) {
+        *out = json_incref(k);
+        return 0;
+    }
+    return fakeapi__store_get(s, key, ns, name, out);
+}
+
 int fakeapi__store_put(fakeapi__store *s, const char *key, const char *ns, const char *name,
                        const char *uid, uint64_t rv, const char *labels, const char *text)
 {
+    kept_drop(s, key, ns, name);
     sqlite3_stmt *st = stmt(s, Q_PUT);
     bind_key(st, key, ns, name);
     bind_text(st, 4, uid ? uid : "");
@@ -414,6 +615,7 @@ int fakeapi__store_put(fakeapi__store *s, const char *key, const char *ns, const
 
 int fakeapi__store_del(fakeapi__store *s, const char *key, const char *ns, const char *name)
 {
+    kept_drop(s, key, ns, name);
     sqlite3_stmt *st = stmt(s, Q_DEL);
     bind_key(st, key, ns, name);
     if (run(st) < 0)
@@ -483,7 +685,7 @@ static int load_visit(void *ud, const char *ns, const char *name, const char *la
                       const char *text, size_t len)
 {
     (void)ns, (void)name, (void)labels;
-    json_t *obj = json_loadb(text, len, 0, NULL);
+    json_t *obj = fakeapi__json_loadb(text, len, 0, NULL);
     return obj && json_array_append_new(ud, obj) == 0 ? 0 : -1;
 }
 

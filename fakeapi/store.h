@@ -54,6 +54,26 @@ int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const
 int fakeapi__store_get_text(fakeapi__store *s, const char *key, const char *ns, const char *name,
                             char **text, size_t *len);
 
+/* The same for a reader that changes nothing in *out: the kept tree itself
+ * (a new reference) when there is one, else a fresh parse. */
+int fakeapi__store_get_shared(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                              json_t **out);
+
+/*
+ * Keep obj (a reference is taken) and its stored text (copied) as the
+ * parsed state of an object, for fakeapi__store_get to copy instead of
+ * parsing the stored text. Only after a commit, with obj exactly what the
+ * committed text parses to, and never modified afterwards. Any put or
+ * delete of the object forgets it again.
+ */
+void fakeapi__store_keep(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                         json_t *obj, const char *text, size_t len);
+
+/* A copy of the kept text of an object if obj is its kept tree (from
+ * fakeapi__store_get_shared), else NULL: obj's text without serialising it. */
+char *fakeapi__store_kept_text(fakeapi__store *s, const char *key, const char *ns, const char *name,
+                               const json_t *obj, size_t *len);
+
 /* Whether an object exists without reading it: 0 live, 1 being deleted
  * (deletionTimestamp set), 2 absent, -1 on error. */
 int fakeapi__store_state(fakeapi__store *s, const char *key, const char *ns, const char *name);

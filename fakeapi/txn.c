@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "jsonscan.h"
 #include "objmeta.h"
 #include "watch.h"
 
@@ -206,7 +207,12 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
         prev = conv_prev;
     }
     char *text = dump_compact(obj, &len);
-    char *prev_text = prev ? dump_compact(prev, &prev_len) : NULL;
+    /* An update that read the kept tree has its text already. */
+    char *prev_text = prev && !conv_prev
+                          ? fakeapi__store_kept_text(s, res->store_key, ns, name, prev, &prev_len)
+                          : NULL;
+    if (prev && !prev_text)
+        prev_text = dump_compact(prev, &prev_len);
     int rc = -1;
     if (!text || !name || (prev && !prev_text))
         goto out;
@@ -295,6 +301,45 @@ char *fakeapi__txn_last_text(const fakeapi__txn *t, size_t *len)
     return copy;
 }
 
+char *fakeapi__txn_text_of(const fakeapi__txn *t, const json_t *obj, size_t *len)
+{
+    if (!t->n || t->events[t->n - 1]->obj != obj)
+        return NULL;
+    return fakeapi__txn_last_text(t, len);
+}
+
+void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj)
+{
+    t->keep = obj;
+}
+
+/* Whether text parses back as it was written: jansson's parser refuses
+ * \u0000 and invalid UTF-8, which a string from YAML or protobuf may hold;
+ * a read of such an object stays a parse (and its error). */
+static bool parses_back(const char *text, size_t len)
+{
+    return !memmem(text, len, "\\u0000", 6) && fakeapi__json_utf8_ok(text, len);
+}
+
+/* After the commit: the store keeps t->keep parsed if the last event of
+ * its object wrote it (not a delete, nor a converted copy). */
+static void keep_written(fakeapi__txn *t)
+{
+    for (size_t i = t->n; t->keep && i-- > 0;) {
+        const fakeapi__event *ev = t->events[i];
+        if (ev->obj != t->keep)
+            continue;
+        for (size_t j = i + 1; j < t->n; j++)
+            if (!strcmp(t->events[j]->key, ev->key) && !strcmp(t->events[j]->ns, ev->ns) &&
+                !strcmp(t->events[j]->name, ev->name))
+                return;
+        if (ev->type != FAKEAPI__EV_DELETED && parses_back(ev->text, ev->len))
+            fakeapi__store_keep(t->srv->store, ev->key, ev->ns, ev->name, ev->obj, ev->text,
+                                ev->len);
+        return;
+    }
+}
+
 void fakeapi__txn_wake_gc(fakeapi__txn *t)
 {
     t->gc_wake = true;
@@ -347,6 +392,7 @@ int fakeapi__txn_commit(fakeapi__txn *t)
         fakeapi__txn_abort(t);
         return -1;
     }
+    keep_written(t);
     bool webhooks = false;
     for (size_t i = 0; i < t->n; i++) {
         fakeapi__hub_publish(srv->hub, t->events[i]);

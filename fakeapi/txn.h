@@ -32,6 +32,7 @@ typedef struct fakeapi__txn {
      * the end: what a write would change outside the store (the registry's
      * kinds) must then not change. */
     bool dry_run;
+    json_t *keep; /* fakeapi__txn_keep's object (borrowed), NULL if none */
 } fakeapi__txn;
 
 /* Lock the store and BEGIN. Returns 0 or -1 (nothing held on failure). */
@@ -53,6 +54,14 @@ int fakeapi__txn_remove(fakeapi__txn *t, const fakeapi__resource *res, json_t *o
  * gets back), malloc'ed; NULL if nothing was staged. Saves serialising the
  * same object twice. */
 char *fakeapi__txn_last_text(const fakeapi__txn *t, size_t *len);
+
+/* The same if the last put stored obj itself (not a converted copy), else NULL. */
+char *fakeapi__txn_text_of(const fakeapi__txn *t, const json_t *obj, size_t *len);
+
+/* obj, put in t and not to be modified again by anyone (the answer is
+ * written from the stored text), may stay in the store parsed once t
+ * commits (fakeapi__store_keep). */
+void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj);
 
 /* Ask the garbage collector to look again after commit. */
 void fakeapi__txn_wake_gc(fakeapi__txn *t);

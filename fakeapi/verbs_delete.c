@@ -363,6 +363,7 @@ void fakeapi__do_delete(fakeapi__ctx *c)
     }
     fakeapi__txn t;
     json_t *obj = NULL, *rv = NULL;
+    char *text = NULL;
     if (fakeapi__txn_begin(&t, c->srv) < 0) {
         fakeapi__storage_error(c);
         goto out;
@@ -394,12 +395,24 @@ void fakeapi__do_delete(fakeapi__ctx *c)
          * was written (kube-apiserver's DryRunnableStorage). */
         fakeapi__txn_abort(&t);
         keep_rv(obj, rv);
-    } else if (fakeapi__txn_commit(&t) < 0) {
-        fakeapi__storage_error(c);
-        goto out;
+    } else {
+        /* An object kept (being deleted) is answered with the text just
+         * stored for it, not serialised again. */
+        size_t len = 0;
+        text = rc == 0 ? fakeapi__txn_text_of(&t, obj, &len) : NULL;
+        if (fakeapi__txn_commit(&t) < 0) {
+            fakeapi__storage_error(c);
+            goto out;
+        }
+        if (text) {
+            fakeapi__resp_take(c->resp, 200, text, len);
+            text = NULL;
+            goto out;
+        }
     }
     fakeapi__resp_json(c->resp, 200, rc == 1 ? deleted_status(c->res, obj) : json_incref(obj));
 out:
+    free(text);
     json_decref(rv);
     json_decref(obj);
     json_decref(o.body);

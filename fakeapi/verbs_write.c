@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "decode.h"
 #include "jsondup.h"
+#include "jsonfast.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
@@ -190,11 +191,12 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
         return v;
     }
     json_error_t jerr;
-    v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    v = fakeapi__json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!v && strstr(jerr.text, "duplicate object key") && duplicate_keys(c) < 0)
         return NULL;
     if (!v && strstr(jerr.text, "duplicate object key"))
-        v = json_loadb(req->body, req->body_len, 0, &jerr); /* the last one wins, as in Go */
+        v = fakeapi__json_loadb(req->body, req->body_len, 0,
+                                &jerr); /* the last one wins, as in Go */
     if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
                fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
         json_t *docs = NULL;
@@ -886,6 +888,11 @@ static void answer_written(fakeapi__ctx *c, fakeapi__txn *t, json_t *obj, const 
         return;
     }
     text = fakeapi__txn_last_text(t, &len);
+    /* An updated object is read again soon (the next status write, a
+     * retry after a conflict); most created ones (events, pods bound
+     * next) are not. */
+    if (cur)
+        fakeapi__txn_keep(t, obj);
     if (fakeapi__txn_commit(t) < 0) {
         free(text);
         json_decref(obj);
@@ -1227,11 +1234,15 @@ fail:
     json_decref(next);
 }
 
-/* Read the stored object inside t; answers 404/500 itself. NULL on failure. */
-static json_t *load_current(fakeapi__ctx *c, fakeapi__txn *t)
+/* Read the stored object inside t; answers 404/500 itself. NULL on failure.
+ * shared: the caller changes nothing in it (fakeapi__store_get_shared). */
+static json_t *load_current(fakeapi__ctx *c, fakeapi__txn *t, bool shared)
 {
     json_t *cur = NULL;
-    int rc = fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
+    int rc =
+        shared && !fakeapi__convert_needed(c->res)
+            ? fakeapi__store_get_shared(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur)
+            : fakeapi__store_get(c->srv->store, c->res->store_key, c->ns, c->rt->name, &cur);
     if (rc == 1)
         fakeapi__not_found(c, c->rt->name);
     else if (rc < 0)
@@ -1276,17 +1287,29 @@ static int check_rv(fakeapi__ctx *c, const json_t *cur, const json_t *next, bool
     return 0;
 }
 
-/* One try of a PUT with the decoded body (borrowed): 1 to start over. */
-static int update_try(fakeapi__ctx *c, const json_t *body)
+/* One try of a PUT with the decoded body (borrowed): 1 to start over.
+ * Without webhooks there is no second try, and the try takes *body
+ * itself instead of a copy (*body is then NULL). */
+static int update_try(fakeapi__ctx *c, json_t **body)
 {
-    json_t *next = json_deep_copy(body);
+    json_t *next;
+    bool hooks = fakeapi__admission_active(c->srv);
+    if (hooks) {
+        next = json_deep_copy(*body);
+    } else {
+        next = *body;
+        *body = NULL;
+    }
     fakeapi__txn t;
     if (!next || fakeapi__txn_begin(&t, c->srv) < 0) {
         json_decref(next);
         fakeapi__storage_error(c);
         return 0;
     }
-    json_t *cur = load_current(c, &t);
+    /* Read-only until the write: the checks, the webhooks and a /status
+     * write (which copies it) only read it; a write of the object itself
+     * takes its own copy, since the new state may share parts of it. */
+    json_t *cur = load_current(c, &t, true);
     if (!cur) {
         json_decref(next);
         return 0;
@@ -1297,11 +1320,23 @@ static int update_try(fakeapi__ctx *c, const json_t *body)
         json_decref(next);
         return 0;
     }
-    int w = webhooks_update(c, &t, cur, &next);
+    int w = hooks ? webhooks_update(c, &t, cur, &next) : 0;
     if (w != 0) {
         json_decref(cur);
         json_decref(next);
         return w > 0;
+    }
+    bool status = !strcmp(c->rt->sub, "status");
+    if (!status) {
+        json_t *own = json_deep_copy(cur);
+        json_decref(cur);
+        if (!own) {
+            fakeapi__txn_abort(&t);
+            json_decref(next);
+            fakeapi__storage_error(c);
+            return 0;
+        }
+        cur = own;
     }
     fakeapi__finish_update(c, &t, cur, next, c->rt->sub[0] ? c->rt->sub : NULL);
     return 0;
@@ -1329,7 +1364,7 @@ void fakeapi__do_update(fakeapi__ctx *c)
     }
     int tries = 0;
     size_t keep = c->resp->warnings ? strlen(c->resp->warnings) : 0;
-    while (update_try(c, body) && retry_update(c, &tries, keep))
+    while (update_try(c, &body) && retry_update(c, &tries, keep))
         ;
     json_decref(body);
 }
@@ -1379,7 +1414,7 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     const fakeapi__req *req = c->req;
     const char *ct = req->content_type;
     json_error_t jerr;
-    json_t *patch = json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
+    json_t *patch = fakeapi__json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
     bool apply = fakeapi__media_is(ct, "application/apply-patch+yaml");
     if (!patch && apply) {
         json_t *docs = NULL;

@@ -470,3 +470,146 @@ Test(store, a_closed_memory_store_comes_back_empty)
     fakeapi__store_unlock(other);
     fakeapi__store_close(other);
 }
+
+/* The stored object's data.v as the store's get reads it (kept or parsed). */
+static const char *get_v(const char *name, char *buf, size_t len)
+{
+    json_t *o = NULL;
+    int rc = fakeapi__store_get(st, "/configmaps", "default", name, &o);
+    if (rc != 0) {
+        snprintf(buf, len, "<%d>", rc);
+        return buf;
+    }
+    snprintf(buf, len, "%s", json_string_value(json_object_get(json_object_get(o, "data"), "v")));
+    json_decref(o);
+    return buf;
+}
+
+/* Write {data:{v}} as name's new state in its own transaction, committed or
+ * rolled back, and (if keep) keep the written tree parsed after the commit,
+ * as txn.c does. */
+static void write_v(const char *name, const char *v, bool commit, bool keep)
+{
+    cr_assert_eq(fakeapi__store_begin(st), 0);
+    uint64_t rv = fakeapi__store_next_rev(st);
+    json_t *o = json_pack("{s:{s:s,s:s,s:s},s:{s:s}}", "metadata", "name", name, "namespace",
+                          "default", "uid", name, "data", "v", v);
+    char *text = json_dumps(o, JSON_COMPACT);
+    cr_assert_eq(fakeapi__store_put(st, "/configmaps", "default", name, name, rv, NULL, text), 0);
+    if (commit) {
+        cr_assert_eq(fakeapi__store_commit(st), 0);
+        if (keep)
+            fakeapi__store_keep(st, "/configmaps", "default", name, o, text, strlen(text));
+    } else {
+        fakeapi__store_rollback(st);
+    }
+    free(text);
+    json_decref(o);
+}
+
+Test(store, a_kept_object_is_never_staler_than_the_table)
+{
+    char b[64];
+    write_v("a", "1", true, true);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "1");
+    /* A read hands out a copy: changing it changes nothing kept. */
+    json_t *o = NULL;
+    cr_assert_eq(fakeapi__store_get(st, "/configmaps", "default", "a", &o), 0);
+    json_object_set_new(json_object_get(o, "data"), "v", json_string("scribbled"));
+    json_decref(o);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "1");
+    /* A write that is not kept replaces what was. */
+    write_v("a", "2", true, false);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "2");
+    write_v("a", "3", true, true);
+    /* Inside a transaction, a put of the object is read back at once... */
+    cr_assert_eq(fakeapi__store_begin(st), 0);
+    cr_assert_eq(fakeapi__store_put(st, "/configmaps", "default", "a", "a", 9, NULL,
+                                    "{\"data\":{\"v\":\"in-txn\"}}"),
+                 0);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "in-txn");
+    /* ...and after its rollback the committed state is back. */
+    fakeapi__store_rollback(st);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "3");
+    /* A rolled-back write of another object, then of this one. */
+    write_v("a", "4", true, true);
+    write_v("b", "x", false, false);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "4");
+    write_v("a", "5", false, false);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "4");
+    /* Deleted, then created again under the same name. */
+    cr_assert_eq(fakeapi__store_begin(st), 0);
+    cr_assert_eq(fakeapi__store_del(st, "/configmaps", "default", "a"), 0);
+    cr_assert_eq(fakeapi__store_commit(st), 0);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "<1>");
+    write_v("a", "again", true, false);
+    cr_assert_str_eq(get_v("a", b, sizeof b), "again");
+    /* The same name in another namespace or kind is another object. */
+    write_v("c", "c1", true, true);
+    json_t *other = NULL;
+    cr_assert_eq(fakeapi__store_get(st, "/secrets", "default", "c", &other), 1);
+    cr_assert_eq(fakeapi__store_get(st, "/configmaps", "kube-system", "c", &other), 1);
+}
+
+Test(store, a_shared_read_and_the_kept_text)
+{
+    write_v("s", "1", true, true);
+    json_t *a = NULL, *b = NULL, *copy = NULL;
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "s", &a), 0);
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "s", &b), 0);
+    cr_assert_eq(a, b, "both readers share the kept tree");
+    cr_assert_eq(fakeapi__store_get(st, "/configmaps", "default", "s", &copy), 0);
+    cr_assert_neq(copy, a, "get hands out a copy");
+    cr_assert(json_equal(copy, a));
+    size_t len = 0;
+    char *text = fakeapi__store_kept_text(st, "/configmaps", "default", "s", a, &len);
+    cr_assert_not_null(text);
+    char *want = json_dumps(a, JSON_COMPACT);
+    cr_assert_str_eq(text, want);
+    cr_assert_eq(len, strlen(want));
+    cr_assert_null(fakeapi__store_kept_text(st, "/configmaps", "default", "s", copy, &len),
+                   "only the kept tree itself has the kept text");
+    free(want);
+    free(text);
+    /* A write drops both; the old tree stays the reader's, unchanged. */
+    write_v("s", "2", true, false);
+    cr_assert_null(fakeapi__store_kept_text(st, "/configmaps", "default", "s", a, &len));
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(a, "data"), "v")), "1");
+    json_t *c = NULL;
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "s", &c), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(c, "data"), "v")), "2");
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(copy);
+}
+
+Test(store, kept_objects_past_the_bound_and_an_emptied_store)
+{
+    char b[64], name[32], v[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "cm-%d", i);
+        snprintf(v, sizeof v, "v-%d", i);
+        write_v(name, v, true, true);
+    }
+    /* The last ones written are kept, the first ones were let go. */
+    json_t *first = NULL, *last = NULL;
+    size_t len = 0;
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "cm-0", &first), 0);
+    cr_assert_eq(fakeapi__store_get_shared(st, "/configmaps", "default", "cm-4999", &last), 0);
+    cr_assert_null(fakeapi__store_kept_text(st, "/configmaps", "default", "cm-0", first, &len));
+    char *text = fakeapi__store_kept_text(st, "/configmaps", "default", "cm-4999", last, &len);
+    cr_assert_not_null(text);
+    free(text);
+    json_decref(first);
+    json_decref(last);
+    for (int i = 0; i < 5000; i += 7) {
+        snprintf(name, sizeof name, "cm-%d", i);
+        snprintf(v, sizeof v, "v-%d", i);
+        cr_assert_str_eq(get_v(name, b, sizeof b), v);
+    }
+    /* A closed in-memory store comes back empty: nothing kept survives. */
+    close_mem();
+    open_mem();
+    cr_assert_str_eq(get_v("cm-4999", b, sizeof b), "<1>");
+}
