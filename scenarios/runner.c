@@ -577,7 +577,7 @@ static int lk_list(void *ud, const char *av, const char *kind, const char *ns, c
                    json_t **out)
 {
     run *r = ud;
-    return fakeapi_list(r->srv, av, kind, ns, selector, out, NULL);
+    return fakeapi_read_list(r->srv, av, kind, ns, selector, out, NULL);
 }
 
 static bool holds(run *r, const scn_cond *c, char *msg, size_t len)
