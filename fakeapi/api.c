@@ -448,7 +448,8 @@ typedef struct read_state {
     const fakeapi__resource *res;
     fakeapi__labelsel *lsel;
     bool convert; /* read through the version asked for, as the handler does */
-    json_t *items;
+    json_t *items; /* NULL: count only */
+    size_t count;
 } read_state;
 
 static int read_visit(void *ud, const char *ns, const char *name, const char *labels,
@@ -464,6 +465,9 @@ static int read_visit(void *ud, const char *ns, const char *name, const char *la
         if (!ok)
             return 0;
     }
+    rs->count++;
+    if (!rs->items)
+        return 0;
     json_t *obj = json_loadb(text, len, 0, NULL);
     if (!obj)
         return -1;
@@ -472,50 +476,78 @@ static int read_visit(void *ud, const char *ns, const char *name, const char *la
     return json_array_append_new(rs->items, obj) < 0 ? -1 : 0;
 }
 
-int fakeapi_read_list(fakeapi_server *srv, const char *api_version, const char *kind,
-                      const char *ns, const char *label_selector, json_t **out, fakeapi_error *err)
+/*
+ * The objects fakeapi_list would give (items non-NULL: appended to it), or
+ * only their number (items NULL), in *count. 1 when the handler would refuse
+ * the request (an unknown kind, a bad namespace or selector, a kind that
+ * cannot be listed): the caller then asks fakeapi_list, so that errors are
+ * its own.
+ */
+static int read_objects(fakeapi_server *srv, const char *api_version, const char *kind,
+                        const char *ns, const char *label_selector, json_t *items, size_t *count,
+                        fakeapi_error *err)
 {
-    /*
-     * The request fakeapi_list would send, routed as the handler routes it;
-     * anything the handler would refuse (an unknown kind, a bad namespace or
-     * selector, a kind that cannot be listed) goes the handler's way, so that
-     * errors are its own.
-     */
+    /* The request fakeapi_list would send, routed as the handler routes it. */
     char path[1024];
     fakeapi__route rt;
     fakeapi_error perr;
     if (kind_path(srv, api_version, kind, ns, NULL, path, sizeof path, &perr) < 0 ||
         fakeapi__route_parse(path, &rt) < 0 || rt.kind != FAKEAPI__RT_COLLECTION || rt.watch)
-        return fakeapi_list(srv, api_version, kind, ns, label_selector, out, err);
+        return 1;
     fakeapi__resource *res = fakeapi__registry_find(srv->reg, rt.group, rt.version, rt.resource);
-    read_state rs = {.res = res};
+    read_state rs = {.res = res, .items = items};
     char msg[512];
-    int rc = 0;
+    int rc = 1;
     if (!res || (rt.ns[0] && !res->namespaced) || !fakeapi__resource_allows(res, "list") ||
-        fakeapi__labelsel_parse(label_selector, &rs.lsel, msg, sizeof msg) < 0) {
-        rc = fakeapi_list(srv, api_version, kind, ns, label_selector, out, err);
+        fakeapi__labelsel_parse(label_selector, &rs.lsel, msg, sizeof msg) < 0)
         goto out;
-    }
     rs.convert = res->custom || !res->storage_version;
-    rs.items = json_array();
-    if (!rs.items) {
-        rc = fail(err, FAKEAPI_ERR_NOMEM, 500, "InternalError", "out of memory");
-        goto out;
-    }
     const char *sns = rt.ns[0] ? rt.ns : (res->namespaced ? NULL : "");
     fakeapi__store_lock(srv->store);
-    int src = fakeapi__store_scan(srv->store, res->store_key, sns, NULL, NULL, read_visit, &rs);
+    rc = fakeapi__store_scan(srv->store, res->store_key, sns, NULL, NULL, read_visit, &rs);
     fakeapi__store_unlock(srv->store);
-    if (src < 0) {
+    if (rc < 0)
         rc = fail(err, FAKEAPI_ERR_INTERNAL, 500, "InternalError", "storage error");
-        goto out;
-    }
-    *out = rs.items;
-    rs.items = NULL;
+    else
+        *count = rs.count;
 out:
-    json_decref(rs.items);
     fakeapi__labelsel_free(rs.lsel);
     if (res)
         fakeapi__resource_unref(res);
-    return rc;
+    return rc < 0 ? rc : rc > 0 ? 1 : 0;
+}
+
+int fakeapi_read_list(fakeapi_server *srv, const char *api_version, const char *kind,
+                      const char *ns, const char *label_selector, json_t **out, fakeapi_error *err)
+{
+    json_t *items = json_array();
+    size_t n = 0;
+    if (!items)
+        return fail(err, FAKEAPI_ERR_NOMEM, 500, "InternalError", "out of memory");
+    int rc = read_objects(srv, api_version, kind, ns, label_selector, items, &n, err);
+    if (rc == 1) {
+        json_decref(items);
+        return fakeapi_list(srv, api_version, kind, ns, label_selector, out, err);
+    }
+    if (rc < 0) {
+        json_decref(items);
+        return rc;
+    }
+    *out = items;
+    return 0;
+}
+
+int fakeapi_read_count(fakeapi_server *srv, const char *api_version, const char *kind,
+                       const char *ns, const char *label_selector, size_t *count,
+                       fakeapi_error *err)
+{
+    int rc = read_objects(srv, api_version, kind, ns, label_selector, NULL, count, err);
+    if (rc != 1)
+        return rc;
+    json_t *items = NULL;
+    if ((rc = fakeapi_list(srv, api_version, kind, ns, label_selector, &items, err)) < 0)
+        return rc;
+    *count = json_array_size(items);
+    json_decref(items);
+    return 0;
 }

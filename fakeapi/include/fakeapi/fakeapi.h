@@ -465,6 +465,15 @@ int fakeapi_read_list(fakeapi_server *srv, const char *api_version, const char *
                       fakeapi_error *err);
 
 /*
+ * The number of objects fakeapi_list (and fakeapi_read_list) would give, in
+ * *count: read from the store without parsing the objects. Errors are
+ * fakeapi_list's own.
+ */
+int fakeapi_read_count(fakeapi_server *srv, const char *api_version, const char *kind,
+                       const char *ns, const char *label_selector, size_t *count,
+                       fakeapi_error *err);
+
+/*
  * Delete one object as a client's DELETE with default options would
  * (background propagation; finalizers only set deletionTimestamp).
  */

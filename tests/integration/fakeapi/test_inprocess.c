@@ -518,21 +518,29 @@ Test(inprocess, request_queries_are_percent_decoded)
 }
 
 /* fakeapi_read_list gives what fakeapi_list gives: the same code, error and
- * objects (equal JSON, same order). Returns the number of objects, or -1. */
+ * objects (equal JSON, same order); fakeapi_read_count their number. Returns
+ * the number of objects, or -1. */
 static long same_as_list(const char *av, const char *kind, const char *ns, const char *sel)
 {
     fakeapi_error e1 = {0}, e2 = {0};
     json_t *a = NULL, *b = NULL;
+    fakeapi_error e3 = {0};
+    size_t count = 12345;
     int r1 = fakeapi_list(srv, av, kind, ns, sel, &a, &e1);
     int r2 = fakeapi_read_list(srv, av, kind, ns, sel, &b, &e2);
+    int r3 = fakeapi_read_count(srv, av, kind, ns, sel, &count, &e3);
     cr_assert_eq(r2, r1, "%s %s ns=%s sel=%s: %d vs %d", av, kind, ns ? ns : "(null)",
                  sel ? sel : "(null)", r2, r1);
+    cr_assert_eq(r3, r1);
     if (r1 < 0) {
         cr_assert_eq(e2.http_status, e1.http_status);
         cr_assert_str_eq(e2.reason, e1.reason);
         cr_assert_str_eq(e2.message, e1.message);
+        cr_assert_eq(e3.http_status, e1.http_status);
+        cr_assert_str_eq(e3.message, e1.message);
         return -1;
     }
+    cr_assert_eq(count, json_array_size(a), "count %zu, list %zu", count, json_array_size(a));
     char *ta = json_dumps(a, JSON_COMPACT), *tb = json_dumps(b, JSON_COMPACT);
     cr_assert_str_eq(tb, ta, "%s %s ns=%s sel=%s", av, kind, ns ? ns : "(null)",
                      sel ? sel : "(null)");
