@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "exchange.h"
 #include "kh/yaml.h"
 #include "record.h"
 #include "router.h"
+#include "selector.h"
 #include "server_int.h"
+#include "store.h"
 #include "watch.h"
 
 static int code_for(int http)
@@ -436,5 +439,115 @@ int fakeapi_objects(fakeapi_server *srv, json_t **out, fakeapi_error *err)
         return rc;
     }
     *out = objs;
+    return 0;
+}
+
+/* ---- fakeapi_read_list: the list straight from the store ---- */
+
+typedef struct read_state {
+    const fakeapi__resource *res;
+    fakeapi__labelsel *lsel;
+    bool convert; /* read through the version asked for, as the handler does */
+    json_t *items; /* NULL: count only */
+    size_t count;
+} read_state;
+
+static int read_visit(void *ud, const char *ns, const char *name, const char *labels,
+                      const char *text, size_t len)
+{
+    (void)ns;
+    (void)name;
+    read_state *rs = ud;
+    if (!fakeapi__labelsel_empty(rs->lsel)) {
+        json_t *l = labels ? json_loads(labels, 0, NULL) : NULL;
+        bool ok = fakeapi__labelsel_match(rs->lsel, l);
+        json_decref(l);
+        if (!ok)
+            return 0;
+    }
+    rs->count++;
+    if (!rs->items)
+        return 0;
+    json_t *obj = json_loadb(text, len, 0, NULL);
+    if (!obj)
+        return -1;
+    if (rs->convert)
+        fakeapi__convert_out(rs->res, obj);
+    return json_array_append_new(rs->items, obj) < 0 ? -1 : 0;
+}
+
+/*
+ * The objects fakeapi_list would give (items non-NULL: appended to it), or
+ * only their number (items NULL), in *count. 1 when the handler would refuse
+ * the request (an unknown kind, a bad namespace or selector, a kind that
+ * cannot be listed): the caller then asks fakeapi_list, so that errors are
+ * its own.
+ */
+static int read_objects(fakeapi_server *srv, const char *api_version, const char *kind,
+                        const char *ns, const char *label_selector, json_t *items, size_t *count,
+                        fakeapi_error *err)
+{
+    /* The request fakeapi_list would send, routed as the handler routes it. */
+    char path[1024];
+    fakeapi__route rt;
+    fakeapi_error perr;
+    if (kind_path(srv, api_version, kind, ns, NULL, path, sizeof path, &perr) < 0 ||
+        fakeapi__route_parse(path, &rt) < 0 || rt.kind != FAKEAPI__RT_COLLECTION || rt.watch)
+        return 1;
+    fakeapi__resource *res = fakeapi__registry_find(srv->reg, rt.group, rt.version, rt.resource);
+    read_state rs = {.res = res, .items = items};
+    char msg[512];
+    int rc = 1;
+    if (!res || (rt.ns[0] && !res->namespaced) || !fakeapi__resource_allows(res, "list") ||
+        fakeapi__labelsel_parse(label_selector, &rs.lsel, msg, sizeof msg) < 0)
+        goto out;
+    rs.convert = res->custom || !res->storage_version;
+    const char *sns = rt.ns[0] ? rt.ns : (res->namespaced ? NULL : "");
+    fakeapi__store_lock(srv->store);
+    rc = fakeapi__store_scan(srv->store, res->store_key, sns, NULL, NULL, read_visit, &rs);
+    fakeapi__store_unlock(srv->store);
+    if (rc < 0)
+        rc = fail(err, FAKEAPI_ERR_INTERNAL, 500, "InternalError", "storage error");
+    else
+        *count = rs.count;
+out:
+    fakeapi__labelsel_free(rs.lsel);
+    if (res)
+        fakeapi__resource_unref(res);
+    return rc < 0 ? rc : rc > 0 ? 1 : 0;
+}
+
+int fakeapi_read_list(fakeapi_server *srv, const char *api_version, const char *kind,
+                      const char *ns, const char *label_selector, json_t **out, fakeapi_error *err)
+{
+    json_t *items = json_array();
+    size_t n = 0;
+    if (!items)
+        return fail(err, FAKEAPI_ERR_NOMEM, 500, "InternalError", "out of memory");
+    int rc = read_objects(srv, api_version, kind, ns, label_selector, items, &n, err);
+    if (rc == 1) {
+        json_decref(items);
+        return fakeapi_list(srv, api_version, kind, ns, label_selector, out, err);
+    }
+    if (rc < 0) {
+        json_decref(items);
+        return rc;
+    }
+    *out = items;
+    return 0;
+}
+
+int fakeapi_read_count(fakeapi_server *srv, const char *api_version, const char *kind,
+                       const char *ns, const char *label_selector, size_t *count,
+                       fakeapi_error *err)
+{
+    int rc = read_objects(srv, api_version, kind, ns, label_selector, NULL, count, err);
+    if (rc != 1)
+        return rc;
+    json_t *items = NULL;
+    if ((rc = fakeapi_list(srv, api_version, kind, ns, label_selector, &items, err)) < 0)
+        return rc;
+    *count = json_array_size(items);
+    json_decref(items);
     return 0;
 }

@@ -3,6 +3,8 @@
  *
  * DESIGN: one mutex guards the entry array and the generation counter.
  * Entries are immutable once published; the array holds one reference each.
+ * The built-in entries are made once per process and shared by every
+ * registry (builtins_build).
  * Lookups take the mutex, take a reference, and drop the mutex, so a handler
  * keeps a valid entry even if its CRD is deleted meanwhile.
  */
@@ -283,22 +285,54 @@ static fakeapi__resource *resource_from_row(const fakeapi__tres *row)
     return r;
 }
 
-fakeapi__registry *fakeapi__registry_new(void)
+/*
+ * The built-in kinds never change: they are built once per process, the
+ * first time a registry is made, and every registry then holds a reference
+ * to each of them (immutable, reference counts atomic, so shared by every
+ * server and thread). NULL when out of memory.
+ */
+static fakeapi__resource **builtins;
+static size_t nbuiltins;
+static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+
+static void builtins_build(void)
 {
-    fakeapi__registry *reg = calloc(1, sizeof *reg);
-    if (!reg)
-        return NULL;
-    pthread_mutex_init(&reg->mu, NULL);
+    fakeapi__resource **all = calloc(fakeapi__ntress ? fakeapi__ntress : 1, sizeof *all);
+    size_t n = 0;
+    if (!all)
+        return;
     for (size_t i = 0; i < fakeapi__ntress; i++) {
         if (strchr(fakeapi__tress[i].resource, '/'))
             continue;
-        fakeapi__resource *r = resource_from_row(&fakeapi__tress[i]);
-        if (!r || registry_push_locked(reg, r) < 0) {
-            fakeapi__resource_unref(r);
-            fakeapi__registry_free(reg);
-            return NULL;
+        if (!(all[n] = resource_from_row(&fakeapi__tress[i]))) {
+            fakeapi__registry_release(all, n);
+            return;
         }
+        n++;
     }
+    nbuiltins = n;
+    builtins = all;
+}
+
+fakeapi__registry *fakeapi__registry_new(void)
+{
+    pthread_once(&builtins_once, builtins_build);
+    if (!builtins)
+        return NULL;
+    fakeapi__registry *reg = calloc(1, sizeof *reg);
+    fakeapi__resource **items = calloc(nbuiltins + 64, sizeof *items);
+    if (!reg || !items) {
+        free(reg);
+        free(items);
+        return NULL;
+    }
+    pthread_mutex_init(&reg->mu, NULL);
+    for (size_t i = 0; i < nbuiltins; i++)
+        items[i] = fakeapi__resource_ref(builtins[i]);
+    reg->items = items;
+    reg->n = nbuiltins;
+    reg->cap = nbuiltins + 64;
+    reg->generation = nbuiltins; /* one per kind added, as for CRD kinds */
     return reg;
 }
 

@@ -468,19 +468,27 @@ static bool eval_count(const scn_cond *c, const scn_lookup *lk, out *o)
     if (!target_value(c, lk, &target, &owned, o))
         return false;
     put_target(o, c, target);
-    if (!lk->list ||
-        lk->list(lk->ud, c->api_version, c->kind_name, c->ns, c->selector, &items) < 0 ||
-        !json_is_array(items)) {
+    size_t found = 0;
+    if (lk->count) {
+        if (lk->count(lk->ud, c->api_version, c->kind_name, c->ns, c->selector, &found) < 0) {
+            put(o, ", but the list failed");
+            goto out;
+        }
+    } else if (!lk->list ||
+               lk->list(lk->ud, c->api_version, c->kind_name, c->ns, c->selector, &items) < 0 ||
+               !json_is_array(items)) {
         put(o, ", but the list failed");
         goto out;
+    } else {
+        found = json_array_size(items);
     }
-    n = json_integer((json_int_t)json_array_size(items));
+    n = json_integer((json_int_t)found);
     if (!n) {
         put(o, ", but out of memory");
         goto out;
     }
     ok = compare(c, n, target, &bad);
-    put(o, ", found %zu", json_array_size(items));
+    put(o, ", found %zu", found);
     if (!ok && !json_is_number(target))
         put(o, " (the value to compare with is not a number)");
 out:

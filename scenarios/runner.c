@@ -577,12 +577,19 @@ static int lk_list(void *ud, const char *av, const char *kind, const char *ns, c
                    json_t **out)
 {
     run *r = ud;
-    return fakeapi_list(r->srv, av, kind, ns, selector, out, NULL);
+    return fakeapi_read_list(r->srv, av, kind, ns, selector, out, NULL);
+}
+
+static int lk_count(void *ud, const char *av, const char *kind, const char *ns,
+                    const char *selector, size_t *out)
+{
+    run *r = ud;
+    return fakeapi_read_count(r->srv, av, kind, ns, selector, out, NULL);
 }
 
 static bool holds(run *r, const scn_cond *c, char *msg, size_t len)
 {
-    scn_lookup lk = {.get = lk_get, .list = lk_list, .ud = r};
+    scn_lookup lk = {.get = lk_get, .list = lk_list, .count = lk_count, .ud = r};
     return scn_cond_eval(c, &lk, msg, len);
 }
 

@@ -455,6 +455,25 @@ int fakeapi_list(fakeapi_server *srv, const char *api_version, const char *kind,
                  const char *label_selector, json_t **out, fakeapi_error *err);
 
 /*
+ * The same objects as fakeapi_list, in the same order and version, read
+ * straight from the store rather than through a request: no list text is
+ * written and parsed back, and no request is counted. Errors are
+ * fakeapi_list's own (what it refuses goes through the request).
+ */
+int fakeapi_read_list(fakeapi_server *srv, const char *api_version, const char *kind,
+                      const char *ns, const char *label_selector, json_t **out,
+                      fakeapi_error *err);
+
+/*
+ * The number of objects fakeapi_list (and fakeapi_read_list) would give, in
+ * *count: read from the store without parsing the objects. Errors are
+ * fakeapi_list's own.
+ */
+int fakeapi_read_count(fakeapi_server *srv, const char *api_version, const char *kind,
+                       const char *ns, const char *label_selector, size_t *count,
+                       fakeapi_error *err);
+
+/*
  * Delete one object as a client's DELETE with default options would
  * (background propagation; finalizers only set deletionTimestamp).
  */

@@ -262,6 +262,9 @@ typedef struct scn_lookup {
     int (*list)(void *ud, const char *api_version, const char *kind, const char *ns,
                 const char *selector, json_t **out);
     void *ud;
+    /* count (optional): 0 and the number of objects list would give */
+    int (*count)(void *ud, const char *api_version, const char *kind, const char *ns,
+                 const char *selector, size_t *out);
 } scn_lookup;
 bool scn_cond_eval(const scn_cond *c, const scn_lookup *lk, char *msg, size_t len);
 

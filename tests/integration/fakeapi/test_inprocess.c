@@ -516,3 +516,111 @@ Test(inprocess, request_queries_are_percent_decoded)
     cr_assert_eq(json_array_size(json_object_get(out, "items")), 1);
     json_decref(out);
 }
+
+/* fakeapi_read_list gives what fakeapi_list gives: the same code, error and
+ * objects (equal JSON, same order); fakeapi_read_count their number. Returns
+ * the number of objects, or -1. */
+static long same_as_list(const char *av, const char *kind, const char *ns, const char *sel)
+{
+    fakeapi_error e1 = {0}, e2 = {0};
+    json_t *a = NULL, *b = NULL;
+    fakeapi_error e3 = {0};
+    size_t count = 12345;
+    int r1 = fakeapi_list(srv, av, kind, ns, sel, &a, &e1);
+    int r2 = fakeapi_read_list(srv, av, kind, ns, sel, &b, &e2);
+    int r3 = fakeapi_read_count(srv, av, kind, ns, sel, &count, &e3);
+    cr_assert_eq(r2, r1, "%s %s ns=%s sel=%s: %d vs %d", av, kind, ns ? ns : "(null)",
+                 sel ? sel : "(null)", r2, r1);
+    cr_assert_eq(r3, r1);
+    if (r1 < 0) {
+        cr_assert_eq(e2.http_status, e1.http_status);
+        cr_assert_str_eq(e2.reason, e1.reason);
+        cr_assert_str_eq(e2.message, e1.message);
+        cr_assert_eq(e3.http_status, e1.http_status);
+        cr_assert_str_eq(e3.message, e1.message);
+        return -1;
+    }
+    cr_assert_eq(count, json_array_size(a), "count %zu, list %zu", count, json_array_size(a));
+    char *ta = json_dumps(a, JSON_COMPACT), *tb = json_dumps(b, JSON_COMPACT);
+    cr_assert_str_eq(tb, ta, "%s %s ns=%s sel=%s", av, kind, ns ? ns : "(null)",
+                     sel ? sel : "(null)");
+    long n = (long)json_array_size(a);
+    free(ta);
+    free(tb);
+    json_decref(a);
+    json_decref(b);
+    return n;
+}
+
+Test(inprocess, read_list_equals_list)
+{
+    fakeapi_error err = {0};
+    cr_assert_eq(apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: b-team}\n---\n"
+                       "apiVersion: v1\nkind: Namespace\nmetadata: {name: a-team}\n---\n"
+                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: z, namespace: b-team, "
+                       "labels: {app: web, tier: x}}\ndata: {k: v}\n---\n"
+                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y, namespace: a-team, "
+                       "labels: {app: web}}\n---\n"
+                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: a-team}\n"
+                       "---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n---\n"
+                       "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {zone: a}}\n---\n"
+                       "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+                       "metadata: {name: h}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, "
+                       "kind: Deployment, name: web}\n  minReplicas: 1\n  maxReplicas: 3\n"
+                       "  metrics: [{type: Resource, resource: {name: cpu, target: "
+                       "{type: Utilization, averageUtilization: 50}}}]\n",
+                       &err),
+                 0, "%s", err.message);
+    /* Every namespace, sorted by namespace then name; one namespace; selectors. */
+    long all = same_as_list("v1", "ConfigMap", NULL, NULL);
+    cr_assert_geq(all, 3);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", "", NULL), all);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", "a-team", NULL), 2);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", NULL, "app=web"), 2);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", NULL, "app=web,tier!=x"), 1);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", NULL, "app"), 2);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", "", ""), all);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", "nowhere", NULL), 0);
+    /* Cluster-scoped kinds: a namespace is ignored as fakeapi_list ignores it. */
+    cr_assert_eq(same_as_list("v1", "Node", NULL, NULL), 2);
+    cr_assert_eq(same_as_list("v1", "Node", "a-team", "zone=a"), 1);
+    cr_assert_geq(same_as_list("v1", "Namespace", NULL, NULL), 3);
+    /* The version asked for, converted from the one stored. */
+    cr_assert_eq(same_as_list("autoscaling/v1", "HorizontalPodAutoscaler", "default", NULL), 1);
+    cr_assert_eq(same_as_list("autoscaling/v2", "HorizontalPodAutoscaler", "default", NULL), 1);
+    /* Errors are fakeapi_list's own. */
+    cr_assert_eq(same_as_list("v1", "ConfigMap", NULL, "x in ("), -1);
+    cr_assert_eq(same_as_list("v1", "NoSuchKind", NULL, NULL), -1);
+    cr_assert_eq(same_as_list("v9", "ConfigMap", NULL, NULL), -1);
+    cr_assert_eq(same_as_list("v1", "ConfigMap", "Bad/Namespace", NULL), -1);
+
+    /* A custom kind in its storage version and in another served version. */
+    cr_assert_eq(apply("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+                       "metadata: {name: gadgets.example.com}\nspec:\n  group: example.com\n"
+                       "  scope: Namespaced\n  names: {plural: gadgets, singular: gadget, "
+                       "kind: Gadget, listKind: GadgetList}\n  versions:\n"
+                       "  - name: v1\n    served: true\n    storage: true\n"
+                       "    schema: {openAPIV3Schema: {type: object, "
+                       "x-kubernetes-preserve-unknown-fields: true}}\n"
+                       "  - name: v2\n    served: true\n    storage: false\n"
+                       "    schema: {openAPIV3Schema: {type: object, "
+                       "x-kubernetes-preserve-unknown-fields: true}}\n",
+                       &err),
+                 0, "%s", err.message);
+    int rc = -1;
+    for (int i = 0; i < 200 && rc != 0; i++) {
+        rc = apply("apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g1, labels: "
+                   "{k: v}}\nspec: {size: 2, ratio: 0.5}\n",
+                   &err);
+        if (rc != 0)
+            usleep(10000);
+    }
+    cr_assert_eq(rc, 0, "%s", err.message);
+    cr_assert_eq(same_as_list("example.com/v1", "Gadget", NULL, NULL), 1);
+    cr_assert_eq(same_as_list("example.com/v2", "Gadget", "default", "k=v"), 1);
+    json_t *items = NULL;
+    cr_assert_eq(fakeapi_read_list(srv, "example.com/v2", "Gadget", NULL, NULL, &items, &err), 0);
+    cr_assert_str_eq(jstr(items, "0.apiVersion"), "example.com/v2");
+    cr_assert_eq(jint(items, "0.spec.size"), 2);
+    json_decref(items);
+}

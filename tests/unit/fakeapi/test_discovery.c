@@ -335,6 +335,48 @@ Test(discovery, crd_resources_follow_the_crd)
     json_decref(doc);
 }
 
+/* Registries share the built-in kinds (the same entries, in the same order)
+ * while the CRD kinds stay each registry's own, and outlive a freed registry. */
+Test(discovery, registries_share_builtins_not_crds)
+{
+    fakeapi__registry *other = fakeapi__registry_new();
+    cr_assert_not_null(other);
+    size_t n1 = 0, n2 = 0;
+    fakeapi__resource **a = fakeapi__registry_all(reg, &n1);
+    fakeapi__resource **b = fakeapi__registry_all(other, &n2);
+    size_t builtin = 0;
+    while (builtin < n1 && !a[builtin]->custom)
+        builtin++;
+    cr_assert_gt(builtin, 20);
+    cr_assert_eq(n2, builtin, "a fresh registry holds the built-in kinds only");
+    cr_assert_eq(n1, builtin + 2, "the CronTab CRD's two versions follow them");
+    for (size_t i = 0; i < n2; i++)
+        cr_assert_eq(b[i], a[i], "built-in %zu (%s) is shared", i, a[i]->kind);
+    cr_assert_eq(fakeapi__registry_generation(other), n2);
+    fakeapi__registry_release(a, n1);
+    fakeapi__registry_release(b, n2);
+    fakeapi__resource *ct = fakeapi__registry_find_kind(other, "stable.example.com/v1", "CronTab");
+    cr_assert_null(ct, "a CRD of one registry is not in another");
+    fakeapi__resource_unref(ct);
+    ct = fakeapi__registry_find_kind(reg, "stable.example.com/v1", "CronTab");
+    cr_assert_not_null(ct);
+    fakeapi__resource_unref(ct);
+    fakeapi__registry_free(other);
+    /* Freeing one registry leaves the shared entries whole for the others. */
+    fakeapi__resource *pods = fakeapi__registry_find(reg, "", "v1", "pods");
+    cr_assert_not_null(pods);
+    cr_assert_str_eq(pods->kind, "Pod");
+    cr_assert_str_eq(pods->store_key, "/pods");
+    cr_assert(fakeapi__resource_allows(pods, "list"));
+    fakeapi__resource_unref(pods);
+    other = fakeapi__registry_new();
+    fakeapi__resource *d = fakeapi__registry_find_kind(other, "apps/v1", "Deployment");
+    cr_assert_not_null(d);
+    cr_assert_str_eq(d->list_kind, "DeploymentList");
+    fakeapi__resource_unref(d);
+    fakeapi__registry_free(other);
+}
+
 /* ---- OpenAPI v3 -------------------------------------------------------------------- */
 
 /* The number of distinct group-versions in the registry. */

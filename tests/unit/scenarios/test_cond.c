@@ -117,7 +117,7 @@ static int failing_list(void *ud, const char *api_version, const char *kind, con
     return -1;
 }
 
-static const scn_lookup lookup = {fake_get, fake_list, NULL};
+static const scn_lookup lookup = {.get = fake_get, .list = fake_list};
 
 static void setup(void)
 {
@@ -330,7 +330,7 @@ Test(cond, any_and_not)
 
 Test(cond, failures_of_the_lookup_and_small_buffers)
 {
-    scn_lookup broken = {fake_get, failing_list, NULL};
+    scn_lookup broken = {.get = fake_get, .list = failing_list};
     char msg[512], tiny[16];
 
     cr_assert_not(
@@ -390,4 +390,48 @@ Test(cond, secret_values_are_redacted)
           "expected .type of Secret default/creds to equal \"x\", found \"Opaque\"");
     fails("{field: {" SECRET ", path: .metadata.name, equals: x}}",
           "expected .metadata.name of Secret default/creds to equal \"x\", found \"creds\"");
+}
+
+static int counts;
+
+/* A count as the runner's: the number of objects the list would give. */
+static int fake_count(void *ud, const char *api_version, const char *kind, const char *ns,
+                      const char *selector, size_t *out)
+{
+    json_t *items = NULL;
+    counts++;
+    cr_assert_eq(fake_list(ud, api_version, kind, ns, selector, &items), 0);
+    *out = json_array_size(items);
+    json_decref(items);
+    return 0;
+}
+
+static int failing_count(void *ud, const char *api_version, const char *kind, const char *ns,
+                         const char *selector, size_t *out)
+{
+    (void)ud, (void)api_version, (void)kind, (void)ns, (void)selector, (void)out;
+    return -1;
+}
+
+/* A lookup with a count: count conditions use it, not the list, and say the same. */
+Test(cond, count_uses_the_lookups_count)
+{
+    scn_lookup with_count = {.get = fake_get, .list = failing_list, .count = fake_count};
+    char msg[512];
+    counts = 0;
+    cr_assert_not(eval_with(&with_count,
+                            "{count: {apiVersion: v1, kind: Pod, namespace: default, "
+                            "selector: app=web, atMost: 3}}",
+                            msg, sizeof msg));
+    cr_assert_str_eq(msg, "expected count of Pod in default with app=web to be at most 3, found 4");
+    cr_assert(eval_with(&with_count,
+                        "{count: {apiVersion: v1, kind: Pod, selector: app=web, equals: 5}}", msg,
+                        sizeof msg));
+    cr_assert_str_eq(msg, "expected count of Pod in all namespaces with app=web to be 5, found 5");
+    cr_assert_eq(counts, 2);
+    scn_lookup broken = {.get = fake_get, .list = fake_list, .count = failing_count};
+    cr_assert_not(
+        eval_with(&broken, "{count: {apiVersion: v1, kind: Pod, atLeast: 0}}", msg, sizeof msg));
+    cr_assert_str_eq(msg, "expected count of Pod in all namespaces to be at least 0, but the list "
+                          "failed");
 }
