@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cpu_pin.h"
 #include "fakeapi/fakeapi.h"
 #include "inproc.h"
 #include "kc/cluster.h"
@@ -1306,6 +1307,8 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
     getrusage(RUSAGE_SELF, &ru0);
     ctrl_transport_totals(&http0, &http_ns0);
+    scn__cpu_pin pin;
+    scn__cpu_pin_here(&pin); /* before setup: every thread of the run inherits it */
     if (setup(&r) == 0) {
         double ts = mono_s();
         result->passed = true;
@@ -1332,6 +1335,7 @@ int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result 
     ctrl_transport_totals(&http1, &http_ns1);
     double td = mono_s();
     teardown(&r);
+    scn__cpu_unpin(&pin);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
     getrusage(RUSAGE_SELF, &ru1);
