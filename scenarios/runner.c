@@ -543,6 +543,25 @@ static void describe_watches(run *r, char *buf, size_t len)
     free(w);
 }
 
+/* True when check_crash_points has something to do: a crash rule has
+ * matched a write (it does nothing otherwise). Called between turns by
+ * whichever thread took the last one (scn__sched_steps). */
+static bool crash_pending(void *ud)
+{
+    run *r = ud;
+    for (size_t i = 0; i < r->nreps; i++) {
+        unsigned long matched = 0, fired = 0;
+        if (r->reps[i].crash_rule &&
+            fakeapi_fault_hits(r->srv, r->reps[i].crash_rule, &matched, &fired) == 0 &&
+            (matched > 0 || fired > 0))
+            return true;
+    }
+    return false;
+}
+
+/* Run until nothing is ready: step after step, crash points checked after
+ * each (the scheduler asks crash_pending between steps, and hands back
+ * when there is something to do). */
 static int quiet(run *r, int step)
 {
     char err[2048];
@@ -550,18 +569,20 @@ static int quiet(run *r, int step)
         if (r->res->steps >= (unsigned long)r->max_steps)
             return fail(r, step, "no quiescence after %ld scheduler steps (a livelock?)",
                         r->max_steps);
-        int rc = scn__sched_step(r->sched, err, sizeof err);
+        long taken = 0;
+        int rc = scn__sched_steps(r->sched, r->max_steps - (long)r->res->steps, crash_pending, r,
+                                  &taken, err, sizeof err);
+        r->res->steps += (unsigned long)taken;
         if (rc < 0) {
             r->res->stalled = true;
             char watches[2048] = "";
             describe_watches(r, watches, sizeof watches);
             return fail(r, step, "%s; server watches:%s", err, watches);
         }
+        if (taken > 0 && check_crash_points(r) < 0)
+            return -1;
         if (rc == 0)
             return 0;
-        r->res->steps++;
-        if (check_crash_points(r) < 0)
-            return -1;
     }
 }
 

@@ -20,6 +20,20 @@ typedef enum tstate {
 
 typedef struct sgroup sgroup;
 
+/* The driver's delegation (scn__sched_steps): while active, the thread that
+ * brings the run to rest takes the next step itself, so a step costs one
+ * wake-up (of the thread picked) instead of two (of it, then of the driver
+ * to pick again). */
+typedef struct schain {
+    bool active;
+    bool busy; /* a thread is choosing the next step (mu let go around the count) */
+    bool kick; /* rest was reached where no step may be taken: the driver takes it */
+    long budget, taken;
+    bool (*between)(void *ud);
+    void *ud;
+    int rc; /* what scn__sched_steps returns once inactive */
+} schain;
+
 typedef struct sthread {
     scn__sched *s;
     sgroup *group; /* the hooks it was started with */
@@ -84,6 +98,7 @@ struct scn__sched {
     scn__outside outside;
     long turn_limit_ms;
     bool free_run; /* teardown: no more turns, threads run as they please */
+    schain chain;
     scn__sched_stats stats;
 };
 
@@ -117,6 +132,42 @@ static void rng_seed(scn__sched *s, uint64_t seed)
     }
 }
 
+static void chain_advance_locked(scn__sched *s);
+
+/* True while the thread an outside actor fed has not taken what it got. */
+static bool awaiting_locked(const scn__sched *s)
+{
+    return s->awaited && s->awaited->io_leaves == s->awaited_leaves;
+}
+
+/* At rest (s->mu held): no thread runs, every spawned thread has
+ * registered, the released line (if any) has reached its thread. */
+static bool at_rest_locked(const scn__sched *s)
+{
+    return !s->running && s->spawning <= 0 && !awaiting_locked(s) && s->joins_waking <= 0;
+}
+
+/* Something the driver waits for may have changed (s->mu held). While the
+ * driver has delegated its steps, the change that brings the run to rest
+ * takes the next step: on this thread when it may call into the server
+ * (here), else by waking the driver to take it (a change made inside the
+ * server, which a step would re-enter). */
+static void changed_locked(scn__sched *s, bool here)
+{
+    if (!s->chain.active || s->free_run) {
+        pthread_cond_broadcast(&s->driver);
+        return;
+    }
+    if (!at_rest_locked(s) || s->chain.busy)
+        return;
+    if (here) {
+        chain_advance_locked(s);
+    } else {
+        s->chain.kick = true;
+        pthread_cond_broadcast(&s->driver);
+    }
+}
+
 /* ---- thread side ---- */
 
 /* Give the turn back and wait to get it again. Called with s->mu held. */
@@ -126,7 +177,7 @@ static void yield_locked(scn__sched *s, sthread *t, tstate state)
     t->granted = false;
     if (s->running == t)
         s->running = NULL;
-    pthread_cond_broadcast(&s->driver);
+    changed_locked(s, true);
     while (!t->granted && !s->free_run)
         pthread_cond_wait(&t->turn, &s->mu);
     t->state = T_RUNNING;
@@ -249,7 +300,7 @@ static void h_spawn(void *ud, int delta)
     scn__sched *s = sched_of(ud);
     pthread_mutex_lock(&s->mu);
     s->spawning += delta;
-    pthread_cond_broadcast(&s->driver);
+    changed_locked(s, true);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -306,7 +357,7 @@ static void h_thread_exit(void *ud)
     for (sheld *h = s->held; h; h = h->next)
         if (h->t == t)
             h->t = NULL;
-    pthread_cond_broadcast(&s->driver);
+    changed_locked(s, true);
     pthread_mutex_unlock(&s->mu);
     pthread_cond_destroy(&t->turn);
     free(t);
@@ -341,7 +392,7 @@ static void h_io_wait(void *ud, bool waiting)
         t->granted = false;
         if (s->running == t)
             s->running = NULL;
-        pthread_cond_broadcast(&s->driver);
+        changed_locked(s, true);
     } else {
         if (t->state == T_IO)
             t->io_leaves++; /* the end of its stream */
@@ -369,7 +420,7 @@ static void h_join(void *ud, const pthread_t *target, bool begin)
             t->granted = false;
             if (s->running == t)
                 s->running = NULL;
-            pthread_cond_broadcast(&s->driver);
+            changed_locked(s, true);
         }
     } else if (t->state == T_JOIN) {
         if (s->joins_waking > 0)
@@ -488,16 +539,23 @@ void scn__sched_set_turn_limit_ms(scn__sched *s, long ms)
     s->turn_limit_ms = ms;
 }
 
-/* True while the thread an outside actor fed has not taken what it got. */
-static bool awaiting_locked(const scn__sched *s)
+/* The message for a run that made no progress within the turn limit. */
+static void describe_stall_locked(const scn__sched *s, char *err, size_t errlen)
 {
-    return s->awaited && s->awaited->io_leaves == s->awaited_leaves;
+    static const char *const names[] = {"ready", "running", "blocked",
+                                        "io",    "join",    "held by the server"};
+    int off = snprintf(err, errlen,
+                       "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
+                       "waiting for a released line to reach: %s, joins: %d): a thread "
+                       "blocks outside the clock;",
+                       s->turn_limit_ms, s->running ? s->running->name : "none", s->spawning,
+                       awaiting_locked(s) ? s->awaited->name : "none", s->joins_waking);
+    for (sthread *t = s->threads; t && off > 0 && (size_t)off < errlen; t = t->next)
+        off += snprintf(err + off, errlen - (size_t)off, " [%s: %s]", t->name, names[t->state]);
 }
 
-/* Wait (s->mu held) until no thread runs, every spawned thread has
- * registered and the released line (if any) has reached its thread. -1
- * after the limit. */
-static int settle_locked(scn__sched *s, char *err, size_t errlen)
+/* The real time the turn limit runs out, from now. */
+static struct timespec turn_deadline(const scn__sched *s)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -507,20 +565,16 @@ static int settle_locked(scn__sched *s, char *err, size_t errlen)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
-    while (s->running || s->spawning > 0 || awaiting_locked(s) || s->joins_waking > 0) {
+    return until;
+}
+
+/* Wait (s->mu held) until the run is at rest. -1 after the limit. */
+static int settle_locked(scn__sched *s, char *err, size_t errlen)
+{
+    struct timespec until = turn_deadline(s);
+    while (!at_rest_locked(s)) {
         if (pthread_cond_timedwait(&s->driver, &s->mu, &until) == ETIMEDOUT) {
-            static const char *const names[] = {"ready", "running", "blocked",
-                                                "io",    "join",    "held by the server"};
-            int off =
-                snprintf(err, errlen,
-                         "scheduler: no progress for %ld ms (running: %s, spawning: %d, "
-                         "waiting for a released line to reach: %s, joins: %d): a thread "
-                         "blocks outside the clock;",
-                         s->turn_limit_ms, s->running ? s->running->name : "none", s->spawning,
-                         awaiting_locked(s) ? s->awaited->name : "none", s->joins_waking);
-            for (sthread *t = s->threads; t && off > 0 && (size_t)off < errlen; t = t->next)
-                off += snprintf(err + off, errlen - (size_t)off, " [%s: %s]", t->name,
-                                names[t->state]);
+            describe_stall_locked(s, err, errlen);
             return -1;
         }
     }
@@ -589,6 +643,69 @@ static void grant_locked(scn__sched *s, size_t i)
     }
 }
 
+typedef enum pick_kind { PICK_NONE, PICK_THREAD, PICK_HELD, PICK_OUTSIDE } pick_kind;
+
+typedef struct pick {
+    pick_kind kind;
+    size_t index; /* among the ready threads, the due held requests, the outside actors */
+    scn__outside out;
+} pick;
+
+/* Choose the next actor (s->mu held, the run at rest; mu is let go around
+ * the outside actors' count, which calls into the server). */
+static pick choose_locked(scn__sched *s)
+{
+    pick p = {.kind = PICK_NONE, .out = s->outside};
+    size_t ready = count_ready_locked(s);
+    size_t held = count_held_due_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    size_t outside = p.out.count ? p.out.count(p.out.ud) : 0;
+    pthread_mutex_lock(&s->mu);
+    if (ready + held + outside == 0)
+        return p;
+    size_t i = (size_t)(rng_next(s) % (ready + held + outside));
+    s->stats.steps++;
+    if (i < ready)
+        p = (pick){PICK_THREAD, i, p.out};
+    else if (i < ready + held)
+        p = (pick){PICK_HELD, i - ready, p.out};
+    else
+        p = (pick){PICK_OUTSIDE, i - ready - held, p.out};
+    return p;
+}
+
+/* Start the chosen actor (s->mu held; let go around the calls into the
+ * server, during which the actor may already run and even come to rest). */
+static void start_locked(scn__sched *s, const pick *p)
+{
+    if (p->kind == PICK_THREAD) {
+        s->stats.thread_turns++;
+        grant_locked(s, p->index);
+    } else if (p->kind == PICK_HELD) {
+        s->stats.thread_turns++;
+        uint64_t id = take_held_locked(s, p->index);
+        pthread_mutex_unlock(&s->mu);
+        if (id && p->out.release_request)
+            p->out.release_request(p->out.ud, id);
+        pthread_mutex_lock(&s->mu);
+    } else if (p->kind == PICK_OUTSIDE) {
+        s->stats.outside_turns++;
+        /* Note where the fed thread stands before the release: it may react
+         * before run() even returns. */
+        const char *name = p->out.thread(p->out.ud, p->index);
+        sthread *t = s->threads;
+        while (t && !(t->state == T_IO && !strcmp(t->name, name)))
+            t = t->next;
+        s->awaited = t;
+        s->awaited_leaves = t ? t->io_leaves : 0;
+        pthread_mutex_unlock(&s->mu);
+        int released = t ? p->out.run(p->out.ud, p->index) : 0;
+        pthread_mutex_lock(&s->mu);
+        if (released <= 0 && s->awaited == t)
+            s->awaited = NULL; /* nothing went out: nobody to wait for */
+    }
+}
+
 int scn__sched_step(scn__sched *s, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->mu);
@@ -596,49 +713,15 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
         pthread_mutex_unlock(&s->mu);
         return -1;
     }
-    size_t ready = count_ready_locked(s);
-    size_t held = count_held_due_locked(s);
-    scn__outside out = s->outside;
-    pthread_mutex_unlock(&s->mu);
-    /* Outside actors are counted without the lock: they call into fakeapi. */
-    size_t outside = out.count ? out.count(out.ud) : 0;
-    if (ready + held + outside == 0)
+    s->awaited = NULL;
+    pick p = choose_locked(s);
+    if (p.kind == PICK_NONE) {
+        pthread_mutex_unlock(&s->mu);
         return 0;
+    }
     struct timespec h0, h1;
     clock_gettime(CLOCK_MONOTONIC, &h0);
-    pthread_mutex_lock(&s->mu);
-    size_t pick = (size_t)(rng_next(s) % (ready + held + outside));
-    s->stats.steps++;
-    if (pick < ready) {
-        s->stats.thread_turns++;
-        grant_locked(s, pick);
-        pthread_mutex_unlock(&s->mu);
-    } else if (pick < ready + held) {
-        s->stats.thread_turns++;
-        uint64_t id = take_held_locked(s, pick - ready);
-        pthread_mutex_unlock(&s->mu);
-        if (id && out.release_request)
-            out.release_request(out.ud, id);
-    } else {
-        pick -= held;
-        s->stats.outside_turns++;
-        /* Note where the fed thread stands before the release: it may react
-         * before run() even returns. */
-        size_t i = pick - ready;
-        const char *name = out.thread(out.ud, i);
-        sthread *t = s->threads;
-        while (t && !(t->state == T_IO && !strcmp(t->name, name)))
-            t = t->next;
-        s->awaited = t;
-        s->awaited_leaves = t ? t->io_leaves : 0;
-        pthread_mutex_unlock(&s->mu);
-        int released = t ? out.run(out.ud, i) : 0;
-        pthread_mutex_lock(&s->mu);
-        if (released <= 0)
-            s->awaited = NULL; /* nothing went out: nobody to wait for */
-        pthread_mutex_unlock(&s->mu);
-    }
-    pthread_mutex_lock(&s->mu);
+    start_locked(s, &p);
     int rc = settle_locked(s, err, errlen);
     s->awaited = NULL;
     clock_gettime(CLOCK_MONOTONIC, &h1);
@@ -646,6 +729,92 @@ int scn__sched_step(scn__sched *s, char *err, size_t errlen)
         (int64_t)(h1.tv_sec - h0.tv_sec) * 1000000000 + (h1.tv_nsec - h0.tv_nsec);
     pthread_mutex_unlock(&s->mu);
     return rc < 0 ? -1 : 1;
+}
+
+static void chain_end_locked(scn__sched *s, int rc)
+{
+    s->chain.active = false;
+    s->chain.rc = rc;
+    pthread_cond_broadcast(&s->driver);
+}
+
+/* Take steps on this thread while the run is at rest and the driver's
+ * delegation lasts (s->mu held). Whichever thread finds the run at rest,
+ * not being advanced by another, takes the next step: each rest point is
+ * taken by exactly one thread, under mu, so the choices are those the
+ * driver would make, in the same order. */
+static void chain_advance_locked(scn__sched *s)
+{
+    while (s->chain.active && !s->free_run && !s->chain.busy && at_rest_locked(s)) {
+        s->awaited = NULL;
+        s->chain.busy = true;
+        if (s->chain.taken > 0 && s->chain.between) {
+            pthread_mutex_unlock(&s->mu);
+            bool stop = s->chain.between(s->chain.ud);
+            pthread_mutex_lock(&s->mu);
+            if (stop) {
+                s->chain.busy = false;
+                chain_end_locked(s, 1);
+                return;
+            }
+        }
+        if (s->chain.taken >= s->chain.budget) {
+            s->chain.busy = false;
+            chain_end_locked(s, 1);
+            return;
+        }
+        pick p = choose_locked(s);
+        s->chain.busy = false;
+        if (p.kind == PICK_NONE) {
+            chain_end_locked(s, 0);
+            return;
+        }
+        s->chain.taken++;
+        start_locked(s, &p);
+    }
+}
+
+int scn__sched_steps(scn__sched *s, long budget, bool (*between)(void *ud), void *ud,
+                     long *taken, char *err, size_t errlen)
+{
+    *taken = 0;
+    pthread_mutex_lock(&s->mu);
+    if (settle_locked(s, err, errlen) < 0) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    struct timespec h0, h1;
+    clock_gettime(CLOCK_MONOTONIC, &h0);
+    s->chain = (schain){
+        .active = true, .budget = budget, .between = between, .ud = ud, .rc = 1};
+    chain_advance_locked(s);
+    unsigned long seen = s->stats.steps;
+    struct timespec until = turn_deadline(s);
+    while (s->chain.active) {
+        if (s->chain.kick) {
+            s->chain.kick = false;
+            chain_advance_locked(s);
+            continue;
+        }
+        if (pthread_cond_timedwait(&s->driver, &s->mu, &until) != ETIMEDOUT)
+            continue;
+        if (s->stats.steps != seen) { /* slow, not stuck */
+            seen = s->stats.steps;
+            until = turn_deadline(s);
+            continue;
+        }
+        describe_stall_locked(s, err, errlen);
+        chain_end_locked(s, -1);
+    }
+    *taken = s->chain.taken;
+    int rc = s->chain.rc;
+    if (rc >= 0)
+        s->awaited = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &h1);
+    s->stats.handoff_ns +=
+        (int64_t)(h1.tv_sec - h0.tv_sec) * 1000000000 + (h1.tv_nsec - h0.tv_nsec);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int scn__sched_run_until_quiet(scn__sched *s, long max_steps, char *err, size_t errlen)
@@ -738,7 +907,7 @@ void scn__sched_request_held(scn__sched *s, uint64_t id, int64_t due)
         p = &(*p)->next;
     h->next = *p;
     *p = h;
-    pthread_cond_broadcast(&s->driver);
+    changed_locked(s, false); /* called from inside the server */
     pthread_mutex_unlock(&s->mu);
 }
 

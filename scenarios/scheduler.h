@@ -99,6 +99,19 @@ void scn__sched_set_outside(scn__sched *s, const scn__outside *o);
  */
 int scn__sched_step(scn__sched *s, char *err, size_t errlen);
 
+/*
+ * Take steps until quiescent (0), until budget steps were taken or between
+ * asked for the driver (1), or a thread failed to yield within the limit
+ * (-1); *taken says how many. The same choices as calling
+ * scn__sched_step() that many times, calling between(ud) after each step
+ * and stopping when it returns true, but cheaper: the driver delegates,
+ * and the thread that brings the run to rest takes the next step itself
+ * (one wake-up a step, not two). between runs on whichever thread that is,
+ * between turns (no actor runs): it may call into the server, it must not
+ * block on the scheduler, and it must not change the run.
+ */
+int scn__sched_steps(scn__sched *s, long budget, bool (*between)(void *ud), void *ud,
+                     long *taken, char *err, size_t errlen);
 /* Run actors until quiescent, at most max_steps (-1 if exceeded). */
 int scn__sched_run_until_quiet(scn__sched *s, long max_steps, char *err, size_t errlen);
 

@@ -68,13 +68,49 @@ static void spawn(world *w, actor *a, const char *name, int rounds, void *(*fn)(
     cr_assert_eq(pthread_create(&a->t, NULL, fn, a), 0);
 }
 
+/* How drive() takes its steps: one scn__sched_step at a time, or
+ * delegated to the threads (scn__sched_steps), handing back to the driver
+ * after every step or only when quiet. */
+typedef enum drive_mode { STEPWISE, DELEGATED, DELEGATED_EACH } drive_mode;
+static drive_mode mode = STEPWISE;
+static long betweens;
+
+static bool count_between(void *ud)
+{
+    (void)ud;
+    betweens++;
+    return mode == DELEGATED_EACH;
+}
+
+/* Until quiet, in the current mode; returns the steps taken. */
+static long until_quiet(world *w)
+{
+    char err[256];
+    long steps = 0, taken;
+    if (mode == STEPWISE) {
+        int rc;
+        while ((rc = scn__sched_step(w->s, err, sizeof err)) > 0)
+            steps++;
+        cr_assert_eq(rc, 0, "%s", err);
+        return steps;
+    }
+    for (;;) {
+        int rc = scn__sched_steps(w->s, 10000, count_between, NULL, &taken, err, sizeof err);
+        cr_assert_geq(rc, 0, "%s", err);
+        if (mode == DELEGATED_EACH && rc == 1)
+            cr_assert_eq(taken, 1, "handed back after %ld steps, not 1", taken);
+        steps += taken;
+        if (rc == 0)
+            return steps;
+    }
+}
+
 /* Drive until every thread has exited; returns the virtual time taken. */
 static int64_t drive(world *w)
 {
-    char err[256];
     int64_t t0 = scn__sched_now(w->s);
     for (int i = 0; i < 1000; i++) {
-        cr_assert_geq(scn__sched_run_until_quiet(w->s, 10000, err, sizeof err), 0, "%s", err);
+        until_quiet(w);
         if (scn__sched_advance(w->s, INT64_MAX, INT64_MAX) < 0)
             break;
     }
@@ -119,6 +155,32 @@ Test(sched, different_seeds_explore_different_orders)
         distinct += strcmp(first, other) != 0;
     }
     cr_assert_gt(distinct, 0, "ten seeds all gave the order of seed 1: %s", first);
+}
+
+/* Delegated steps (the thread that comes to rest picks the next one) make
+ * exactly the choices the driver makes step by step. */
+Test(sched, delegated_steps_make_the_same_choices)
+{
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        char a[4096], b[4096], c[4096];
+        int64_t ta, tb, tc;
+        mode = STEPWISE;
+        run_two(seed, a, sizeof a, &ta);
+        mode = DELEGATED;
+        betweens = 0;
+        run_two(seed, b, sizeof b, &tb);
+        long delegated_betweens = betweens;
+        mode = DELEGATED_EACH;
+        run_two(seed, c, sizeof c, &tc);
+        mode = STEPWISE;
+        cr_assert_str_eq(a, b, "seed %llu", (unsigned long long)seed);
+        cr_assert_str_eq(a, c, "seed %llu", (unsigned long long)seed);
+        cr_assert_eq(ta, tb);
+        cr_assert_eq(ta, tc);
+        /* between() is asked at every rest point after a step: 15 turns
+         * and the threads' starts, at least. */
+        cr_assert_geq(delegated_betweens, 15, "between asked %ld times", delegated_betweens);
+    }
 }
 
 Test(sched, virtual_time_jumps_and_costs_no_real_time)
@@ -222,6 +284,32 @@ Test(sched, a_thread_blocking_outside_the_clock_is_reported)
             break;
     }
     cr_assert(strstr(err, "stuck"), "%s", err);
+    pthread_mutex_lock(&w.mu);
+    w.items = 1;
+    pthread_cond_broadcast(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(a.t, NULL);
+    scn__sched_free(w.s);
+}
+
+/* Delegated steps: the thread picked blocks outside the clock, and the
+ * driver, which took no step itself, still notices. */
+Test(sched, delegated_a_thread_blocking_outside_the_clock_is_reported)
+{
+    world w = {.s = scn__sched_new(3, START_NS)};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    scn__sched_set_turn_limit_ms(w.s, 300);
+    actor a;
+    spawn(&w, &a, "stuck", 1, stuck);
+    char err[256] = "";
+    long taken = 0;
+    /* Until the thread has registered (a loaded machine may take longer
+     * than one limit), then the step that picks it. */
+    for (int i = 0; i < 20 && taken == 0; i++)
+        cr_assert_eq(scn__sched_steps(w.s, 10, NULL, NULL, &taken, err, sizeof err), -1);
+    cr_assert_eq(taken, 1, "%s", err);
+    cr_assert(strstr(err, "no progress") && strstr(err, "[stuck: running]"), "%s", err);
     pthread_mutex_lock(&w.mu);
     w.items = 1;
     pthread_cond_broadcast(&w.cv);
