@@ -111,6 +111,17 @@ static void poke(struct fakeapi__watch *w)
     fakeapi__waker_wake(w->srv->waker, &w->sl);
 }
 
+/* New output (an event, a bookmark, the end): wake the reader only if it
+ * may send it now. A held watch with nothing released would wake, find it
+ * may send nothing, and sleep again: a wasted switch to its thread for
+ * every write a watcher of that kind sees. The release (hub_control) pokes
+ * it when it may. Called with w->mu held. */
+static void poke_output(struct fakeapi__watch *w)
+{
+    if (!w->held || w->budget > 0)
+        poke(w);
+}
+
 /* Room for one more queued event: grow the ring towards its bound. */
 static bool queue_room(struct fakeapi__watch *w)
 {
@@ -192,7 +203,7 @@ static void watch_close_locked(struct fakeapi__watch *w, bool unhold)
     w->closed = true;
     if (unhold)
         w->held = false;
-    poke(w);
+    poke_output(w);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -308,7 +319,7 @@ void fakeapi__hub_publish(fakeapi__hub *hub, fakeapi__event *ev)
                 ev->ts = fakeapi__srv_now(w->srv);
             w->q[(w->head + w->count++) % w->alloc] = (queued){fakeapi__event_ref(ev), type};
         }
-        poke(w);
+        poke_output(w);
         pthread_mutex_unlock(&w->mu);
     }
     atomic_store(&hub->last_rv, ev->rv);
@@ -939,7 +950,7 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
             copy_cut(info->ns, sizeof info->ns, w->ns ? w->ns : "");
             copy_cut(info->client, sizeof info->client, w->client);
             if (timers(w))
-                poke(w);
+                poke_output(w);
             /* The end of the stream counts until it has gone out; a watch
              * stays listed until its connection is torn down. */
             int64_t now = fakeapi__srv_now(w->srv);
