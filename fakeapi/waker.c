@@ -373,7 +373,15 @@ bool fakeapi__waker_wake(fakeapi__waker *wk, fakeapi__sleeper *s)
 
 void fakeapi__waker_kick(fakeapi__waker *wk)
 {
-    if (wk)
+    if (!wk)
+        return;
+    /* Only when a deadline has come: the thread sleeps towards planned (at
+     * most the earliest one), and a virtual clock that moves at every
+     * scheduler step would otherwise wake it for nothing each time. */
+    pthread_mutex_lock(&wk->mu);
+    bool due = wk->planned <= wk->now(wk->now_ud);
+    pthread_mutex_unlock(&wk->mu);
+    if (due)
         kick(wk);
 }
 

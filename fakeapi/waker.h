@@ -95,7 +95,8 @@ void fakeapi__waker_hold(fakeapi__waker *wk, bool hold);
 int fakeapi__waker_release(fakeapi__waker *wk, uint64_t id, bool drop);
 /* If s is armed, disarm it and resume s->conn (returns true). Any thread. */
 bool fakeapi__waker_wake(fakeapi__waker *wk, fakeapi__sleeper *s);
-/* The clock moved: look at the deadlines again. Any thread. */
+/* The clock moved: look at the deadlines again, if one has come. Any
+ * thread. */
 void fakeapi__waker_kick(fakeapi__waker *wk);
 /* The earliest deadline among armed reported sleepers, INT64_MAX if none. */
 int64_t fakeapi__waker_next(fakeapi__waker *wk);
