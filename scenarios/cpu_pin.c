@@ -9,9 +9,13 @@
 void scn__cpu_pin_here(scn__cpu_pin *p)
 {
     p->pinned = false;
+    p->batch = false;
     const char *env = getenv("SCENARIO_PIN");
     if (env && !strcmp(env, "0"))
         return;
+    struct sched_param none = {0};
+    if (sched_getscheduler(0) == SCHED_OTHER)
+        p->batch = sched_setscheduler(0, SCHED_BATCH, &none) == 0;
     if (sched_getaffinity(0, sizeof p->saved, &p->saved) < 0 || CPU_COUNT(&p->saved) < 2)
         return;
     int cpu = sched_getcpu();
@@ -27,5 +31,10 @@ void scn__cpu_unpin(scn__cpu_pin *p)
 {
     if (p->pinned)
         sched_setaffinity(0, sizeof p->saved, &p->saved);
+    if (p->batch) {
+        struct sched_param none = {0};
+        sched_setscheduler(0, SCHED_OTHER, &none);
+    }
     p->pinned = false;
+    p->batch = false;
 }

@@ -24,6 +24,12 @@ static void *report_mask(void *out)
     return NULL;
 }
 
+static void *report_policy(void *out)
+{
+    *(int *)out = sched_getscheduler(0);
+    return NULL;
+}
+
 /* Every test needs two CPUs to say anything; CI's machines have them. */
 static void need_two_cpus(void)
 {
@@ -51,7 +57,15 @@ Test(cpu_pin, pins_here_and_new_threads_inherit_then_gives_the_mask_back)
     pthread_join(t, NULL);
     cr_assert(CPU_EQUAL(&child, &now), "a thread started after the pin is not on the same CPU");
 
+    cr_assert(p.batch);
+    cr_assert_eq(sched_getscheduler(0), SCHED_BATCH);
+    int policy = -1;
+    cr_assert_eq(pthread_create(&t, NULL, report_policy, &policy), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(policy, SCHED_BATCH, "a thread started after the pin has policy %d", policy);
+
     scn__cpu_unpin(&p);
+    cr_assert_eq(sched_getscheduler(0), SCHED_OTHER, "the policy was not given back");
     cpu_set_t after = mask_of_self();
     cr_assert(CPU_EQUAL(&after, &before), "the mask was not given back");
     cr_assert(!p.pinned);
@@ -68,6 +82,8 @@ Test(cpu_pin, scenario_pin_0_turns_it_off)
     scn__cpu_pin p;
     scn__cpu_pin_here(&p);
     cr_assert(!p.pinned);
+    cr_assert(!p.batch);
+    cr_assert_eq(sched_getscheduler(0), SCHED_OTHER);
     cpu_set_t now = mask_of_self();
     cr_assert(CPU_EQUAL(&now, &before));
     scn__cpu_unpin(&p);
@@ -90,18 +106,25 @@ Test(cpu_pin, one_allowed_cpu_is_left_alone)
     scn__cpu_pin p;
     scn__cpu_pin_here(&p);
     cr_assert(!p.pinned);
+    cr_assert(p.batch, "one CPU or not, hand-offs still should not preempt");
+    scn__cpu_unpin(&p);
+    cr_assert_eq(sched_getscheduler(0), SCHED_OTHER);
     cr_assert_eq(sched_setaffinity(0, sizeof before, &before), 0);
 }
 
 static int driver_cpus[8];
 static int ncalls;
 
+static int driver_policies[8];
+
 static void on_state(void *ud, int step, int64_t virtual_ns, const json_t *objects)
 {
     (void)ud, (void)step, (void)virtual_ns, (void)objects;
     cpu_set_t m = mask_of_self();
-    if (ncalls < 8)
+    if (ncalls < 8) {
+        driver_policies[ncalls] = sched_getscheduler(0);
         driver_cpus[ncalls++] = CPU_COUNT(&m);
+    }
 }
 
 Test(cpu_pin, a_run_is_pinned_while_it_runs_and_not_after)
@@ -124,8 +147,12 @@ Test(cpu_pin, a_run_is_pinned_while_it_runs_and_not_after)
     cr_assert_eq(scn_run(sc, &o, &r), 0, "%s", r.message);
     cr_assert(r.passed, "%s", r.message);
     cr_assert_geq(ncalls, 2);
-    for (int i = 0; i < ncalls; i++)
+    for (int i = 0; i < ncalls; i++) {
         cr_assert_eq(driver_cpus[i], 1, "call %d: the driver ran on %d CPUs", i, driver_cpus[i]);
+        cr_assert_eq(driver_policies[i], SCHED_BATCH, "call %d: policy %d", i,
+                     driver_policies[i]);
+    }
+    cr_assert_eq(sched_getscheduler(0), SCHED_OTHER, "scn_run did not give the policy back");
     cpu_set_t after = mask_of_self();
     cr_assert(CPU_EQUAL(&after, &before), "scn_run did not give the mask back");
     scn_scenario_free(sc);
