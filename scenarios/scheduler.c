@@ -774,8 +774,8 @@ static void chain_advance_locked(scn__sched *s)
     }
 }
 
-int scn__sched_steps(scn__sched *s, long budget, bool (*between)(void *ud), void *ud,
-                     long *taken, char *err, size_t errlen)
+int scn__sched_steps(scn__sched *s, long budget, bool (*between)(void *ud), void *ud, long *taken,
+                     char *err, size_t errlen)
 {
     *taken = 0;
     pthread_mutex_lock(&s->mu);
@@ -785,8 +785,7 @@ int scn__sched_steps(scn__sched *s, long budget, bool (*between)(void *ud), void
     }
     struct timespec h0, h1;
     clock_gettime(CLOCK_MONOTONIC, &h0);
-    s->chain = (schain){
-        .active = true, .budget = budget, .between = between, .ud = ud, .rc = 1};
+    s->chain = (schain){.active = true, .budget = budget, .between = between, .ud = ud, .rc = 1};
     chain_advance_locked(s);
     unsigned long seen = s->stats.steps;
     struct timespec until = turn_deadline(s);

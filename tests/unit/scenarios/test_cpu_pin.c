@@ -149,8 +149,7 @@ Test(cpu_pin, a_run_is_pinned_while_it_runs_and_not_after)
     cr_assert_geq(ncalls, 2);
     for (int i = 0; i < ncalls; i++) {
         cr_assert_eq(driver_cpus[i], 1, "call %d: the driver ran on %d CPUs", i, driver_cpus[i]);
-        cr_assert_eq(driver_policies[i], SCHED_BATCH, "call %d: policy %d", i,
-                     driver_policies[i]);
+        cr_assert_eq(driver_policies[i], SCHED_BATCH, "call %d: policy %d", i, driver_policies[i]);
     }
     cr_assert_eq(sched_getscheduler(0), SCHED_OTHER, "scn_run did not give the policy back");
     cpu_set_t after = mask_of_self();

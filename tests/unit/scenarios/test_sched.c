@@ -267,14 +267,32 @@ static void *stuck(void *p)
     return NULL;
 }
 
+/* A world with one "stuck" thread, the turn limit at limit_ms. */
+static void start_stuck(world *w, actor *a, long limit_ms)
+{
+    *w = (world){.s = scn__sched_new(3, START_NS)};
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    scn__sched_set_turn_limit_ms(w->s, limit_ms);
+    spawn(w, a, "stuck", 1, stuck);
+}
+
+/* Let the stuck thread go, and end. */
+static void end_stuck(world *w, actor *a)
+{
+    pthread_mutex_lock(&w->mu);
+    w->items = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(a->t, NULL);
+    scn__sched_free(w->s);
+}
+
 Test(sched, a_thread_blocking_outside_the_clock_is_reported)
 {
-    world w = {.s = scn__sched_new(3, START_NS)};
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    scn__sched_set_turn_limit_ms(w.s, 200);
+    world w;
     actor a;
-    spawn(&w, &a, "stuck", 1, stuck);
+    start_stuck(&w, &a, 200);
     char err[256] = "";
     /* On a loaded machine the thread may not have registered within one
      * limit ("spawning: 1"): look again until it is the one reported. */
@@ -284,24 +302,16 @@ Test(sched, a_thread_blocking_outside_the_clock_is_reported)
             break;
     }
     cr_assert(strstr(err, "stuck"), "%s", err);
-    pthread_mutex_lock(&w.mu);
-    w.items = 1;
-    pthread_cond_broadcast(&w.cv);
-    pthread_mutex_unlock(&w.mu);
-    pthread_join(a.t, NULL);
-    scn__sched_free(w.s);
+    end_stuck(&w, &a);
 }
 
 /* Delegated steps: the thread picked blocks outside the clock, and the
  * driver, which took no step itself, still notices. */
 Test(sched, delegated_a_thread_blocking_outside_the_clock_is_reported)
 {
-    world w = {.s = scn__sched_new(3, START_NS)};
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    scn__sched_set_turn_limit_ms(w.s, 300);
+    world w;
     actor a;
-    spawn(&w, &a, "stuck", 1, stuck);
+    start_stuck(&w, &a, 300);
     char err[256] = "";
     long taken = 0;
     /* Until the thread has registered (a loaded machine may take longer
@@ -310,10 +320,5 @@ Test(sched, delegated_a_thread_blocking_outside_the_clock_is_reported)
         cr_assert_eq(scn__sched_steps(w.s, 10, NULL, NULL, &taken, err, sizeof err), -1);
     cr_assert_eq(taken, 1, "%s", err);
     cr_assert(strstr(err, "no progress") && strstr(err, "[stuck: running]"), "%s", err);
-    pthread_mutex_lock(&w.mu);
-    w.items = 1;
-    pthread_cond_broadcast(&w.cv);
-    pthread_mutex_unlock(&w.mu);
-    pthread_join(a.t, NULL);
-    scn__sched_free(w.s);
+    end_stuck(&w, &a);
 }
