@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli_import.h"
+#include "cpu_pin.h"
 #include "junit.h"
 #include "report.h"
 #include "scn/run.h"
@@ -365,6 +366,7 @@ static int worker_start(worker *w, const worker *all, int n, const scn_scenario 
                     close(fileno(all[i].out));
             }
         }
+        scn__cpu_pin_slot((int)(w - all), n);
         worker_main(sc, seed, to[0], from[1]);
     }
     close(to[0]);

@@ -6,12 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+static bool turned_off(void)
+{
+    const char *env = getenv("SCENARIO_PIN");
+    return env && !strcmp(env, "0");
+}
+
+static bool pin_to(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
 void scn__cpu_pin_here(scn__cpu_pin *p)
 {
     p->pinned = false;
     p->batch = false;
-    const char *env = getenv("SCENARIO_PIN");
-    if (env && !strcmp(env, "0"))
+    if (turned_off())
         return;
     struct sched_param none = {0};
     if (sched_getscheduler(0) == SCHED_OTHER)
@@ -21,10 +34,7 @@ void scn__cpu_pin_here(scn__cpu_pin *p)
     int cpu = sched_getcpu();
     if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &p->saved))
         return;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    p->pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    p->pinned = pin_to(cpu);
 }
 
 void scn__cpu_unpin(scn__cpu_pin *p)
@@ -37,4 +47,17 @@ void scn__cpu_unpin(scn__cpu_pin *p)
     }
     p->pinned = false;
     p->batch = false;
+}
+
+int scn__cpu_pin_slot(int slot, int slots)
+{
+    cpu_set_t allowed;
+    if (turned_off() || slots < 2 || slot < 0 ||
+        sched_getaffinity(0, sizeof allowed, &allowed) < 0 || CPU_COUNT(&allowed) < slots)
+        return -1;
+    int want = slot % CPU_COUNT(&allowed);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &allowed) && want-- == 0)
+            return pin_to(cpu) ? cpu : -1;
+    return -1;
 }

@@ -48,4 +48,12 @@ void scn__cpu_pin_here(scn__cpu_pin *p);
 /* Give the calling thread its mask and policy back. */
 void scn__cpu_unpin(scn__cpu_pin *p);
 
+/* For one of `slots` worker processes started together (explore --jobs,
+ * hunt --jobs): keep the calling process on the slot-th CPU it may use, so
+ * that the workers' runs, each pinned where it starts, are spread one to a
+ * CPU and cannot settle on one CPU together. Only when there are at least
+ * as many CPUs as slots, slots > 1, and SCENARIO_PIN is not 0. Call in the
+ * worker before it starts a thread. Returns the CPU, or -1 (left alone). */
+int scn__cpu_pin_slot(int slot, int slots);
+
 #endif

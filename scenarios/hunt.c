@@ -19,6 +19,7 @@
  */
 #include "scn/hunt.h"
 
+#include "cpu_pin.h"
 #include "kh/yaml.h"
 #include "scn/diff.h"
 #include "scn/shrink.h"
@@ -1342,6 +1343,7 @@ static int parallel(hunt *h, int jobs)
         }
         pids[w] = fork();
         if (pids[w] == 0) {
+            scn__cpu_pin_slot(w, jobs);
             worker(h, w, jobs, files[w]);
             fflush(files[w]);
             _exit(0);

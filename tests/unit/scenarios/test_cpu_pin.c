@@ -156,3 +156,28 @@ Test(cpu_pin, a_run_is_pinned_while_it_runs_and_not_after)
     cr_assert(CPU_EQUAL(&after, &before), "scn_run did not give the mask back");
     scn_scenario_free(sc);
 }
+
+Test(cpu_pin, workers_take_one_cpu_each)
+{
+    need_two_cpus();
+    unsetenv("SCENARIO_PIN");
+    cpu_set_t before = mask_of_self();
+    int first = scn__cpu_pin_slot(0, 2);
+    cr_assert_geq(first, 0);
+    cpu_set_t m = mask_of_self();
+    cr_assert_eq(CPU_COUNT(&m), 1);
+    cr_assert(CPU_ISSET(first, &m) && CPU_ISSET(first, &before));
+    cr_assert_eq(sched_setaffinity(0, sizeof before, &before), 0);
+    int second = scn__cpu_pin_slot(1, 2);
+    cr_assert_geq(second, 0);
+    cr_assert_neq(first, second, "two workers on CPU %d", first);
+    cr_assert_eq(sched_setaffinity(0, sizeof before, &before), 0);
+    /* One worker, more workers than CPUs, or turned off: left alone. */
+    cr_assert_eq(scn__cpu_pin_slot(0, 1), -1);
+    cr_assert_eq(scn__cpu_pin_slot(0, CPU_COUNT(&before) + 1), -1);
+    setenv("SCENARIO_PIN", "0", 1);
+    cr_assert_eq(scn__cpu_pin_slot(0, 2), -1);
+    unsetenv("SCENARIO_PIN");
+    m = mask_of_self();
+    cr_assert(CPU_EQUAL(&m, &before));
+}
