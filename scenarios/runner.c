@@ -35,6 +35,8 @@
 #define DEFAULT_MAX_STEPS 200000
 #define DEFAULT_WAIT_NS (5 * CTRL_MINUTE)
 #define DEFAULT_MAX_VIRTUAL_NS (24 * CTRL_HOUR)
+/* The server's address given to in-process managers: never connected to. */
+#define INPROC_URL "http://127.0.0.1"
 
 /* One controller's manager in one manager replica. Manager replica k runs
  * every controller whose replicas > k, each in a manager of its own (its
@@ -296,7 +298,9 @@ static int start_replica(run *r, replica *rep)
         snprintf(rep->ua, sizeof rep->ua, "%s.r%d", rep->base_ua, rep->incarnation);
     ctrl_config *cfg = NULL;
     ctrl_error err = {0};
-    int rc = ctrl_config_from_url(fakeapi_url(r->srv), &cfg, &err);
+    /* Without a listener (in-process), the address only names the server. */
+    const char *url = r->over_http ? fakeapi_url(r->srv) : INPROC_URL;
+    int rc = ctrl_config_from_url(url, &cfg, &err);
     if (rc < 0)
         return fail(r, -1, "replica %s: config: %s", rep->ua, err.message);
     if (!r->over_http && (rc = ctrl_config_set_roundtripper(cfg, &r->inproc)) < 0) {
@@ -1128,12 +1132,14 @@ static int setup(run *r)
         .on_held = on_held,
         .on_held_ud = r,
     };
+    const char *transport = getenv("SCENARIO_TRANSPORT");
+    r->over_http = r->opts->over_http || (transport && !strcmp(transport, "http"));
+    /* In-process managers never connect: no listener, no loop thread. */
+    fo.no_http = !r->over_http;
     scn_run_timing *tm = &r->res->timing;
     double t = mono_s(), t1;
     if (fakeapi_start(&fo, &r->srv) < 0)
         return fail(r, -1, "the fake API server did not start");
-    const char *transport = getenv("SCENARIO_TRANSPORT");
-    r->over_http = r->opts->over_http || (transport && !strcmp(transport, "http"));
     scn__inproc_roundtripper(r->srv, &r->inproc);
     t1 = mono_s();
     tm->fakeapi_start = t1 - t;
