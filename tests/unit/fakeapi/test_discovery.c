@@ -613,8 +613,7 @@ Test(openapi, builtin_schema_names_and_paths)
                 "[{'group':'','version':'v1','kind':'Pod'}]", "pod gvk");
     /* Typed from the tables: spec refers to PodSpec. */
     assert_json(json_object_get(json_object_get(pod, "properties"), "spec"),
-                "{'allOf':[{'$ref':'#/components/schemas/io.k8s.api.core.v1.PodSpec'}]}",
-                "pod spec");
+                "{'allOf':[{'$ref':'#/components/schemas/io.k8s.api.core.v1.PodSpec'}]}", "pod spec");
     cr_assert_not_null(json_object_get(schemas, "io.k8s.api.core.v1.PodList"));
     /* ConfigMaps have data, not spec. */
     json_t *cm =
@@ -951,8 +950,7 @@ Test(table, nodes_namespaces_leases_jobs)
         "   'template':{'spec':{'containers':[{'name':'c','image':'i'}]}}}}},"
         "  'status':{'active':[{'name':'x'}],'lastScheduleTime':'2026-12-02T09:35:06Z'}}]",
         T0_NS);
-    assert_json(cells(t, 0), "['cj','@hourly','<none>','True',1,'30s','0s','c','i','<none>']",
-                "cj");
+    assert_json(cells(t, 0), "['cj','@hourly','<none>','True',1,'30s','0s','c','i','<none>']", "cj");
     json_decref(t);
 }
 
