@@ -7,12 +7,11 @@
  * tens of microseconds (clone, stack set-up, exit), and a program that
  * starts and stops managers run after run (a scenario campaign) starts a
  * dozen threads a run. A reused thread looks new to what it runs: it takes
- * the spawner's CPU affinity and signal mask, as pthread_create would give
- * them, its last failure (error.c) is cleared, and the scheduler hooks see
- * the same calls as for a new thread (thread_start, thread_exit; join
- * begins and ends around the wait). Its pthread_t is the handle, as for
- * any thread: a pooled thread takes new work only once joined, so a handle
- * names one live task at a time.
+ * the spawner's CPU affinity, scheduling policy and signal mask, as
+ * pthread_create would give them, its last failure (error.c) is cleared, and the scheduler hooks
+ * see the same calls as for a new thread (thread_start, thread_exit; join begins and ends around
+ * the wait). Its pthread_t is the handle, as for any thread: a pooled thread takes new work only
+ * once joined, so a handle names one live task at a time.
  *
  * One mutex (pool_mu) guards the list of pooled threads and the idle list;
  * each thread has its own mutex and condition for the hand-over and the
@@ -44,6 +43,9 @@ typedef struct spawn_arg {
     cpu_set_t cpus; /* the spawner's */
     bool has_cpus;
     sigset_t sigmask; /* the spawner's */
+    int policy;       /* the spawner's scheduling policy and priority */
+    struct sched_param prio;
+    bool has_policy;
 } spawn_arg;
 
 typedef struct pooled {
@@ -58,6 +60,9 @@ typedef struct pooled {
     bool quit;      /* end instead of waiting for work */
     cpu_set_t cpus; /* its affinity, as last set (has_cpus) */
     bool has_cpus;
+    int policy; /* its scheduling policy and priority, as last set (has_policy) */
+    struct sched_param prio;
+    bool has_policy;
 } pooled;
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -71,6 +76,12 @@ static void run_task(pooled *t, const spawn_arg *a)
     if (a->has_cpus && (!t->has_cpus || !CPU_EQUAL(&t->cpus, &a->cpus))) {
         t->has_cpus = pthread_setaffinity_np(pthread_self(), sizeof a->cpus, &a->cpus) == 0;
         t->cpus = a->cpus;
+    }
+    if (a->has_policy && (!t->has_policy || t->policy != a->policy ||
+                          t->prio.sched_priority != a->prio.sched_priority)) {
+        t->has_policy = sched_setscheduler(0, a->policy, &a->prio) == 0;
+        t->policy = a->policy;
+        t->prio = a->prio;
     }
     pthread_sigmask(SIG_SETMASK, &a->sigmask, NULL);
     ctrl__failure_clear();
@@ -147,9 +158,12 @@ static pooled *pool_take(const spawn_arg *a, int *rc)
     pthread_cond_init(&t->cv, NULL);
     t->task = *a;
     t->has_task = true;
-    /* A new thread has its spawner's affinity already. */
+    /* A new thread has its spawner's affinity and policy already. */
     t->cpus = a->cpus;
     t->has_cpus = a->has_cpus;
+    t->policy = a->policy;
+    t->prio = a->prio;
+    t->has_policy = a->has_policy;
     if ((*rc = pthread_create(&t->tid, NULL, pooled_main, t)) != 0) {
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
@@ -170,6 +184,10 @@ int ctrl__spawn(pthread_t *t, const ctrl_hooks *hooks, const char *name, void *(
     snprintf(a.name, sizeof a.name, "%s", name ? name : "thread");
     a.has_cpus = sched_getaffinity(0, sizeof a.cpus, &a.cpus) == 0;
     pthread_sigmask(SIG_BLOCK, NULL, &a.sigmask);
+    /* The kernel's word (0: this thread): glibc's pthread_getschedparam
+     * keeps its own copy, which sched_setscheduler does not update. */
+    a.policy = sched_getscheduler(0);
+    a.has_policy = a.policy >= 0 && sched_getparam(0, &a.prio) == 0;
     if (hooks && hooks->thread_spawn)
         hooks->thread_spawn(hooks->ud, +1);
     int rc = 0;

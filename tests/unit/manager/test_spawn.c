@@ -1,8 +1,8 @@
 /*
  * test_spawn.c - libctrl's threads (manager/spawn.c): a joined thread is
  * reused by the next spawn, and what it runs sees what a new thread would:
- * the spawner's CPU affinity and signal mask, the hooks called in order; a
- * child of fork() spawns threads of its own.
+ * the spawner's CPU affinity, scheduling policy and signal mask, the hooks
+ * called in order; a child of fork() spawns threads of its own.
  */
 #include <criterion/criterion.h>
 #include <sched.h>
@@ -19,6 +19,7 @@ typedef struct seen {
     pid_t tid; /* the kernel's thread id: a new thread has a new one */
     cpu_set_t cpus;
     bool usr1_blocked;
+    int policy;
     int ran;
 } seen;
 
@@ -31,6 +32,7 @@ static void *look(void *p)
     sigset_t m;
     pthread_sigmask(SIG_BLOCK, NULL, &m);
     s->usr1_blocked = sigismember(&m, SIGUSR1) == 1;
+    s->policy = sched_getscheduler(0);
     s->ran++;
     return NULL;
 }
@@ -61,6 +63,15 @@ Test(spawn, joined_thread_is_reused_with_the_spawners_mask_and_affinity)
     cr_assert(spawn_and_join(NULL).usr1_blocked);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     cr_assert(!spawn_and_join(NULL).usr1_blocked);
+
+    /* Scheduling policy: SCHED_BATCH, then SCHED_OTHER again. */
+    struct sched_param none = {0};
+    cr_assert_eq(sched_setscheduler(0, SCHED_BATCH, &none), 0);
+    cr_assert_eq(spawn_and_join(NULL).policy, SCHED_BATCH);
+    cr_assert_eq(sched_setscheduler(0, SCHED_OTHER, &none), 0);
+    seen other = spawn_and_join(NULL);
+    cr_assert_eq(other.policy, SCHED_OTHER);
+    cr_assert_eq(other.tid, first.tid, "still the same thread");
 
     /* Affinity: pinned to one CPU, then back to all of them. */
     cpu_set_t all;
