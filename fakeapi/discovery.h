@@ -45,4 +45,13 @@ json_t *fakeapi__disc_group(fakeapi__registry *reg, const char *group);
  */
 json_t *fakeapi__disc_resources(fakeapi__registry *reg, const char *group, const char *version);
 
+/*
+ * The same document as compact JSON text (malloc'ed, NUL-terminated, its
+ * length in *len), made once per process for a group-version of built-in
+ * kinds alone (discovery_text.c). NULL if nothing is served there, or out
+ * of memory.
+ */
+char *fakeapi__disc_resources_text(fakeapi__registry *reg, const char *group, const char *version,
+                                   size_t *len);
+
 #endif

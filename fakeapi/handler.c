@@ -111,9 +111,15 @@ static void handle_info(fakeapi_server *srv, const fakeapi__req *req, const fake
     case FAKEAPI__RT_GROUP:
         answer_doc(resp, fakeapi__disc_group(srv->reg, rt->group));
         break;
-    case FAKEAPI__RT_GROUPVERSION:
-        answer_doc(resp, fakeapi__disc_resources(srv->reg, rt->group, rt->version));
+    case FAKEAPI__RT_GROUPVERSION: {
+        size_t len = 0;
+        char *text = fakeapi__disc_resources_text(srv->reg, rt->group, rt->version, &len);
+        if (text)
+            fakeapi__resp_take(resp, 200, text, len);
+        else
+            not_served(resp);
         break;
+    }
     case FAKEAPI__RT_OPENAPI_V3:
         answer_openapi_v3(srv, NULL, NULL, resp);
         break;

@@ -7,16 +7,27 @@
  * is immutable once published: a refresh builds a new one and replaces the
  * old under mu, so lookups copy out a ctrl_resource_info under the lock and
  * release it at once.
+ *
+ * Parsed documents are also remembered once per process (memo), by
+ * group-version and the document's exact bytes: a client that reads a
+ * document byte-identical to one already parsed (every manager of a
+ * scenario run, run after run) copies the parsed entry instead of parsing
+ * it again. The request is still made; only the parse is saved. The memo
+ * holds at most MEMO_MAX documents (the oldest goes) and lives until the
+ * process ends.
  */
 #include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "discovery.h"
 #include "error_int.h"
+
+#define MEMO_MAX 32
 
 typedef struct gv_entry {
     struct gv_entry *next;
@@ -221,6 +232,115 @@ static int parse_list(json_t *doc, const char *group, const char *version, gv_en
     return 0;
 }
 
+/* ---- the per-process memo of parsed documents ---- */
+
+typedef struct memo_doc {
+    struct memo_doc *next;
+    uint64_t hash;
+    size_t len;
+    char *body;
+    gv_entry *parsed; /* its own copy, never published */
+} memo_doc;
+
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+static memo_doc *memo_head; /* newest first */
+static size_t memo_count;
+
+static uint64_t body_hash(const char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A copy of e (without its link), or NULL when out of memory. */
+static gv_entry *entry_copy(const gv_entry *e)
+{
+    gv_entry *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *e;
+    c->next = NULL;
+    size_t n = e->n ? e->n : 1;
+    c->res = malloc(n * sizeof *c->res);
+    c->singular = malloc(n * sizeof *c->singular);
+    if (!c->res || !c->singular) {
+        entry_free(c);
+        return NULL;
+    }
+    memcpy(c->res, e->res, e->n * sizeof *c->res);
+    memcpy(c->singular, e->singular, e->n * sizeof *c->singular);
+    return c;
+}
+
+/* The parsed entry of a document seen before, copied; NULL if unknown. */
+static gv_entry *memo_find(const char *group, const char *version, const char *body, size_t len,
+                           uint64_t hash)
+{
+    gv_entry *hit = NULL;
+    pthread_mutex_lock(&memo_mu);
+    for (memo_doc *m = memo_head; m; m = m->next) {
+        if (m->hash == hash && m->len == len && !strcmp(m->parsed->group, group) &&
+            !strcmp(m->parsed->version, version) && !memcmp(m->body, body, len)) {
+            hit = entry_copy(m->parsed);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&memo_mu);
+    return hit;
+}
+
+/* Remember a freshly parsed document (best effort: nothing on no memory). */
+static void memo_put(const gv_entry *e, const char *body, size_t len, uint64_t hash)
+{
+    memo_doc *m = calloc(1, sizeof *m);
+    if (!m || !(m->body = malloc(len ? len : 1)) || !(m->parsed = entry_copy(e))) {
+        if (m)
+            free(m->body);
+        free(m);
+        return;
+    }
+    memcpy(m->body, body, len);
+    m->len = len;
+    m->hash = hash;
+    memo_doc *old = NULL;
+    pthread_mutex_lock(&memo_mu);
+    m->next = memo_head;
+    memo_head = m;
+    if (++memo_count > MEMO_MAX) {
+        memo_doc **pp = &memo_head;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        old = *pp;
+        *pp = NULL;
+        memo_count--;
+    }
+    pthread_mutex_unlock(&memo_mu);
+    if (old) {
+        entry_free(old->parsed);
+        free(old->body);
+        free(old);
+    }
+}
+
+/* Parse a document, or copy its parse from the memo. */
+static int parse_body(const char *path, const char *body, size_t len, const char *group,
+                      const char *version, gv_entry **out, ctrl_error *err)
+{
+    uint64_t hash = body_hash(body, len);
+    if ((*out = memo_find(group, version, body, len, hash)))
+        return 0;
+    json_t *doc = json_loadb(body, len, 0, NULL);
+    if (!doc)
+        return ctrl__error_set(err, CTRL_ERR_PROTOCOL, "GET %s: not JSON", path);
+    int rc = parse_list(doc, group, version, out, err);
+    json_decref(doc);
+    if (rc == 0)
+        memo_put(*out, body, len, hash);
+    return rc;
+}
+
 static int fetch(ctrl__discovery *d, ctrl__transport *t, const char *group, const char *version,
                  ctrl_error *err)
 {
@@ -234,13 +354,10 @@ static int fetch(ctrl__discovery *d, ctrl__transport *t, const char *group, cons
     int rc = ctrl__transport_do(t, &req, &resp, err);
     if (rc < 0)
         return rc;
-    json_t *doc = json_loadb(resp.body ? resp.body : "", resp.len, 0, NULL);
-    ctrl__response_deinit(&resp);
-    if (!doc)
-        return ctrl__error_set(err, CTRL_ERR_PROTOCOL, "GET %s: not JSON", path);
     gv_entry *e = NULL;
-    rc = parse_list(doc, group, version, &e, err);
-    json_decref(doc);
+    rc = parse_body(path, resp.body ? resp.body : "", resp.body ? resp.len : 0, group, version, &e,
+                    err);
+    ctrl__response_deinit(&resp);
     if (rc < 0)
         return rc;
     cache_put(d, e);

@@ -12,8 +12,11 @@
 #include "ctrl/clock.h"
 
 /*
- * Start fn(arg) on a new thread named name (copied; at most 63 bytes used).
- * hooks may be NULL. Returns 0 or an errno value from pthread_create.
+ * Start fn(arg) on a thread of its own named name (copied): a new thread,
+ * or one whose last task was joined (spawn.c keeps them), with the
+ * caller's CPU affinity and signal mask either way. fn must return (not
+ * pthread_exit), and its thread is joined with ctrl__join only. hooks may
+ * be NULL. Returns 0 or an errno value from pthread_create.
  */
 int ctrl__spawn(pthread_t *t, const ctrl_hooks *hooks, const char *name, void *(*fn)(void *),
                 void *arg);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@
 #define DEFAULT_MAX_STEPS 200000
 #define DEFAULT_WAIT_NS (5 * CTRL_MINUTE)
 #define DEFAULT_MAX_VIRTUAL_NS (24 * CTRL_HOUR)
+/* The server's address given to in-process managers: never connected to. */
+#define INPROC_URL "http://127.0.0.1"
 
 /* One controller's manager in one manager replica. Manager replica k runs
  * every controller whose replicas > k, each in a manager of its own (its
@@ -102,6 +105,7 @@ typedef struct run {
     int64_t limit_ns;
     char trace_path[512];
     bool temp_trace;
+    int temp_trace_fd; /* its memory file, or -1 (temp_file) */
     bool verbose;
     zombie *zombies;
     int next_group;
@@ -113,6 +117,7 @@ typedef struct run {
     json_t *writes_used;   /* what expectWrite steps read and took (replay_run.h) */
     char record_path[512]; /* the run's audit record (--record, expectWrite bodies); "" = none */
     bool temp_record;      /* record_path is the run's own, removed at the end */
+    int temp_record_fd;    /* its memory file, or -1 (temp_file) */
     unsigned long errors_gone; /* reconcile errors of managers stopped or crashed */
     bool over_http;            /* opts->over_http or SCENARIO_TRANSPORT=http */
     ctrl_roundtripper inproc;  /* else: how managers reach srv (inproc.h) */
@@ -296,7 +301,9 @@ static int start_replica(run *r, replica *rep)
         snprintf(rep->ua, sizeof rep->ua, "%s.r%d", rep->base_ua, rep->incarnation);
     ctrl_config *cfg = NULL;
     ctrl_error err = {0};
-    int rc = ctrl_config_from_url(fakeapi_url(r->srv), &cfg, &err);
+    /* Without a listener (in-process), the address only names the server. */
+    const char *url = r->over_http ? fakeapi_url(r->srv) : INPROC_URL;
+    int rc = ctrl_config_from_url(url, &cfg, &err);
     if (rc < 0)
         return fail(r, -1, "replica %s: config: %s", rep->ua, err.message);
     if (!r->over_http && (rc = ctrl_config_set_roundtripper(cfg, &r->inproc)) < 0) {
@@ -1064,16 +1071,48 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * A run's own temporary file, named in path (cap bytes): a memory file
+ * (memfd) named by /proc/self/fd, which needs no directory entry (creating
+ * and removing one on a disk costs more than the rest of a short run's
+ * teardown), or else a file made in /tmp. Its descriptor, or -1 for the
+ * /tmp file, goes in *fd; temp_file_drop removes it.
+ */
+static int temp_file(const char *name, char *path, size_t cap, int *fd)
+{
+    *fd = memfd_create(name, MFD_CLOEXEC);
+    if (*fd >= 0) {
+        snprintf(path, cap, "/proc/self/fd/%d", *fd);
+        if (access(path, W_OK) == 0)
+            return 0;
+        close(*fd);
+        *fd = -1;
+    }
+    snprintf(path, cap, "/tmp/%s-XXXXXX", name);
+    int tmp = mkstemp(path);
+    if (tmp < 0) {
+        path[0] = '\0';
+        return -1;
+    }
+    close(tmp);
+    return 0;
+}
+
+static void temp_file_drop(const char *path, int fd)
+{
+    if (fd >= 0)
+        close(fd);
+    else
+        unlink(path);
+}
+
 /* The trace goes to the file asked for, or to a temporary one that only
  * its hash survives. */
 static int open_trace(run *r)
 {
     if (!r->trace_path[0]) {
-        snprintf(r->trace_path, sizeof r->trace_path, "/tmp/scn-trace-XXXXXX");
-        int fd = mkstemp(r->trace_path);
-        if (fd < 0)
+        if (temp_file("scn-trace", r->trace_path, sizeof r->trace_path, &r->temp_trace_fd) < 0)
             return -1;
-        close(fd);
         r->temp_trace = true;
     }
     fakeapi_error err = {0};
@@ -1085,13 +1124,8 @@ static int open_trace(run *r)
 static int open_record(run *r)
 {
     if (!r->record_path[0]) {
-        snprintf(r->record_path, sizeof r->record_path, "/tmp/scn-record-XXXXXX");
-        int fd = mkstemp(r->record_path);
-        if (fd < 0) {
-            r->record_path[0] = '\0';
+        if (temp_file("scn-record", r->record_path, sizeof r->record_path, &r->temp_record_fd) < 0)
             return -1;
-        }
-        close(fd);
         r->temp_record = true;
     }
     return fakeapi_record_open(r->srv, r->record_path, NULL, NULL);
@@ -1149,12 +1183,14 @@ static int setup(run *r)
         .on_held = on_held,
         .on_held_ud = r,
     };
+    const char *transport = getenv("SCENARIO_TRANSPORT");
+    r->over_http = r->opts->over_http || (transport && !strcmp(transport, "http"));
+    /* In-process managers never connect: no listener, no loop thread. */
+    fo.no_http = !r->over_http;
     scn_run_timing *tm = &r->res->timing;
     double t = mono_s(), t1;
     if (fakeapi_start(&fo, &r->srv) < 0)
         return fail(r, -1, "the fake API server did not start");
-    const char *transport = getenv("SCENARIO_TRANSPORT");
-    r->over_http = r->opts->over_http || (transport && !strcmp(transport, "http"));
     scn__inproc_roundtripper(r->srv, &r->inproc);
     t1 = mono_s();
     tm->fakeapi_start = t1 - t;
@@ -1282,9 +1318,9 @@ static void teardown(run *r)
         hash_trace(r);
     r->res->timing.trace_hash = mono_s() - t;
     if (r->temp_trace)
-        unlink(r->trace_path);
+        temp_file_drop(r->trace_path, r->temp_trace_fd);
     if (r->temp_record)
-        unlink(r->record_path);
+        temp_file_drop(r->record_path, r->temp_record_fd);
     fakeapi_stop(r->srv);
     json_decref(r->faults);
     json_decref(r->writes_used);

@@ -686,3 +686,68 @@ Test(client, reader_answers_for_the_kinds_it_holds)
     cr_assert(ctrl_err_is_not_found(rc), "without the reader the server answers (nothing there)");
     ctrl_error_deinit(&err);
 }
+
+/* A client of its own to srv (the suite's client is left alone). */
+static ctrl_client *client_for(fakeapi_server *srv)
+{
+    ctrl_config *cfg = NULL;
+    ctrl_client *c = NULL;
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_config_from_url(fakeapi_url(srv), &cfg, &err), 0, "%s", err.message);
+    cr_assert_eq(ctrl_client_new(cfg, NULL, &c, &err), 0, "%s", err.message);
+    ctrl_config_free(cfg);
+    return c;
+}
+
+/* Wait until c resolves example.com/v1 Widget (its CRD was just made). */
+static ctrl_resource_info widget_info(ctrl_client *c)
+{
+    ctrl_resource_info info = {0};
+    ctrl_error err = {0};
+    int rc = -1;
+    for (int i = 0; i < 100 && rc != 0; i++) {
+        ctrl_error_deinit(&err);
+        if ((rc = ctrl_client_resource_for(c, "example.com/v1", "Widget", &info, &err)) != 0)
+            usleep(20000);
+    }
+    cr_assert_eq(rc, 0, "rc %d %s", rc, err.message);
+    ctrl_error_deinit(&err);
+    return info;
+}
+
+/* Parsed discovery documents are shared by the clients of a process only
+ * when the documents are the same: two servers that serve one
+ * group-version differently each get their own answer, every time. */
+Test(client, discovery_of_two_servers_stays_apart)
+{
+    fakeapi_server *other = NULL;
+    cr_assert_eq(fakeapi_start(&(fakeapi_options){0}, &other), 0);
+    json_t *crd = widget_crd();
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_client_create(client, crd, NULL, NULL, &err), 0, "%s", err.message);
+    /* The other server's Widget is cluster-scoped and has no status. */
+    json_object_set_new(json_object_get(crd, "spec"), "scope", json_string("Cluster"));
+    json_object_del(json_array_get(json_object_get(json_object_get(crd, "spec"), "versions"), 0),
+                    "subresources");
+    ctrl_client *oc = client_for(other);
+    cr_assert_eq(ctrl_client_create(oc, crd, NULL, NULL, &err), 0, "%s", err.message);
+    json_decref(crd);
+
+    for (int round = 0; round < 2; round++) {
+        ctrl_client *a = client_for(api), *b = client_for(other);
+        ctrl_resource_info ia = widget_info(a), ib = widget_info(b);
+        cr_assert(ia.namespaced && ia.has_status, "round %d", round);
+        cr_assert(!ib.namespaced && !ib.has_status, "round %d", round);
+        cr_assert_str_eq(ib.resource, "widgets");
+        /* The core group is the same on both: each resolves it whole. */
+        cr_assert_eq(ctrl_client_resource_for(a, "v1", "ConfigMap", &ia, &err), 0);
+        cr_assert_eq(ctrl_client_resource_for(b, "v1", "ConfigMap", &ib, &err), 0);
+        cr_assert_str_eq(ia.resource, "configmaps");
+        cr_assert_str_eq(ib.resource, "configmaps");
+        cr_assert(ia.namespaced && ib.namespaced);
+        ctrl_client_free(a);
+        ctrl_client_free(b);
+    }
+    ctrl_client_free(oc);
+    fakeapi_stop(other);
+}

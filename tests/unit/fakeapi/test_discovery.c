@@ -1128,3 +1128,55 @@ Test(accept, skips_what_the_server_cannot_produce)
     cr_assert_not(fakeapi__table_wanted("application/json;as=PartialObjectMetadataList;v=v1;"
                                         "g=meta.k8s.io,application/json"));
 }
+
+/* The text of a resource list: the document, written as JSON_COMPACT. */
+static void assert_text_is_doc(fakeapi__registry *r, const char *group, const char *version)
+{
+    size_t len = 0;
+    char *text = fakeapi__disc_resources_text(r, group, version, &len);
+    json_t *doc = fakeapi__disc_resources(r, group, version);
+    cr_assert_not_null(text, "%s/%s", group, version);
+    cr_assert_not_null(doc);
+    char *want = json_dumps(doc, JSON_COMPACT);
+    cr_assert_eq(len, strlen(text));
+    cr_assert_str_eq(text, want, "%s/%s", group, version);
+    free(want);
+    free(text);
+    json_decref(doc);
+}
+
+/* Lists of built-in group-versions are written once per process; every
+ * registry gets the same text, and a group-version where a CRD adds a kind
+ * is written from that registry's own kinds. */
+Test(discovery, resource_list_text_follows_each_registry)
+{
+    fakeapi__registry *other = fakeapi__registry_new();
+    cr_assert_not_null(other);
+    for (int round = 0; round < 2; round++) {
+        assert_text_is_doc(reg, "", "v1");
+        assert_text_is_doc(other, "apps", "v1");
+        assert_text_is_doc(reg, "apps", "v1");
+        assert_text_is_doc(reg, "stable.example.com", "v1");
+    }
+    size_t len = 0;
+    cr_assert_null(fakeapi__disc_resources_text(other, "stable.example.com", "v1", &len));
+    cr_assert_null(fakeapi__disc_resources_text(reg, "nothing.example.com", "v1", &len));
+    /* A custom kind in a built-in group-version: that registry's list has it. */
+    json_t *crd = J("{'apiVersion':'apiextensions.k8s.io/v1','kind':'CustomResourceDefinition',"
+                    " 'metadata':{'name':'gizmos.apps'},"
+                    " 'spec':{'group':'apps','scope':'Namespaced',"
+                    "  'names':{'plural':'gizmos','singular':'gizmo','kind':'Gizmo'},"
+                    "  'versions':[{'name':'v1','served':true,'storage':true,"
+                    "   'schema':{'openAPIV3Schema':{'type':'object'}}}]}}");
+    char err[256] = "";
+    cr_assert_eq(fakeapi__registry_add_crd(other, crd, err, sizeof err), 0, "%s", err);
+    json_decref(crd);
+    char *text = fakeapi__disc_resources_text(other, "apps", "v1", &len);
+    cr_assert_not_null(strstr(text, "\"gizmos\""));
+    free(text);
+    assert_text_is_doc(other, "apps", "v1");
+    text = fakeapi__disc_resources_text(reg, "apps", "v1", &len);
+    cr_assert_null(strstr(text, "\"gizmos\""));
+    free(text);
+    fakeapi__registry_free(other);
+}
