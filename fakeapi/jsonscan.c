@@ -205,8 +205,12 @@ static int object(scan *s, int depth, unsigned mask)
         const char *key;
         size_t klen;
         bool esc;
-        if (string(s, &key, &klen, &esc) < 0 || esc)
-            return -1; /* an escaped key might be a wanted one */
+        if (string(s, &key, &klen, &esc) < 0)
+            return -1;
+        /* An escaped key might be a wanted one; where no wanted path leads
+         * (managedFields' "k:{\"name\":...}" keys) no key matters. */
+        if (esc && mask)
+            return -1;
         unsigned leaf = 0, inner = 0;
         for (size_t i = 0; i < s->n && mask; i++) {
             if (!(mask & (1u << i)))
