@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "jsonscan.h"
+#include "kh/jsonfast.h"
 #include "objmeta.h"
 #include "watch.h"
 
@@ -318,7 +319,7 @@ void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj)
  * a read of such an object stays a parse (and its error). */
 static bool parses_back(const char *text, size_t len)
 {
-    return !memmem(text, len, "\\u0000", 6) && fakeapi__json_utf8_ok(text, len);
+    return !memmem(text, len, "\\u0000", 6) && kh_json_utf8_ok(text, len);
 }
 
 /* After the commit: the store keeps t->keep parsed if the last event of

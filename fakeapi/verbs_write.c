@@ -15,7 +15,7 @@
 #include "convert.h"
 #include "decode.h"
 #include "jsondup.h"
-#include "jsonfast.h"
+#include "kh/jsonfast.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
@@ -191,11 +191,11 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
         return v;
     }
     json_error_t jerr;
-    v = fakeapi__json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    v = kh_json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!v && strstr(jerr.text, "duplicate object key") && duplicate_keys(c) < 0)
         return NULL;
     if (!v && strstr(jerr.text, "duplicate object key"))
-        v = fakeapi__json_loadb(req->body, req->body_len, 0,
+        v = kh_json_loadb(req->body, req->body_len, 0,
                                 &jerr); /* the last one wins, as in Go */
     if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
                fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
@@ -1414,7 +1414,7 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     const fakeapi__req *req = c->req;
     const char *ct = req->content_type;
     json_error_t jerr;
-    json_t *patch = fakeapi__json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
+    json_t *patch = kh_json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
     bool apply = fakeapi__media_is(ct, "application/apply-patch+yaml");
     if (!patch && apply) {
         json_t *docs = NULL;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "discovery.h"
+#include "kh/jsonfast.h"
 #include "error_int.h"
 #include "transport.h"
 
@@ -225,6 +226,19 @@ static int build_path(ctrl_client *c, const char *api_version, const char *kind,
     return b->bad ? ctrl__error_set(err, CTRL_ERR_NOMEM, "URL too long or out of memory") : 0;
 }
 
+/* An answer's document, as json_loadb(JSON_DECODE_ANY) gives it: objects
+ * and arrays (every answer but a rare scalar) by the fast parse, which
+ * answers as jansson does for them. */
+static json_t *parse_answer(const char *body, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r'))
+        i++;
+    if (i < len && (body[i] == '{' || body[i] == '['))
+        return kh_json_loadb(body, len, 0, NULL);
+    return json_loadb(body, len, JSON_DECODE_ANY, NULL);
+}
+
 /*
  * One request with an optional JSON body; *out (if wanted) gets the parsed
  * answer (a JSON string when the answer is not JSON, null when empty).
@@ -259,7 +273,7 @@ static int call(ctrl_client *c, const char *method, const char *path, const json
         json_t *doc;
         if (!resp.len)
             doc = json_null();
-        else if (!(doc = json_loadb(resp.body, resp.len, JSON_DECODE_ANY, NULL)))
+        else if (!(doc = parse_answer(resp.body, resp.len)))
             doc = json_stringn_nocheck(resp.body, resp.len);
         if (!doc) {
             ctrl__response_deinit(&resp);
@@ -765,7 +779,7 @@ static int deliver(stream *s, const char *line, size_t len)
         len--;
     if (len == 0)
         return 0;
-    json_t *ev = json_loadb(line, len, 0, NULL);
+    json_t *ev = kh_json_loadb(line, len, 0, NULL);
     const char *type = json_string_value(json_object_get(ev, "type"));
     json_t *obj = json_object_get(ev, "object");
     int found = -1;

@@ -1,10 +1,10 @@
 /*
- * test_jsonfast.c - fakeapi__json_loadb answers as json_loadb does: the
+ * test_jsonfast.c - kh_json_loadb (common/jsonfast.c) answers as json_loadb does: the
  * same document (members, order, types, bytes) or the same error, on
  * chosen texts and on 40,000 random ones (valid documents, and the same
  * with a byte changed, dropped or added).
  */
-#include "jsonfast.h"
+#include "kh/jsonfast.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@ static void same(const char *text, size_t len, size_t flags)
 {
     json_error_t ej, ef;
     json_t *j = json_loadb(text, len, flags, &ej);
-    json_t *f = fakeapi__json_loadb(text, len, flags, &ef);
+    json_t *f = kh_json_loadb(text, len, flags, &ef);
     cr_assert_eq(!j, !f, "%.*s: jansson %s, fast %s", (int)len, text, j ? "parses" : ej.text,
                  f ? "parses" : ef.text);
     if (!j) {

@@ -1,6 +1,7 @@
 /*
- * jsonfast.h - json_loadb for the texts the request path parses most: a
- * request's body and the store's own compact text.
+ * kh/jsonfast.h - json_loadb for the texts parsed most: fakeapi's request
+ * bodies and its store's own compact text, libctrl's answers and watch
+ * lines.
  *
  * The answer is the one json_loadb(buf, len, flags, err) gives: the parse
  * builds the same document (the same members in the same order, the same
@@ -11,14 +12,23 @@
  * growing token buffer: about 200 instructions a byte, a tenth of an
  * update's cost. Reentrant; any thread.
  */
-#ifndef FAKEAPI_JSONFAST_H
-#define FAKEAPI_JSONFAST_H
+#ifndef KH_JSONFAST_H
+#define KH_JSONFAST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
 /* json_loadb with flags 0 or JSON_REJECT_DUPLICATES (any other flag: jansson
  * parses). A new reference, or NULL with *err set (err may be NULL). */
-json_t *fakeapi__json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
+json_t *kh_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
+
+/* True if s is UTF-8 that jansson takes for a string (json_string): no
+ * overlong forms, no surrogates, nothing past U+10FFFF. */
+bool kh_json_utf8_ok(const char *s, size_t len);
+
+/* The length of the UTF-8 sequence at at (before e) that jansson accepts,
+ * or 0. */
+int kh_json_utf8_len(const char *at, const char *e);
 
 #endif
