@@ -239,6 +239,20 @@ static json_t *parse_answer(const char *body, size_t len)
     return json_loadb(body, len, JSON_DECODE_ANY, NULL);
 }
 
+/* A request's body: json_dumps(JSON_COMPACT | JSON_ENCODE_ANY)'s text, by
+ * the fast dump; jansson judges strings that are not valid UTF-8 (it
+ * refuses them). */
+static char *dump_body(const json_t *body, size_t *len)
+{
+    char *text = kh_json_dump_compact(body, len);
+    if (text && kh_json_utf8_ok(text, *len))
+        return text;
+    free(text);
+    text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    *len = text ? strlen(text) : 0;
+    return text;
+}
+
 /*
  * One request with an optional JSON body; *out (if wanted) gets the parsed
  * answer (a JSON string when the answer is not JSON, null when empty).
@@ -247,14 +261,15 @@ static int call(ctrl_client *c, const char *method, const char *path, const json
                 const char *content_type, bool idempotent, json_t **out, ctrl_error *err)
 {
     char *text = NULL;
-    if (body && !(text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY)))
+    size_t text_len = 0;
+    if (body && !(text = dump_body(body, &text_len)))
         return ctrl__error_set(err, CTRL_ERR_NOMEM, "cannot serialise the request body");
     ctrl__request req = {.method = method,
                          .path = path,
                          .content_type =
                              body ? (content_type ? content_type : "application/json") : NULL,
                          .body = text,
-                         .body_len = text ? strlen(text) : 0,
+                         .body_len = text_len,
                          .user_agent = c->user_agent,
                          .idempotent = idempotent};
     ctrl__response resp;
