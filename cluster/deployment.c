@@ -287,16 +287,21 @@ static int write_status(dpass *p, json_t *st)
     const json_t *old = json_object_get(p->d, "status");
     if ((old ? json_equal(st, old) : !json_object_size(st)))
         return 0;
-    json_t *copy = json_deep_copy(p->d), *out = NULL;
-    if (!copy)
-        return CTRL_ERR_NOMEM;
-    json_object_set(copy, "status", st);
-    int rc = ctrl_client_update_status(p->c, copy, NULL, &out, NULL);
-    json_decref(copy);
+    /* p->d is the pass's own: the status is swapped in for the write, and
+     * back when it fails. */
+    json_t *had = json_incref(json_object_get(p->d, "status")), *out = NULL;
+    int rc = json_object_set(p->d, "status", st) < 0
+                 ? CTRL_ERR_NOMEM
+                 : ctrl_client_update_status(p->c, p->d, NULL, &out, NULL);
     if (rc == 0) {
         json_decref(p->d);
         p->d = out;
+    } else if (had) {
+        json_object_set(p->d, "status", had);
+    } else {
+        json_object_del(p->d, "status");
     }
+    json_decref(had);
     return rc;
 }
 

@@ -311,7 +311,7 @@ static void order_conditions(json_t *conds)
     json_decref(sorted);
 }
 
-/* The pod's status for life l, written into copy (a copy of the pod). */
+/* The pod's status for life l, written into copy (the pod, ours to change). */
 static void build_status(json_t *copy, const life *l, const char *host_ip, const char *ip,
                          int64_t wall)
 {
@@ -597,18 +597,20 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
             pip = ip;
         }
     }
-    copy = json_deep_copy(pod);
-    if (!copy) {
+    /* The pod read is ours (a cache read unpacks a copy): the new status is
+     * built in it, against a copy of the old one. */
+    json_t *had = json_object_get(pod, "status");
+    if (had && !(copy = json_deep_copy(had))) {
         json_decref(e);
         res = ctrl_err(CTRL_ERR_NOMEM);
         goto out;
     }
     pthread_mutex_lock(&s->mu);
-    build_status(copy, &l, host_ip, pip, ctrl_clock_wall_ns(ctrl_ctx_clock(ctx)));
+    build_status(pod, &l, host_ip, pip, ctrl_clock_wall_ns(ctrl_ctx_clock(ctx)));
     pthread_mutex_unlock(&s->mu);
     bool ended = !strcmp(l.phase, "Succeeded") || !strcmp(l.phase, "Failed");
-    if (!json_equal(json_object_get(copy, "status"), json_object_get(pod, "status"))) {
-        rc = ctrl_client_update_status(c, copy, NULL, NULL, NULL);
+    if (!json_equal(json_object_get(pod, "status"), copy)) {
+        rc = ctrl_client_update_status(c, pod, NULL, NULL, NULL);
         if (rc < 0) {
             json_decref(e);
             res = ctrl_err(rc);

@@ -6,6 +6,8 @@
  */
 #include "jsonscan.h"
 
+#include "kh/jsonfast.h"
+
 #include <string.h>
 
 #define SCAN_MAX_DEPTH 64
@@ -21,56 +23,6 @@ static void skip_ws(scan *s)
 {
     while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
         s->p++;
-}
-
-static bool cont(const unsigned char *p, const unsigned char *end)
-{
-    return p < end && (*p & 0xC0) == 0x80;
-}
-
-/* The length of the UTF-8 sequence at p that jansson accepts (no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_len(const char *at, const char *e)
-{
-    const unsigned char *p = (const unsigned char *)at, *end = (const unsigned char *)e;
-    unsigned char c = p[0];
-    if (c >= 0xC2 && c <= 0xDF)
-        return cont(p + 1, end) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (!cont(p + 1, end) || !cont(p + 2, end))
-            return 0;
-        if (c == 0xE0 && p[1] < 0xA0)
-            return 0; /* overlong */
-        if (c == 0xED && p[1] > 0x9F)
-            return 0; /* a surrogate */
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (!cont(p + 1, end) || !cont(p + 2, end) || !cont(p + 3, end))
-            return 0;
-        if (c == 0xF0 && p[1] < 0x90)
-            return 0; /* overlong */
-        if (c == 0xF4 && p[1] > 0x8F)
-            return 0; /* past U+10FFFF */
-        return 4;
-    }
-    return 0;
-}
-
-bool fakeapi__json_utf8_ok(const char *s, size_t len)
-{
-    const char *end = s + len;
-    while (s < end) {
-        if ((unsigned char)*s < 0x80) {
-            s++;
-            continue;
-        }
-        int k = utf8_len(s, end);
-        if (k == 0)
-            return false;
-        s += k;
-    }
-    return true;
 }
 
 static int hex(char c)
@@ -128,7 +80,7 @@ static int string(scan *s, const char **start, size_t *len, bool *escaped)
             continue;
         }
         if (c >= 0x80) {
-            int k = utf8_len(s->p, s->end);
+            int k = kh_json_utf8_len(s->p, s->end);
             if (k == 0)
                 return -1;
             s->p += k;
@@ -205,8 +157,12 @@ static int object(scan *s, int depth, unsigned mask)
         const char *key;
         size_t klen;
         bool esc;
-        if (string(s, &key, &klen, &esc) < 0 || esc)
-            return -1; /* an escaped key might be a wanted one */
+        if (string(s, &key, &klen, &esc) < 0)
+            return -1;
+        /* An escaped key might be a wanted one; where no wanted path leads
+         * (managedFields' "k:{\"name\":...}" keys) no key matters. */
+        if (esc && mask)
+            return -1;
         unsigned leaf = 0, inner = 0;
         for (size_t i = 0; i < s->n && mask; i++) {
             if (!(mask & (1u << i)))

@@ -34,8 +34,4 @@ typedef struct fakeapi__jscan_want {
  * must parse the text itself. */
 int fakeapi__json_scan(const char *text, size_t len, fakeapi__jscan_want *want, size_t n);
 
-/* True if s is UTF-8 that jansson takes for a string (json_string): no
- * overlong forms, no surrogates, nothing past U+10FFFF. */
-bool fakeapi__json_utf8_ok(const char *s, size_t len);
-
 #endif

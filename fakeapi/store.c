@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonfast.h"
+#include "kh/jsonfast.h"
 
 enum {
     Q_GET,
@@ -581,7 +581,7 @@ int fakeapi__store_get(fakeapi__store *s, const char *key, const char *ns, const
     int rc = fakeapi__store_get_text(s, key, ns, name, &text, &len);
     if (rc != 0)
         return rc;
-    json_t *v = fakeapi__json_loadb(text, len, 0, NULL);
+    json_t *v = kh_json_loadb(text, len, 0, NULL);
     free(text);
     if (!v)
         return -1;
@@ -685,7 +685,7 @@ static int load_visit(void *ud, const char *ns, const char *name, const char *la
                       const char *text, size_t len)
 {
     (void)ns, (void)name, (void)labels;
-    json_t *obj = fakeapi__json_loadb(text, len, 0, NULL);
+    json_t *obj = kh_json_loadb(text, len, 0, NULL);
     return obj && json_array_append_new(ud, obj) == 0 ? 0 : -1;
 }
 

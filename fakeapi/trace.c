@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "jsonscan.h"
+#include "kh/jsonfast.h"
 
 int fakeapi__trace_open(fakeapi_server *srv, const char *path, char *err, size_t errlen)
 {
@@ -132,7 +133,7 @@ char *fakeapi__trace_line(const fakeapi__trace_field *f, size_t n)
         if (!f[i].str)
             return NULL;
         size_t len = strlen(f[i].str);
-        if (!fakeapi__json_utf8_ok(f[i].str, len))
+        if (!kh_json_utf8_ok(f[i].str, len))
             return NULL;
         cap += 6 * len + 2;
     }

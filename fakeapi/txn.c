@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "jsonscan.h"
+#include "kh/jsonfast.h"
 #include "objmeta.h"
 #include "watch.h"
 
@@ -40,142 +41,6 @@ static int stage(fakeapi__txn *t, fakeapi__event *ev)
     return 0;
 }
 
-/*
- * The text the store keeps: byte for byte what json_dumps(JSON_COMPACT)
- * writes (members in insertion order, the same escapes), written straight
- * into one buffer. jansson's own dumper decodes every string one UTF-8
- * character at a time and hands each run to a callback: it was a quarter of
- * the instructions of a create of a 1 KB configmap.
- */
-typedef struct dump_buf {
-    char *p;
-    size_t len, cap; /* cap > len always leaves room for the final '\0' */
-    bool failed;
-} dump_buf;
-
-#define DUMP_MAX_BYTES ((size_t)1 << 30) /* far above any request body limit */
-#define DUMP_MAX_DEPTH 2048              /* jansson's parser nests no deeper */
-
-static void dump_put(dump_buf *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (n >= b->cap - b->len) {
-        size_t cap = b->cap ? b->cap : 2048;
-        while (n >= cap - b->len && cap <= DUMP_MAX_BYTES)
-            cap *= 2;
-        char *p = cap <= DUMP_MAX_BYTES ? realloc(b->p, cap) : NULL;
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-}
-
-static void dump_string(dump_buf *b, const char *s, size_t n)
-{
-    static const char plain[] = "\"\\\b\f\n\r\t", escaped[] = "\"\\bfnrt";
-    dump_put(b, "\"", 1);
-    size_t from = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch >= 0x20 && ch != '"' && ch != '\\')
-            continue;
-        dump_put(b, s + from, i - from);
-        from = i + 1;
-        char esc[8];
-        const char *p = ch ? memchr(plain, ch, sizeof plain - 1) : NULL;
-        if (p)
-            snprintf(esc, sizeof esc, "\\%c", escaped[p - plain]);
-        else
-            snprintf(esc, sizeof esc, "\\u%04X", ch);
-        dump_put(b, esc, strlen(esc));
-    }
-    dump_put(b, s + from, n - from);
-    dump_put(b, "\"", 1);
-}
-
-static void dump_value(dump_buf *b, const json_t *v, int depth)
-{
-    char num[32];
-    if (depth > DUMP_MAX_DEPTH) {
-        b->failed = true; /* or a loop, which json_dumps refuses too */
-        return;
-    }
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        const char *k;
-        json_t *m;
-        bool first = true;
-        dump_put(b, "{", 1);
-        json_object_foreach((json_t *)v, k, m)
-        {
-            if (!first)
-                dump_put(b, ",", 1);
-            first = false;
-            dump_string(b, k, strlen(k));
-            dump_put(b, ":", 1);
-            dump_value(b, m, depth + 1);
-        }
-        dump_put(b, "}", 1);
-        break;
-    }
-    case JSON_ARRAY:
-        dump_put(b, "[", 1);
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            if (i)
-                dump_put(b, ",", 1);
-            dump_value(b, json_array_get(v, i), depth + 1);
-        }
-        dump_put(b, "]", 1);
-        break;
-    case JSON_STRING:
-        dump_string(b, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER:
-        dump_put(b, num,
-                 (size_t)snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v)));
-        break;
-    case JSON_REAL: {
-        /* Rare in objects; jansson's formatting of doubles is its own. */
-        char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-        if (t)
-            dump_put(b, t, strlen(t));
-        else
-            b->failed = true;
-        free(t);
-        break;
-    }
-    case JSON_TRUE:
-        dump_put(b, "true", 4);
-        break;
-    case JSON_FALSE:
-        dump_put(b, "false", 5);
-        break;
-    case JSON_NULL:
-        dump_put(b, "null", 4);
-        break;
-    }
-}
-
-/* obj as compact JSON text, malloc'ed, its length in *len; NULL if out of memory. */
-static char *dump_compact(const json_t *obj, size_t *len)
-{
-    dump_buf b = {0};
-    dump_value(&b, obj, 0);
-    if (b.failed || !b.p) {
-        free(b.p);
-        return NULL;
-    }
-    b.p[b.len] = '\0';
-    *len = b.len;
-    return b.p;
-}
-
 /* Write obj's new revision, serialise it, and record the event. */
 static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *obj, json_t *prev,
                        int type)
@@ -206,13 +71,13 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
         obj = conv;
         prev = conv_prev;
     }
-    char *text = dump_compact(obj, &len);
+    char *text = kh_json_dump_compact(obj, &len);
     /* An update that read the kept tree has its text already. */
     char *prev_text = prev && !conv_prev
                           ? fakeapi__store_kept_text(s, res->store_key, ns, name, prev, &prev_len)
                           : NULL;
     if (prev && !prev_text)
-        prev_text = dump_compact(prev, &prev_len);
+        prev_text = kh_json_dump_compact(prev, &prev_len);
     int rc = -1;
     if (!text || !name || (prev && !prev_text))
         goto out;
@@ -318,7 +183,7 @@ void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj)
  * a read of such an object stays a parse (and its error). */
 static bool parses_back(const char *text, size_t len)
 {
-    return !memmem(text, len, "\\u0000", 6) && fakeapi__json_utf8_ok(text, len);
+    return !memmem(text, len, "\\u0000", 6) && kh_json_utf8_ok(text, len);
 }
 
 /* After the commit: the store keeps t->keep parsed if the last event of

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "discovery.h"
-#include "jsonfast.h"
+#include "kh/jsonfast.h"
 #include "objmeta.h"
 #include "selector.h"
 #include "snapshot.h"
@@ -100,7 +100,7 @@ void fakeapi__do_get(fakeapi__ctx *c)
         fakeapi__resp_take(c->resp, 200, text, len);
         return;
     }
-    json_t *obj = fakeapi__json_loadb(text, len, 0, NULL);
+    json_t *obj = kh_json_loadb(text, len, 0, NULL);
     free(text);
     if (!obj) {
         fakeapi__storage_error(c);
@@ -188,7 +188,7 @@ static int list_visit(void *ud, const char *ns, const char *name, const char *la
     json_t *obj = NULL;
     if (!fakeapi__fieldsel_empty(ls->fsel) || ls->parsed || ls->partial || ls->c->res->custom ||
         !ls->c->res->storage_version) {
-        obj = fakeapi__json_loadb(text, len, 0, NULL);
+        obj = kh_json_loadb(text, len, 0, NULL);
         if (!obj)
             return -1;
         if (!fakeapi__fieldsel_match(ls->fsel, obj)) {

@@ -15,7 +15,7 @@
 #include "convert.h"
 #include "decode.h"
 #include "jsondup.h"
-#include "jsonfast.h"
+#include "kh/jsonfast.h"
 #include "kh/yaml.h"
 #include "objmeta.h"
 #include "patch.h"
@@ -191,12 +191,11 @@ json_t *fakeapi__body_object(fakeapi__ctx *c)
         return v;
     }
     json_error_t jerr;
-    v = fakeapi__json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    v = kh_json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!v && strstr(jerr.text, "duplicate object key") && duplicate_keys(c) < 0)
         return NULL;
     if (!v && strstr(jerr.text, "duplicate object key"))
-        v = fakeapi__json_loadb(req->body, req->body_len, 0,
-                                &jerr); /* the last one wins, as in Go */
+        v = kh_json_loadb(req->body, req->body_len, 0, &jerr); /* the last one wins, as in Go */
     if (!v && (fakeapi__media_is(req->content_type, "application/yaml") ||
                fakeapi__media_is(req->content_type, "application/apply-patch+yaml"))) {
         json_t *docs = NULL;
@@ -1115,12 +1114,50 @@ static void keep_server_fields(json_t *next, const json_t *cur)
     }
 }
 
+/* A copy of obj's members in their order, but for those named skip or
+ * skip2 (NULL: none), whose values are shared instead (the caller replaces
+ * or drops them). NULL when out of memory. */
+static json_t *copy_but(const json_t *obj, const char *skip, const char *skip2)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        bool share = (skip && !strcmp(k, skip)) || (skip2 && !strcmp(k, skip2));
+        json_t *nv = share ? json_incref(v) : json_deep_copy(v);
+        if (!out || !nv || json_object_set_new(out, k, nv) < 0) {
+            json_decref(nv);
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* The state a /status write starts from: cur copied but for its status
+ * and, when the write's ownership is recorded (record_managed replaces it
+ * in every case), its managedFields: both only shared until replaced. */
+static json_t *status_base(const fakeapi__ctx *c, const json_t *cur)
+{
+    const json_t *meta = json_object_get(cur, "metadata");
+    if (!json_is_object(meta))
+        return copy_but(cur, "status", NULL);
+    json_t *out = copy_but(cur, "status", "metadata");
+    json_t *m = out ? copy_but(meta, is_apply(c) ? NULL : "managedFields", NULL) : NULL;
+    if (!m || json_object_set_new(out, "metadata", m) < 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* The new state a write to sub ("status", or the main resource) may make. */
 static json_t *scope_write(const fakeapi__ctx *c, const json_t *cur, json_t *next, const char *sub)
 {
     if (sub && !strcmp(sub, "status")) {
         /* Only status changes (and, as the API server allows, nothing else). */
-        json_t *out = json_deep_copy(cur);
+        json_t *out = status_base(c, cur);
         json_t *st = json_object_get(next, "status");
         if (out && st)
             json_object_set(out, "status", st);
@@ -1414,7 +1451,7 @@ static json_t *apply_patch(fakeapi__ctx *c, const json_t *doc)
     const fakeapi__req *req = c->req;
     const char *ct = req->content_type;
     json_error_t jerr;
-    json_t *patch = fakeapi__json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
+    json_t *patch = kh_json_loadb(req->body, req->body_len, 0, &jerr), *out = NULL;
     bool apply = fakeapi__media_is(ct, "application/apply-patch+yaml");
     if (!patch && apply) {
         json_t *docs = NULL;

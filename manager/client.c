@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "discovery.h"
+#include "kh/jsonfast.h"
 #include "error_int.h"
 #include "transport.h"
 
@@ -225,6 +226,33 @@ static int build_path(ctrl_client *c, const char *api_version, const char *kind,
     return b->bad ? ctrl__error_set(err, CTRL_ERR_NOMEM, "URL too long or out of memory") : 0;
 }
 
+/* An answer's document, as json_loadb(JSON_DECODE_ANY) gives it: objects
+ * and arrays (every answer but a rare scalar) by the fast parse, which
+ * answers as jansson does for them. */
+static json_t *parse_answer(const char *body, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r'))
+        i++;
+    if (i < len && (body[i] == '{' || body[i] == '['))
+        return kh_json_loadb(body, len, 0, NULL);
+    return json_loadb(body, len, JSON_DECODE_ANY, NULL);
+}
+
+/* A request's body: json_dumps(JSON_COMPACT | JSON_ENCODE_ANY)'s text, by
+ * the fast dump; jansson judges strings that are not valid UTF-8 (it
+ * refuses them). */
+static char *dump_body(const json_t *body, size_t *len)
+{
+    char *text = kh_json_dump_compact(body, len);
+    if (text && kh_json_utf8_ok(text, *len))
+        return text;
+    free(text);
+    text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    *len = text ? strlen(text) : 0;
+    return text;
+}
+
 /*
  * One request with an optional JSON body; *out (if wanted) gets the parsed
  * answer (a JSON string when the answer is not JSON, null when empty).
@@ -233,14 +261,15 @@ static int call(ctrl_client *c, const char *method, const char *path, const json
                 const char *content_type, bool idempotent, json_t **out, ctrl_error *err)
 {
     char *text = NULL;
-    if (body && !(text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY)))
+    size_t text_len = 0;
+    if (body && !(text = dump_body(body, &text_len)))
         return ctrl__error_set(err, CTRL_ERR_NOMEM, "cannot serialise the request body");
     ctrl__request req = {.method = method,
                          .path = path,
                          .content_type =
                              body ? (content_type ? content_type : "application/json") : NULL,
                          .body = text,
-                         .body_len = text ? strlen(text) : 0,
+                         .body_len = text_len,
                          .user_agent = c->user_agent,
                          .idempotent = idempotent};
     ctrl__response resp;
@@ -259,7 +288,7 @@ static int call(ctrl_client *c, const char *method, const char *path, const json
         json_t *doc;
         if (!resp.len)
             doc = json_null();
-        else if (!(doc = json_loadb(resp.body, resp.len, JSON_DECODE_ANY, NULL)))
+        else if (!(doc = parse_answer(resp.body, resp.len)))
             doc = json_stringn_nocheck(resp.body, resp.len);
         if (!doc) {
             ctrl__response_deinit(&resp);
@@ -765,7 +794,7 @@ static int deliver(stream *s, const char *line, size_t len)
         len--;
     if (len == 0)
         return 0;
-    json_t *ev = json_loadb(line, len, 0, NULL);
+    json_t *ev = kh_json_loadb(line, len, 0, NULL);
     const char *type = json_string_value(json_object_get(ev, "type"));
     json_t *obj = json_object_get(ev, "object");
     int found = -1;

@@ -182,3 +182,66 @@ Test(subresources, status_patch)
     json_decref(p);
     cr_assert_eq(fakeapi_revision(srv), before);
 }
+
+/* The names of obj's members, in order, as one string. */
+static char *member_names(const json_t *obj)
+{
+    char *out = calloc(1, 1);
+    size_t len = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        out = realloc(out, len + strlen(k) + 2);
+        len += (size_t)sprintf(out + len, "%s,", k);
+    }
+    return out;
+}
+
+/* The entry of manager in obj's managedFields, or NULL. */
+static json_t *entry_of(const json_t *obj, const char *manager)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(jget(obj, "metadata.managedFields"), i, e)
+    {
+        if (!strcmp(jstr(e, "manager"), manager))
+            return e;
+    }
+    return NULL;
+}
+
+/* A /status write copies the object but for status and managedFields:
+ * members keep their places, the other managers' entries stay as they
+ * were. */
+Test(subresources, status_write_keeps_order_and_other_managers)
+{
+    json_decref(mk_deploy());
+    json_t *d = req(200, "PUT", DP "/status?fieldManager=statusbot",
+                    "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'d'},"
+                    "'status':{'replicas':1}}");
+    char *top = member_names(d), *meta = member_names(jget(d, "metadata"));
+    json_t *mine = json_deep_copy(entry_of(d, "statusbot"));
+    cr_assert(mine);
+    json_t *s = req(200, "PUT", DP "/status?fieldManager=other",
+                    S("{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'d',"
+                      "'resourceVersion':'%s'},'status':{'replicas':1,'readyReplicas':1}}",
+                      jstr(d, "metadata.resourceVersion")));
+    char *top2 = member_names(s), *meta2 = member_names(jget(s, "metadata"));
+    cr_assert_str_eq(top2, top, "top-level members keep their order: %s, %s", top, top2);
+    cr_assert_str_eq(meta2, meta, "metadata's members keep their order: %s, %s", meta, meta2);
+    cr_assert_eq(json_array_size(jget(s, "metadata.managedFields")), 3);
+    cr_assert(json_equal(entry_of(s, "statusbot"), mine), "statusbot's entry unchanged");
+    cr_assert_str_eq(jstr(entry_of(s, "other"), "subresource"), "status");
+    /* What is stored is what was answered. */
+    json_t *g = req(200, "GET", DP, NULL);
+    cr_assert(json_equal(g, s));
+    json_decref(g);
+    free(top);
+    free(meta);
+    free(top2);
+    free(meta2);
+    json_decref(mine);
+    json_decref(s);
+    json_decref(d);
+}

@@ -213,3 +213,33 @@ Test(jsonscan, agrees_with_jansson_on_mutated_lines)
     /* Most mutations keep the line valid or break it: both kinds occur. */
     cr_assert(answered > 1000 && answered < 20000, "answered %d of 20000", answered);
 }
+
+/* managedFields' keys hold escaped quotes ("k:{\"name\":\"c\"}"): where no
+ * wanted path leads they are read past, not given up on; an escaped key
+ * where a wanted path leads still gives up (it might be the wanted one). */
+Test(jsonscan, reads_past_escaped_keys_off_the_wanted_paths)
+{
+    static const char *const pod =
+        "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"web-x\",\"namespace\":"
+        "\"default\",\"resourceVersion\":\"42\",\"managedFields\":[{\"manager\":\"kubelet\","
+        "\"fieldsV1\":{\"f:status\":{\"f:conditions\":{\"k:{\\\"type\\\":\\\"Ready\\\"}\":{"
+        "\".\":{},\"f:status\":{}}}}}}]},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+        "\"status\":{\"k:{\\\"a\\\"}\":{\"x\\ty\":\"z\"}}}}\n";
+    cr_assert(check_str(pod), "the scan answers a pod's line");
+    fakeapi__jscan_want w[NWANT];
+    want_init(w);
+    cr_assert_eq(fakeapi__json_scan(pod, strlen(pod), w, NWANT), 0);
+    cr_assert(w[1].found && w[1].len == 5 && !memcmp(w[1].str, "web-x", 5));
+    cr_assert(w[2].found && w[2].len == 2 && !memcmp(w[2].str, "42", 2));
+    static const char *const on_path[] = {
+        "{\"typ\\u0065\":\"A\"}",
+        "{\"object\":{\"metad\\u0061ta\":{\"name\":\"a\"}}}",
+        "{\"object\":{\"metadata\":{\"n\\u0061me\":\"a\"}}}",
+        "{\"object\":{\"metadata\":{\"name\":\"a\",\"n\\u0061me\":\"b\"}}}",
+    };
+    for (size_t i = 0; i < sizeof on_path / sizeof *on_path; i++) {
+        want_init(w);
+        cr_assert_eq(fakeapi__json_scan(on_path[i], strlen(on_path[i]), w, NWANT), -1, "%s",
+                     on_path[i]);
+    }
+}

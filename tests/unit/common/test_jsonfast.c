@@ -1,10 +1,10 @@
 /*
- * test_jsonfast.c - fakeapi__json_loadb answers as json_loadb does: the
+ * test_jsonfast.c - kh_json_loadb (common/jsonfast.c) answers as json_loadb does: the
  * same document (members, order, types, bytes) or the same error, on
  * chosen texts and on 40,000 random ones (valid documents, and the same
  * with a byte changed, dropped or added).
  */
-#include "jsonfast.h"
+#include "kh/jsonfast.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@ static void same(const char *text, size_t len, size_t flags)
 {
     json_error_t ej, ef;
     json_t *j = json_loadb(text, len, flags, &ej);
-    json_t *f = fakeapi__json_loadb(text, len, flags, &ef);
+    json_t *f = kh_json_loadb(text, len, flags, &ef);
     cr_assert_eq(!j, !f, "%.*s: jansson %s, fast %s", (int)len, text, j ? "parses" : ej.text,
                  f ? "parses" : ef.text);
     if (!j) {
@@ -273,4 +273,61 @@ Test(jsonfast, random_texts_and_their_mutations)
         free(m);
     }
     free(b.p);
+}
+
+/* kh_json_dump_compact writes json_dumps(JSON_COMPACT | JSON_ENCODE_ANY)'s
+ * bytes: on the documents the random texts make, on scalars, escapes and
+ * reals, and on strings json_stringn_nocheck made (not checked, as said). */
+static void same_dump(const json_t *v)
+{
+    char *j = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = 0;
+    char *f = kh_json_dump_compact(v, &len);
+    cr_assert(j && f);
+    cr_assert(len == strlen(j) && !strcmp(f, j), "jansson %s, fast %s", j, f);
+    free(j);
+    free(f);
+}
+
+Test(jsonfast, dumps_as_json_dumps)
+{
+    buf b = {0};
+    int docs = 0;
+    for (int i = 0; i < 5000; i++) {
+        b.len = 0;
+        gen_value(&b, 0);
+        json_t *v = json_loadb(b.p, b.len, 0, NULL);
+        if (!v)
+            continue;
+        same_dump(v);
+        json_decref(v);
+        docs++;
+    }
+    free(b.p);
+    cr_assert_gt(docs, 1000);
+    static const char *const texts[] = {
+        "{\"a\\u00e9b\":\"\\u0000\\u0001\\u001f\\\"\\\\/\\b\\f\\n\\r\\t\\u00e9\\u2028\"}",
+        "[1.5,-0.0,1e300,2.5e-7,123456789012345678,-9223372036854775808]",
+        "{\"z\":1,\"a\":2,\"m\":{},\"n\":[],\"t\":true,\"f\":false,\"0\":null}",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        json_t *v = json_loads(texts[i], JSON_ALLOW_NUL, NULL);
+        cr_assert(v, "%s", texts[i]);
+        same_dump(v);
+        json_decref(v);
+    }
+    json_t *scalars[] = {json_string("x\"y"), json_integer(-3), json_real(0.1), json_true(),
+                         json_null()};
+    for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++) {
+        same_dump(scalars[i]);
+        json_decref(scalars[i]);
+    }
+    /* Not UTF-8: jansson refuses it, the fast dump writes the bytes. */
+    json_t *bad = json_pack("{s:o}", "k", json_stringn_nocheck("\xff", 1));
+    size_t len = 0;
+    char *f = kh_json_dump_compact(bad, &len);
+    cr_assert(!json_dumps(bad, JSON_COMPACT));
+    cr_assert(f && !kh_json_utf8_ok(f, len));
+    free(f);
+    json_decref(bad);
 }

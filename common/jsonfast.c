@@ -4,14 +4,12 @@
  * parse does not answer exactly as jansson would, it gives up and jansson
  * parses the whole text again, so errors and their messages are jansson's.
  */
-#include "jsonfast.h"
+#include "kh/jsonfast.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "jsonscan.h"
 
 #define FAST_MAX_DEPTH 512 /* jansson's limit is 2048: deeper texts go to it */
 #define FAST_MAX_DIGITS 18 /* always fits in json_int_t, no ERANGE */
@@ -28,6 +26,56 @@ static void skip_ws(fast *f)
 {
     while (f->p < f->end && (*f->p == ' ' || *f->p == '\n' || *f->p == '\r' || *f->p == '\t'))
         f->p++;
+}
+
+static bool cont(const unsigned char *p, const unsigned char *end)
+{
+    return p < end && (*p & 0xC0) == 0x80;
+}
+
+/* The length of the UTF-8 sequence at p that jansson accepts (no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+int kh_json_utf8_len(const char *at, const char *e)
+{
+    const unsigned char *p = (const unsigned char *)at, *end = (const unsigned char *)e;
+    unsigned char c = p[0];
+    if (c >= 0xC2 && c <= 0xDF)
+        return cont(p + 1, end) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (!cont(p + 1, end) || !cont(p + 2, end))
+            return 0;
+        if (c == 0xE0 && p[1] < 0xA0)
+            return 0; /* overlong */
+        if (c == 0xED && p[1] > 0x9F)
+            return 0; /* a surrogate */
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (!cont(p + 1, end) || !cont(p + 2, end) || !cont(p + 3, end))
+            return 0;
+        if (c == 0xF0 && p[1] < 0x90)
+            return 0; /* overlong */
+        if (c == 0xF4 && p[1] > 0x8F)
+            return 0; /* past U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+bool kh_json_utf8_ok(const char *s, size_t len)
+{
+    const char *end = s + len;
+    while (s < end) {
+        if ((unsigned char)*s < 0x80) {
+            s++;
+            continue;
+        }
+        int k = kh_json_utf8_len(s, end);
+        if (k == 0)
+            return false;
+        s += k;
+    }
+    return true;
 }
 
 static bool tmp_put(fast *f, size_t *used, const unsigned char *s, size_t n)
@@ -62,7 +110,7 @@ static bool string(fast *f, const char **s, size_t *n)
     if (q >= f->end || *q < 0x20)
         return false;
     if (*q == '"') {
-        if (!ascii && !fakeapi__json_utf8_ok((const char *)start, (size_t)(q - start)))
+        if (!ascii && !kh_json_utf8_ok((const char *)start, (size_t)(q - start)))
             return false;
         *s = (const char *)start;
         *n = (size_t)(q - start);
@@ -91,7 +139,7 @@ static bool string(fast *f, const char **s, size_t *n)
     }
     if (!tmp_put(f, &used, run, (size_t)(q - run)))
         return false;
-    if (!fakeapi__json_utf8_ok(f->tmp, used))
+    if (!kh_json_utf8_ok(f->tmp, used))
         return false;
     *s = f->tmp;
     *n = used;
@@ -259,7 +307,7 @@ static json_t *value(fast *f)
     }
 }
 
-json_t *fakeapi__json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err)
+json_t *kh_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err)
 {
     if ((flags & ~(size_t)JSON_REJECT_DUPLICATES) || !buf)
         return json_loadb(buf, len, flags, err);
