@@ -66,6 +66,10 @@ bool kh_json_utf8_ok(const char *s, size_t len)
 {
     const char *end = s + len;
     while (s < end) {
+        if (end - s >= 8 && !kh_json_word_high(s)) {
+            s += 8;
+            continue;
+        }
         if ((unsigned char)*s < 0x80) {
             s++;
             continue;
@@ -103,6 +107,10 @@ static bool string(fast *f, const char **s, size_t *n)
 {
     const unsigned char *start = f->p, *q = start;
     bool ascii = true;
+    while (f->end - q >= 8 && !kh_json_word_special(q)) {
+        ascii &= !kh_json_word_high(q);
+        q += 8;
+    }
     while (q < f->end && *q != '"' && *q != '\\' && *q >= 0x20) {
         ascii &= *q < 0x80;
         q++;

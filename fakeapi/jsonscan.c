@@ -43,6 +43,10 @@ static int string(scan *s, const char **start, size_t *len, bool *escaped)
     s->p++;
     const char *b = s->p;
     *escaped = false;
+    /* Plain ASCII eight bytes at a time, then byte by byte from the first
+     * word that holds anything else (the closing quote included). */
+    while (s->end - s->p >= 8 && !kh_json_word_special(s->p) && !kh_json_word_high(s->p))
+        s->p += 8;
     while (s->p < s->end) {
         unsigned char c = (unsigned char)*s->p;
         if (c == '"') {
