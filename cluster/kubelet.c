@@ -80,10 +80,13 @@ static int64_t ival(const json_t *o, const char *k, int64_t def)
 
 static void hex_of(const char *text, int n, char *out)
 {
+    static const char digits[] = "0123456789abcdef";
     uint32_t h = 0;
+    size_t tl = strlen(text);
     for (int i = 0; i < n; i += 8) {
-        h = kc__fnv32(text, strlen(text), h ^ ((uint32_t)(i + 7) * 2246822519u));
-        snprintf(out + i, 9, "%08x", h);
+        h = kc__fnv32(text, tl, h ^ ((uint32_t)(i + 7) * 2246822519u));
+        for (int k = 0; k < 8 && i + k < n; k++) /* "%08x", cut at n */
+            out[i + k] = digits[(h >> (28 - 4 * k)) & 15];
     }
     out[n] = 0;
 }

@@ -24,8 +24,33 @@ static void fmt_utc(int64_t ns, const char *frac, char *buf, size_t len)
     time_t secs = (time_t)(ns / 1000000000);
     struct tm tm;
     gmtime_r(&secs, &tm);
-    snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+    int year = tm.tm_year + 1900; /* 1677 to 2262: what int64 nanoseconds reach */
+    /* "YYYY-MM-DDTHH:MM:SS" FRAC "Z", digit by digit: every write and every
+     * event stamps one, and printf took 3,500 instructions a stamp. */
+    char t[64];
+    const int f[6] = {year / 100, year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min};
+    static const char sep[6] = {0, 0, '-', '-', 'T', ':'};
+    size_t at = 0;
+    for (int i = 0; i < 6; i++) {
+        if (sep[i])
+            t[at++] = sep[i];
+        t[at++] = (char)('0' + f[i] / 10);
+        t[at++] = (char)('0' + f[i] % 10);
+    }
+    t[at++] = ':';
+    t[at++] = (char)('0' + tm.tm_sec / 10);
+    t[at++] = (char)('0' + tm.tm_sec % 10);
+    size_t fl = strlen(frac);
+    if (fl > sizeof t - at - 2)
+        fl = sizeof t - at - 2;
+    memcpy(t + at, frac, fl);
+    at += fl;
+    t[at++] = 'Z';
+    if (len) {
+        size_t n = at < len - 1 ? at : len - 1;
+        memcpy(buf, t, n);
+        buf[n] = '\0';
+    }
 }
 
 void fakeapi__fmt_time(int64_t ns, char *buf, size_t len)

@@ -123,10 +123,23 @@ typedef struct run {
     ctrl_roundtripper inproc;  /* else: how managers reach srv (inproc.h) */
 } run;
 
+/* "informer UA APIVERSION/KIND", cut to len as snprintf cuts: made at every
+ * step for each watch with lines waiting, so without printf. */
 void scn__informer_thread_name(char *buf, size_t len, const char *user_agent,
                                const char *api_version, const char *kind)
 {
-    snprintf(buf, len, "informer %s %s/%s", user_agent, api_version, kind);
+    const char *parts[] = {"informer ", user_agent, " ", api_version, "/", kind};
+    size_t at = 0;
+    if (!len)
+        return;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        size_t n = strlen(parts[i]);
+        if (n > len - 1 - at)
+            n = len - 1 - at;
+        memcpy(buf + at, parts[i], n);
+        at += n;
+    }
+    buf[at] = '\0';
 }
 
 static int fail(run *r, int step, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
