@@ -918,7 +918,10 @@ static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, bool *c
         bool children = json_object_size(v) > (json_object_get(v, ".") ? 1u : 0u);
         int rc = 0;
         bool last = s->n && fakeapi__pe_compare(&s->v[s->n - 1].pe, &pe) < 0;
-        if (canon && *canon && ((s->n && !last) || !key_canonical(k, &pe)))
+        /* A member without children is written {}, never {".":{}}. */
+        if (canon && *canon &&
+            ((s->n && !last) || (member && !children && json_object_size(v)) ||
+             !key_canonical(k, &pe)))
             *canon = false;
         long i = -1;
         if (!s->n || last) {
