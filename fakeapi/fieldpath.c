@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kh/jsonfast.h"
 #include "types.h"
 
 /* ---- path elements ---- */
@@ -207,12 +208,14 @@ int fakeapi__pe_compare(const fakeapi__pe *a, const fakeapi__pe *b)
     }
 }
 
+/* v as json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes it (the faster writer). */
 static int add_json(fakeapi__strbuf *out, const json_t *v)
 {
-    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = 0;
+    char *t = kh_json_dump_compact(v, &len);
     if (!t)
         return -1;
-    int rc = fakeapi__strbuf_adds(out, t);
+    int rc = fakeapi__strbuf_add(out, t, len);
     free(t);
     return rc;
 }
@@ -259,7 +262,7 @@ int fakeapi__pe_parse(fakeapi__pe *pe, const char *text)
     case 'f':
         return fakeapi__pe_field(pe, rest);
     case 'k': {
-        json_t *v = json_loads(rest, 0, NULL);
+        json_t *v = kh_json_loadb(rest, strlen(rest), 0, NULL);
         if (!json_is_object(v)) {
             json_decref(v);
             return -1;
@@ -962,6 +965,125 @@ static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, bool *c
         }
     }
     return 0;
+}
+
+/*
+ * One level of fieldsV1 checked as from_json reads it, nothing built: 0 if
+ * it parses (*canon cleared unless canonical), -1 with a message in err.
+ */
+static int check_json(const json_t *fields, int depth, bool *canon, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    size_t at = 0;
+    fakeapi__pe prev = {0};
+    bool have_prev = false, prev_owned = false;
+    int rc = 0;
+    if (depth > MAX_DEPTH) {
+        snprintf(err, errlen, "fieldsV1 nested too deeply");
+        return -1;
+    }
+    json_object_foreach((json_t *)fields, k, v)
+    {
+        at++;
+        if (!strcmp(k, ".")) {
+            if (depth == 0 || at != 1 || !json_is_object(v) || json_object_size(v) ||
+                json_object_size(fields) < 2)
+                *canon = false;
+            continue;
+        }
+        if (!json_is_object(v)) {
+            snprintf(err, errlen, "fieldsV1: the value of %s is not an object", k);
+            rc = -1;
+            break;
+        }
+        fakeapi__pe pe = {0};
+        bool owned = !(k[0] == 'f' && k[1] == ':');
+        if (!owned) {
+            pe.kind = FAKEAPI__PE_FIELD;
+            pe.name = (char *)k + 2; /* borrowed */
+        } else if (fakeapi__pe_parse(&pe, k) < 0) {
+            snprintf(err, errlen, "fieldsV1: invalid path element %s", k);
+            fakeapi__pe_deinit(&pe);
+            rc = -1;
+            break;
+        }
+        bool member = !json_object_size(v) || json_object_get(v, ".");
+        bool children = json_object_size(v) > (json_object_get(v, ".") ? 1u : 0u);
+        if (*canon && ((have_prev && fakeapi__pe_compare(&prev, &pe) >= 0) ||
+                       (member && !children && json_object_size(v)) || !key_canonical(k, &pe)))
+            *canon = false;
+        if (prev_owned)
+            fakeapi__pe_deinit(&prev);
+        prev = pe;
+        prev_owned = owned;
+        have_prev = true;
+        if (children && (rc = check_json(v, depth + 1, canon, err, errlen)) < 0)
+            break;
+    }
+    if (prev_owned)
+        fakeapi__pe_deinit(&prev);
+    return rc;
+}
+
+int fakeapi__fpset_check_json(const json_t *fields, bool *canonical, char *err, size_t errlen)
+{
+    if (errlen)
+        *err = 0;
+    *canonical = true;
+    if (!json_is_object(fields)) {
+        snprintf(err, errlen, "fieldsV1 is not an object");
+        return -1;
+    }
+    return check_json(fields, 0, canonical, err, errlen);
+}
+
+/* Whether v (a fieldsV1 value) says its path is a member. */
+static bool json_member(const json_t *v)
+{
+    return !json_object_size(v) || json_object_get(v, ".");
+}
+
+bool fakeapi__fpset_within_json(const fakeapi__fpset *s, const json_t *fields)
+{
+    if (!s || !s->n)
+        return true;
+    fakeapi__strbuf key = {0};
+    bool within = true;
+    for (size_t i = 0; within && i < s->n; i++) {
+        const entry *e = &s->v[i];
+        key.len = 0;
+        const json_t *v = NULL;
+        if (fakeapi__pe_serialize(&e->pe, &key) == 0 && !key.failed)
+            v = json_object_get(fields, key.data);
+        within = v && (!e->member || json_member(v)) &&
+                 (!e->child || fakeapi__fpset_within_json(e->child, v));
+    }
+    fakeapi__strbuf_deinit(&key);
+    return within;
+}
+
+bool fakeapi__fpset_meets_json(const fakeapi__fpset *s, const json_t *fields)
+{
+    if (!s || !json_object_size(fields))
+        return false;
+    fakeapi__strbuf key = {0};
+    bool meets = false;
+    for (size_t i = 0; !meets && i < s->n; i++) {
+        const entry *e = &s->v[i];
+        key.len = 0;
+        if (fakeapi__pe_serialize(&e->pe, &key) < 0 || key.failed) {
+            meets = true; /* cannot tell: say so, the caller decodes */
+            break;
+        }
+        const json_t *v = json_object_get(fields, key.data);
+        if (!v)
+            continue;
+        meets =
+            (e->member && json_member(v)) || (e->child && fakeapi__fpset_meets_json(e->child, v));
+    }
+    fakeapi__strbuf_deinit(&key);
+    return meets;
 }
 
 int fakeapi__fpset_from_json(const json_t *fields, fakeapi__fpset **out, char *err, size_t errlen)

@@ -137,6 +137,22 @@ int fakeapi__fpset_from_json(const json_t *fields, fakeapi__fpset **out, char *e
 int fakeapi__fpset_from_json_canon(const json_t *fields, fakeapi__fpset **out, bool *canonical,
                                    char *err, size_t errlen);
 
+/*
+ * Check fields as fakeapi__fpset_from_json reads it without building the
+ * set: 0 if it would decode (*canonical as _from_json_canon says), or -1
+ * with a message in err.
+ */
+int fakeapi__fpset_check_json(const json_t *fields, bool *canonical, char *err, size_t errlen);
+/*
+ * Whether a member path of s is a member of the set that fields (canonical
+ * fieldsV1, see above) holds: whether fakeapi__fpset_subtract would change
+ * that set.
+ */
+bool fakeapi__fpset_meets_json(const fakeapi__fpset *s, const json_t *fields);
+/* Whether every member path of s is a member there: whether fakeapi__fpset_add would not change it.
+ */
+bool fakeapi__fpset_within_json(const fakeapi__fpset *s, const json_t *fields);
+
 /* ---- schemas ---- */
 
 typedef enum fakeapi__fpkind {

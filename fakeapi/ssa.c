@@ -117,6 +117,8 @@ typedef struct mf_entry {
      */
     json_t *fields;
     json_t *raw;
+    /* set is not decoded yet (an empty stand-in): fields says it; see entry_fpset. */
+    bool lazy;
 } mf_entry;
 
 typedef struct managed {
@@ -138,7 +140,28 @@ static void entry_set(mf_entry *e, fakeapi__fpset *set)
 {
     fakeapi__fpset_free(e->set);
     e->set = set;
+    e->lazy = false;
     entry_dirty(e);
+}
+
+/* The entry's set, decoded from its fields first when that was left for later. NULL on ENOMEM. */
+static fakeapi__fpset *entry_fpset(mf_entry *e)
+{
+    if (!e->lazy)
+        return e->set;
+    fakeapi__fpset *set = NULL;
+    char err[128];
+    if (fakeapi__fpset_from_json(e->fields, &set, err, sizeof err) < 0)
+        return NULL;
+    fakeapi__fpset_free(e->set);
+    e->set = set;
+    e->lazy = false;
+    return set;
+}
+
+static bool entry_empty(const mf_entry *e)
+{
+    return e->lazy ? !json_object_size(e->fields) : fakeapi__fpset_empty(e->set);
 }
 
 static void entry_deinit(mf_entry *e)
@@ -221,7 +244,7 @@ static void remove_entry(managed *m, size_t i)
 static void drop_empty(managed *m)
 {
     for (size_t i = m->n; i-- > 0;)
-        if (fakeapi__fpset_empty(m->v[i].set))
+        if (entry_empty(&m->v[i]))
             remove_entry(m, i);
 }
 
@@ -282,8 +305,12 @@ static bool raw_current(const mf_entry *e)
             (json_string_length(sub) == strlen(e->sub) && !strcmp(json_string_value(sub), e->sub)));
 }
 
-/* Decode managedFields; 0, or -1 when invalid (m left empty). NULL or absent: empty. */
-static int managed_decode(const json_t *mf, managed *m, char *err, size_t errlen)
+/*
+ * Decode managedFields; 0, or -1 when invalid (m left empty). NULL or
+ * absent: empty. lazy: an entry written as managed_encode writes it is
+ * checked but its set is decoded only when needed (entry_fpset).
+ */
+static int managed_decode(const json_t *mf, managed *m, bool lazy, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     if (!mf || json_is_null(mf))
@@ -317,8 +344,16 @@ static int managed_decode(const json_t *mf, managed *m, char *err, size_t errlen
             goto bad;
         }
         fakeapi__fpset *set = NULL;
-        bool canon = false;
-        if (fv1 && !json_is_null(fv1)) {
+        bool canon = false, later = false;
+        if (fv1 && !json_is_null(fv1) && lazy) {
+            if (fakeapi__fpset_check_json(fv1, &canon, err, errlen) < 0)
+                goto bad;
+            later = canon;
+        }
+        if (later) {
+            if (!(set = fakeapi__fpset_new()))
+                goto bad;
+        } else if (fv1 && !json_is_null(fv1)) {
             if (fakeapi__fpset_from_json_canon(fv1, &set, &canon, err, errlen) < 0)
                 goto bad;
         } else if (!(set = fakeapi__fpset_new())) {
@@ -334,6 +369,7 @@ static int managed_decode(const json_t *mf, managed *m, char *err, size_t errlen
             goto bad;
         }
         if (canon) {
+            m->v[at2].lazy = later;
             m->v[at2].fields = json_incref(fv1);
             if (entry_canonical(e))
                 m->v[at2].raw = json_incref(e);
@@ -545,7 +581,8 @@ static int move_ownership(managed *m, long self, const comparison *r, bool force
         for (size_t i = 0; i < m->n; i++) {
             if ((long)i == self)
                 continue;
-            fakeapi__fpset *cs = fakeapi__fpset_intersection(m->v[i].set, changed);
+            fakeapi__fpset *own = entry_fpset(&m->v[i]);
+            fakeapi__fpset *cs = own ? fakeapi__fpset_intersection(own, changed) : NULL;
             if (!cs) {
                 fakeapi__fpset_free(changed);
                 return -1;
@@ -565,11 +602,19 @@ static int move_ownership(managed *m, long self, const comparison *r, bool force
     for (size_t i = 0; i < m->n; i++) {
         if ((long)i == self)
             continue;
-        bool ch = fakeapi__fpset_subtract(m->v[i].set, r->modified);
-        ch |= fakeapi__fpset_subtract(m->v[i].set, r->added);
-        ch |= fakeapi__fpset_subtract(m->v[i].set, r->removed);
+        mf_entry *e = &m->v[i];
+        if (e->lazy && !fakeapi__fpset_meets_json(r->modified, e->fields) &&
+            !fakeapi__fpset_meets_json(r->added, e->fields) &&
+            !fakeapi__fpset_meets_json(r->removed, e->fields))
+            continue; /* it owns none of them: left as it is */
+        fakeapi__fpset *own = entry_fpset(e);
+        if (!own)
+            return -1;
+        bool ch = fakeapi__fpset_subtract(own, r->modified);
+        ch |= fakeapi__fpset_subtract(own, r->added);
+        ch |= fakeapi__fpset_subtract(own, r->removed);
         if (ch)
-            entry_dirty(&m->v[i]);
+            entry_dirty(e);
     }
     return 0;
 }
@@ -581,17 +626,40 @@ static int strip_all(managed *m)
     static const char *const meta[] = {"name",       "namespace",     "creationTimestamp",
                                        "selfLink",   "uid",           "clusterName",
                                        "generation", "managedFields", "resourceVersion"};
+    /* The same as fieldsV1 keys. */
+    static const char *const top_keys[] = {"f:apiVersion", "f:kind", "f:metadata"};
+    static const char *const meta_keys[] = {
+        "f:name",        "f:namespace",  "f:creationTimestamp", "f:selfLink",       "f:uid",
+        "f:clusterName", "f:generation", "f:managedFields",     "f:resourceVersion"};
     for (size_t i = 0; i < m->n; i++) {
         fakeapi__pe p[2] = {{.kind = FAKEAPI__PE_FIELD}, {.kind = FAKEAPI__PE_FIELD}};
         bool ch = false;
+        if (m->v[i].lazy) {
+            /* Its fields as written: only one with a path to strip is decoded. */
+            const json_t *f = m->v[i].fields, *fm = json_object_get(f, "f:metadata");
+            bool hit = false;
+            for (size_t k = 0; !hit && k < sizeof top_keys / sizeof top_keys[0]; k++) {
+                const json_t *v = json_object_get(f, top_keys[k]);
+                hit = v && (!json_object_size(v) || json_object_get(v, "."));
+            }
+            for (size_t k = 0; !hit && fm && k < sizeof meta_keys / sizeof meta_keys[0]; k++) {
+                const json_t *v = json_object_get(fm, meta_keys[k]);
+                hit = v && (!json_object_size(v) || json_object_get(v, "."));
+            }
+            if (!hit)
+                continue;
+        }
+        fakeapi__fpset *own = entry_fpset(&m->v[i]);
+        if (!own)
+            return -1;
         for (size_t k = 0; k < sizeof top / sizeof top[0]; k++) {
             p[0].name = (char *)top[k];
-            ch |= fakeapi__fpset_remove(m->v[i].set, p, 1);
+            ch |= fakeapi__fpset_remove(own, p, 1);
         }
         p[0].name = (char *)"metadata";
         for (size_t k = 0; k < sizeof meta / sizeof meta[0]; k++) {
             p[1].name = (char *)meta[k];
-            ch |= fakeapi__fpset_remove(m->v[i].set, p, 2);
+            ch |= fakeapi__fpset_remove(own, p, 2);
         }
         if (ch)
             entry_dirty(&m->v[i]);
@@ -618,6 +686,9 @@ static int cap_updaters(managed *m)
         n += !m->v[i].apply;
     if (n <= MAX_UPDATE_MANAGERS)
         return 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!entry_fpset(&m->v[i]))
+            return -1;
     size_t *u = calloc(n, sizeof *u);
     size_t *first = calloc(n, sizeof *first); /* per updater: the first of its version */
     bool *gone = calloc(m->n, sizeof *gone);
@@ -711,14 +782,22 @@ static int record_update(const fakeapi__ssa_opts *o, managed *m, const json_t *a
     bool touched = !fakeapi__fpset_empty(r.modified) || !fakeapi__fpset_empty(r.added);
     if (self >= 0) {
         mf_entry *e = &m->v[self];
-        bool ch = fakeapi__fpset_subtract(e->set, r.removed);
-        int arc = fakeapi__fpset_add(e->set, r.modified, &ch);
-        if (!arc)
-            arc = fakeapi__fpset_add(e->set, r.added, &ch);
-        if (ch || arc)
-            entry_dirty(e);
-        if (arc)
-            goto out;
+        /* Still undecoded: left so when its fields stay what they were. */
+        bool same = e->lazy && !fakeapi__fpset_meets_json(r.removed, e->fields) &&
+                    fakeapi__fpset_within_json(r.modified, e->fields) &&
+                    fakeapi__fpset_within_json(r.added, e->fields);
+        if (!same) {
+            if (!entry_fpset(e))
+                goto out;
+            bool ch = fakeapi__fpset_subtract(e->set, r.removed);
+            int arc = fakeapi__fpset_add(e->set, r.modified, &ch);
+            if (!arc)
+                arc = fakeapi__fpset_add(e->set, r.added, &ch);
+            if (ch || arc)
+                entry_dirty(e);
+            if (arc)
+                goto out;
+        }
         if (touched) {
             char *t = strdup(o->now);
             if (!t)
@@ -1055,7 +1134,7 @@ int fakeapi__ssa_apply(const fakeapi__ssa_opts *o, const json_t *live, const jso
     }
     if (live) {
         json_t *lmf = json_object_get(json_object_get(live, "metadata"), "managedFields");
-        if (managed_decode(lmf, &m, msg, sizeof msg) < 0)
+        if (managed_decode(lmf, &m, false, msg, sizeof msg) < 0)
             memset(&m, 0, sizeof m); /* an invalid list is reset */
         if (!(live_s = strip_managed(live)))
             goto oom;
@@ -1121,13 +1200,13 @@ int fakeapi__ssa_update(const fakeapi__ssa_opts *o, const json_t *live, json_t *
     if (!*sub_of(o)) {
         if (is_reset(nmf)) {
             from_live = false;
-        } else if (nmf && managed_decode(nmf, &m, msg, sizeof msg) == 0 && m.n) {
+        } else if (nmf && managed_decode(nmf, &m, true, msg, sizeof msg) == 0 && m.n) {
             from_live = false;
         } else {
             managed_deinit(&m);
         }
     }
-    if (from_live && managed_decode(lmf, &m, msg, sizeof msg) < 0)
+    if (from_live && managed_decode(lmf, &m, true, msg, sizeof msg) < 0)
         memset(&m, 0, sizeof m);
     /*
      * The comparison leaves managedFields out; only where that would leave

@@ -327,6 +327,33 @@ Test(ssa, unchanged_entries_are_kept_and_others_written_again)
     free(text);
     json_decref(next);
     json_decref(odd);
+
+    /* Taking a field over and strip-meta change entries kept as written too. */
+    json_t *other = J("{\"metadata\":{\"name\":\"d\",\"managedFields\":["
+                      "{\"manager\":\"bob\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                      "\"time\":\"2026-12-03T07:10:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                      "\"f:metadata\":{\"f:name\":{}},\"f:spec\":{\"f:replicas\":{}}}},"
+                      "{\"manager\":\"carol\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                      "\"time\":\"2026-12-03T07:20:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                      "\"f:status\":{\".\":{},\"f:replicas\":{}}},\"subresource\":\"status\"}]},"
+                      "\"spec\":{\"replicas\":2},\"status\":{\"replicas\":1}}");
+    next = json_deep_copy(other);
+    json_object_set_new(json_object_get(next, "status"), "replicas", json_integer(4));
+    cr_assert_eq(fakeapi__ssa_update(&o, other, next, "ctrl"), 0);
+    text = mf_text(next);
+    cr_assert_str_eq(text,
+                     "[{\"manager\":\"bob\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                     "\"time\":\"2026-12-03T07:10:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                     "\"f:spec\":{\"f:replicas\":{}}}},"
+                     "{\"manager\":\"carol\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                     "\"time\":\"2026-12-03T07:20:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                     "\"f:status\":{}},\"subresource\":\"status\"},"
+                     "{\"manager\":\"ctrl\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                     "\"time\":\"" NOW "\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{"
+                     "\"f:replicas\":{}}},\"subresource\":\"status\"}]");
+    free(text);
+    json_decref(next);
+    json_decref(other);
     json_decref(live);
 }
 
