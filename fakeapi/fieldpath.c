@@ -821,42 +821,37 @@ int fakeapi__fpset_iterate(const fakeapi__fpset *s, fakeapi__fpset_fn fn, void *
     return rc;
 }
 
-static int to_json(const fakeapi__fpset *s, json_t *out)
+/* Write s into out; key is scratch space shared down the tree. */
+static int to_json(const fakeapi__fpset *s, json_t *out, fakeapi__strbuf *key)
 {
-    fakeapi__strbuf key = {0};
     int rc = 0;
     for (size_t i = 0; !rc && i < s->n; i++) {
         const entry *e = &s->v[i];
-        key.len = 0;
-        if (fakeapi__pe_serialize(&e->pe, &key) < 0 || key.failed) {
-            rc = -1;
-            break;
-        }
+        key->len = 0;
+        if (fakeapi__pe_serialize(&e->pe, key) < 0 || key->failed)
+            return -1;
         json_t *o = json_object();
-        if (!o) {
-            rc = -1;
-            break;
-        }
+        /* The key goes in first: key is written over below. Names come
+         * from JSON keys and values from the JSON writer: UTF-8 already. */
+        if (!o || json_object_setn_new_nocheck(out, key->data, key->len, o) < 0)
+            return -1;
         if (e->member && e->child)
-            rc = json_object_set_new(o, ".", json_object());
+            rc = json_object_set_new_nocheck(o, ".", json_object());
         if (!rc && e->child)
-            rc = to_json(e->child, o);
-        if (!rc)
-            rc = json_object_set_new(out, key.data, o);
-        else
-            json_decref(o);
+            rc = to_json(e->child, o, key);
     }
-    fakeapi__strbuf_deinit(&key);
     return rc;
 }
 
 json_t *fakeapi__fpset_to_json(const fakeapi__fpset *s)
 {
     json_t *o = json_object();
-    if (o && s && to_json(s, o) < 0) {
+    fakeapi__strbuf key = {0};
+    if (o && s && to_json(s, o, &key) < 0) {
         json_decref(o);
-        return NULL;
+        o = NULL;
     }
+    fakeapi__strbuf_deinit(&key);
     return o;
 }
 
