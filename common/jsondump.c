@@ -24,30 +24,73 @@ typedef struct dump_buf {
 #define DUMP_MAX_BYTES ((size_t)1 << 30) /* far above any request body limit */
 #define DUMP_MAX_DEPTH 2048              /* jansson's parser nests no deeper */
 
-static void dump_put(dump_buf *b, const char *s, size_t n)
+/* Room for n more bytes and the final '\0'; false (and failed) if none. */
+static bool reserve(dump_buf *b, size_t n)
 {
     if (b->failed)
-        return;
-    if (n >= b->cap - b->len) {
-        size_t cap = b->cap ? b->cap : 2048;
-        while (n >= cap - b->len && cap <= DUMP_MAX_BYTES)
-            cap *= 2;
-        char *p = cap <= DUMP_MAX_BYTES ? realloc(b->p, cap) : NULL;
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+        return false;
+    if (n < b->cap - b->len)
+        return true;
+    size_t cap = b->cap ? b->cap : 2048;
+    while (n >= cap - b->len && cap <= DUMP_MAX_BYTES)
+        cap *= 2;
+    char *p = cap <= DUMP_MAX_BYTES ? realloc(b->p, cap) : NULL;
+    if (!p) {
+        b->failed = true;
+        return false;
     }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
+    b->p = p;
+    b->cap = cap;
+    return true;
 }
 
-static void dump_string(dump_buf *b, const char *s, size_t n)
+static void dump_put(dump_buf *b, const char *s, size_t n)
 {
-    static const char plain[] = "\"\\\b\f\n\r\t", escaped[] = "\"\\bfnrt";
-    dump_put(b, "\"", 1);
+    if (reserve(b, n)) {
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+    }
+}
+
+static void dump_char(dump_buf *b, char c)
+{
+    if (reserve(b, 1))
+        b->p[b->len++] = c;
+}
+
+/* Does s need no escape at all (most strings: names, times, labels)? */
+static bool plain(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        if (kh_json_word_special(s + i))
+            return false;
+    for (; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == '"' || ch == '\\')
+            return false;
+    }
+    return true;
+}
+
+/* "s" and then tail (":" after a key, or nothing: tn bytes). */
+static void dump_string(dump_buf *b, const char *s, size_t n, const char *tail, size_t tn)
+{
+    static const char escapes[] = "\"\\\b\f\n\r\t", letters[] = "\"\\bfnrt";
+    static const char hex[] = "0123456789ABCDEF";
+    if (plain(s, n)) {
+        if (reserve(b, n + 2 + tn)) {
+            char *o = b->p + b->len;
+            *o++ = '"';
+            memcpy(o, s, n);
+            o += n;
+            *o++ = '"';
+            memcpy(o, tail, tn);
+            b->len += n + 2 + tn;
+        }
+        return;
+    }
+    dump_char(b, '"');
     size_t from = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
@@ -55,58 +98,69 @@ static void dump_string(dump_buf *b, const char *s, size_t n)
             continue;
         dump_put(b, s + from, i - from);
         from = i + 1;
-        char esc[8];
-        const char *p = ch ? memchr(plain, ch, sizeof plain - 1) : NULL;
-        if (p)
-            snprintf(esc, sizeof esc, "\\%c", escaped[p - plain]);
-        else
-            snprintf(esc, sizeof esc, "\\u%04X", ch);
-        dump_put(b, esc, strlen(esc));
+        const char *p = ch ? memchr(escapes, ch, sizeof escapes - 1) : NULL;
+        if (p) {
+            char esc[2] = {'\\', letters[p - escapes]};
+            dump_put(b, esc, 2);
+        } else {
+            char esc[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
+            dump_put(b, esc, 6);
+        }
     }
     dump_put(b, s + from, n - from);
-    dump_put(b, "\"", 1);
+    dump_char(b, '"');
+    dump_put(b, tail, tn);
+}
+
+/* An integer in decimal, as printf's %lld writes it. */
+static void dump_integer(dump_buf *b, json_int_t v)
+{
+    char num[24], *e = num + sizeof num, *p = e;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    dump_put(b, p, (size_t)(e - p));
 }
 
 static void dump_value(dump_buf *b, const json_t *v, int depth)
 {
-    char num[32];
     if (depth > DUMP_MAX_DEPTH) {
         b->failed = true; /* or a loop, which json_dumps refuses too */
         return;
     }
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        const char *k;
-        json_t *m;
-        bool first = true;
-        dump_put(b, "{", 1);
-        json_object_foreach((json_t *)v, k, m)
-        {
-            if (!first)
-                dump_put(b, ",", 1);
-            first = false;
-            dump_string(b, k, strlen(k));
-            dump_put(b, ":", 1);
-            dump_value(b, m, depth + 1);
+        json_t *o = (json_t *)v;
+        dump_char(b, '{');
+        for (void *it = json_object_iter(o); it;) {
+            dump_string(b, json_object_iter_key(it), json_object_iter_key_len(it), ":", 1);
+            dump_value(b, json_object_iter_value(it), depth + 1);
+            if ((it = json_object_iter_next(o, it)))
+                dump_char(b, ',');
         }
-        dump_put(b, "}", 1);
+        dump_char(b, '}');
         break;
     }
-    case JSON_ARRAY:
-        dump_put(b, "[", 1);
-        for (size_t i = 0; i < json_array_size(v); i++) {
+    case JSON_ARRAY: {
+        size_t n = json_array_size(v);
+        dump_char(b, '[');
+        for (size_t i = 0; i < n; i++) {
             if (i)
-                dump_put(b, ",", 1);
+                dump_char(b, ',');
             dump_value(b, json_array_get(v, i), depth + 1);
         }
-        dump_put(b, "]", 1);
+        dump_char(b, ']');
         break;
+    }
     case JSON_STRING:
-        dump_string(b, json_string_value(v), json_string_length(v));
+        dump_string(b, json_string_value(v), json_string_length(v), "", 0);
         break;
     case JSON_INTEGER:
-        dump_put(b, num,
-                 (size_t)snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v)));
+        dump_integer(b, json_integer_value(v));
         break;
     case JSON_REAL: {
         /* Rare in objects; jansson's formatting of doubles is its own. */

@@ -66,6 +66,10 @@ bool kh_json_utf8_ok(const char *s, size_t len)
 {
     const char *end = s + len;
     while (s < end) {
+        if (end - s >= 8 && !kh_json_word_high(s)) {
+            s += 8;
+            continue;
+        }
         if ((unsigned char)*s < 0x80) {
             s++;
             continue;
@@ -101,13 +105,19 @@ static bool tmp_put(fast *f, size_t *used, const unsigned char *s, size_t n)
  * f->tmp when it had escapes, until the next string), false to give up. */
 static bool string(fast *f, const char **s, size_t *n)
 {
-    const unsigned char *start = f->p, *q = start;
+    const unsigned char *start = f->p, *q = start, *end = f->end;
     bool ascii = true;
-    while (q < f->end && *q != '"' && *q != '\\' && *q >= 0x20) {
-        ascii &= *q < 0x80;
-        q++;
+    while (end - q >= 8 && !kh_json_word_special(q)) {
+        ascii &= !kh_json_word_high(q);
+        q += 8;
     }
-    if (q >= f->end || *q < 0x20)
+    for (; q < end; q++) {
+        unsigned char c = *q;
+        if (c == '"' || c == '\\' || c < 0x20)
+            break;
+        ascii &= c < 0x80;
+    }
+    if (q >= end || *q < 0x20)
         return false;
     if (*q == '"') {
         if (!ascii && !kh_json_utf8_ok((const char *)start, (size_t)(q - start)))

@@ -151,14 +151,15 @@ void fakeapi__exchange_pre(fakeapi__exchange *ex, fakeapi__resp *resp)
 }
 
 /* The resourceVersion a write answered with, for the trace: scanned for
- * (jsonscan.h), or parsed when the scan cannot answer. */
+ * (jsonscan.h; a body is always the server's own text), or parsed when the
+ * scan cannot answer. */
 static void resp_rv(const fakeapi__resp *resp, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (resp->body_len > 65536)
         return; /* a big list: not worth parsing for the trace */
     fakeapi__jscan_want want = {.path = {"metadata", "resourceVersion"}};
-    if (resp->body && fakeapi__json_scan(resp->body, resp->body_len, &want, 1) == 0) {
+    if (resp->body && fakeapi__json_scan_own(resp->body, resp->body_len, &want, 1) == 0) {
         if (want.found)
             snprintf(buf, len, "%.*s", (int)want.len, want.str);
         return;

@@ -17,6 +17,8 @@ typedef struct scan {
     const char *p, *end;
     fakeapi__jscan_want *w;
     size_t n;
+    bool own;         /* the server's own text: stop once every want is found */
+    unsigned pending; /* (own) the wants not found yet */
 } scan;
 
 static void skip_ws(scan *s)
@@ -43,6 +45,10 @@ static int string(scan *s, const char **start, size_t *len, bool *escaped)
     s->p++;
     const char *b = s->p;
     *escaped = false;
+    /* Plain ASCII eight bytes at a time, then byte by byte from the first
+     * word that holds anything else (the closing quote included). */
+    while (s->end - s->p >= 8 && !kh_json_word_special(s->p) && !kh_json_word_high(s->p))
+        s->p += 8;
     while (s->p < s->end) {
         unsigned char c = (unsigned char)*s->p;
         if (c == '"') {
@@ -196,8 +202,12 @@ static int object(scan *s, int depth, unsigned mask)
                     s->w[i].len = vlen;
                 }
             }
-        } else if (value(s, depth + 1, inner) < 0) {
-            return -1;
+            if (s->own && !(s->pending &= ~leaf))
+                return 1; /* keys are unique: nothing later can change it */
+        } else {
+            int rc = value(s, depth + 1, inner);
+            if (rc != 0)
+                return rc;
         }
         skip_ws(s);
         if (s->p >= s->end)
@@ -267,11 +277,12 @@ static int value(scan *s, int depth, unsigned mask)
     }
 }
 
-int fakeapi__json_scan(const char *text, size_t len, fakeapi__jscan_want *want, size_t n)
+static int scan_text(const char *text, size_t len, fakeapi__jscan_want *want, size_t n, bool own)
 {
     if (!text || n == 0 || n > 32)
         return -1;
-    scan s = {.p = text, .end = text + len, .w = want, .n = n};
+    unsigned all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
+    scan s = {.p = text, .end = text + len, .w = want, .n = n, .own = own, .pending = all};
     for (size_t i = 0; i < n; i++) {
         if (!want[i].path[0] || want[i].path[3])
             return -1;
@@ -282,8 +293,19 @@ int fakeapi__json_scan(const char *text, size_t len, fakeapi__jscan_want *want, 
     skip_ws(&s);
     if (s.p >= s.end || *s.p != '{')
         return -1;
-    if (object(&s, 0, n == 32 ? 0xFFFFFFFFu : (1u << n) - 1) < 0)
-        return -1;
+    int rc = object(&s, 0, all);
+    if (rc != 0)
+        return rc > 0 ? 0 : -1;
     skip_ws(&s);
     return s.p == s.end ? 0 : -1;
+}
+
+int fakeapi__json_scan(const char *text, size_t len, fakeapi__jscan_want *want, size_t n)
+{
+    return scan_text(text, len, want, n, false);
+}
+
+int fakeapi__json_scan_own(const char *text, size_t len, fakeapi__jscan_want *want, size_t n)
+{
+    return scan_text(text, len, want, n, true);
 }

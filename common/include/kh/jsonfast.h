@@ -17,6 +17,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include <jansson.h>
 
 /* json_loadb with flags 0 or JSON_REJECT_DUPLICATES (any other flag: jansson
@@ -38,5 +40,26 @@ bool kh_json_utf8_ok(const char *s, size_t len);
 /* The length of the UTF-8 sequence at at (before e) that jansson accepts,
  * or 0. */
 int kh_json_utf8_len(const char *at, const char *e);
+
+/* Does the 8-byte word at p hold a byte a JSON string cannot carry as it
+ * is (below 0x20, '"' or '\\')? Exact as a yes/no (haszero and hasless of
+ * "Bit Twiddling Hacks"); the scanners' and the dump's fast path. */
+static inline bool kh_json_word_special(const void *p)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t x, q, bs;
+    memcpy(&x, p, 8);
+    q = x ^ (ones * '"');
+    bs = x ^ (ones * '\\');
+    return ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs) != 0;
+}
+
+/* Does the 8-byte word at p hold a byte of 0x80 or above (not ASCII)? */
+static inline bool kh_json_word_high(const void *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return (x & 0x8080808080808080ULL) != 0;
+}
 
 #endif

@@ -137,6 +137,41 @@ Test(rollout, templates_equal_without_the_hash_label)
     json_decref(c);
 }
 
+/* The cases at the edges of "without the hash label": labels left empty
+ * count as none, metadata left empty still counts, other members of
+ * metadata and of the labels count, the label's value never does. */
+Test(rollout, templates_equal_edges)
+{
+    static const struct {
+        const char *a, *b;
+        bool equal;
+    } cases[] = {
+        {"{\"metadata\":{\"labels\":{\"pod-template-hash\":\"1\"}}}", "{\"metadata\":{}}", true},
+        {"{\"metadata\":{\"labels\":{}}}", "{\"metadata\":{}}", true},
+        {"{\"metadata\":{\"labels\":{\"pod-template-hash\":\"1\"}}}",
+         "{\"metadata\":{\"labels\":{\"pod-template-hash\":\"2\"}}}", true},
+        {"{\"metadata\":{}}", "{}", false},
+        {"{\"metadata\":{\"labels\":{\"a\":\"1\"}}}", "{\"metadata\":{}}", false},
+        {"{\"metadata\":{\"labels\":{\"a\":\"1\",\"pod-template-hash\":\"1\"}}}",
+         "{\"metadata\":{\"labels\":{\"a\":\"2\",\"pod-template-hash\":\"1\"}}}", false},
+        {"{\"metadata\":{\"labels\":{\"a\":\"1\"},\"annotations\":{\"x\":\"y\"}}}",
+         "{\"metadata\":{\"labels\":{\"a\":\"1\"}}}", false},
+        {"{\"metadata\":{\"labels\":\"odd\"}}", "{\"metadata\":{\"labels\":\"odd\"}}", true},
+        {"{\"metadata\":{\"labels\":\"odd\"}}", "{\"metadata\":{}}", false},
+        {"{\"metadata\":1}", "{\"metadata\":1}", true},
+        {"{\"metadata\":{},\"spec\":{}}", "{\"metadata\":{}}", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *a = J(cases[i].a), *b = J(cases[i].b);
+        cr_assert_eq(kc__templates_equal(a, b), cases[i].equal, "case %zu: %s vs %s", i, cases[i].a,
+                     cases[i].b);
+        cr_assert_eq(kc__templates_equal(b, a), cases[i].equal, "case %zu reversed", i);
+        json_decref(a);
+        json_decref(b);
+    }
+    cr_assert(!kc__templates_equal(NULL, NULL));
+}
+
 static json_t *pod(const char *name, const char *node, const char *phase, bool ready,
                    const char *ready_at, int restarts, const char *created)
 {

@@ -309,6 +309,7 @@ Test(jsonfast, dumps_as_json_dumps)
         "{\"a\\u00e9b\":\"\\u0000\\u0001\\u001f\\\"\\\\/\\b\\f\\n\\r\\t\\u00e9\\u2028\"}",
         "[1.5,-0.0,1e300,2.5e-7,123456789012345678,-9223372036854775808]",
         "{\"z\":1,\"a\":2,\"m\":{},\"n\":[],\"t\":true,\"f\":false,\"0\":null}",
+        "{\"k\\\"\\\\\\u0001\":[0,-1,9,10,99,100,-10],\"\":\"\",\"e\":{\"\\n\":[[]]}}",
     };
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
         json_t *v = json_loads(texts[i], JSON_ALLOW_NUL, NULL);
@@ -321,6 +322,21 @@ Test(jsonfast, dumps_as_json_dumps)
     for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++) {
         same_dump(scalars[i]);
         json_decref(scalars[i]);
+    }
+    /* Each byte that needs an escape at each place of a string, around the
+     * eight-byte words the dump looks at: as jansson escapes it. */
+    static const char specials[] = {'"', '\\', '\x01', '\n', '\x1f', '\x7f'};
+    for (size_t k = 0; k < sizeof specials; k++) {
+        for (size_t at = 0; at < 21; at++) {
+            char t[22] = "abcdefghij\xc3\xa9lmnopqrst";
+            if (at == 10 || at == 11)
+                continue; /* keep the UTF-8 pair whole */
+            t[at] = specials[k];
+            json_t *v = json_pack("{s:s}", t, t);
+            cr_assert(v, "%zu %zu", k, at);
+            same_dump(v);
+            json_decref(v);
+        }
     }
     /* Not UTF-8: jansson refuses it, the fast dump writes the bytes. */
     json_t *bad = json_pack("{s:o}", "k", json_stringn_nocheck("\xff", 1));

@@ -243,3 +243,41 @@ Test(jsonscan, reads_past_escaped_keys_off_the_wanted_paths)
                      on_path[i]);
     }
 }
+
+/* A text the server wrote itself: the scan that stops at the last wanted
+ * member answers as the whole scan does, and does stop there. */
+Test(jsonscan, own_text_answers_as_the_whole_scan)
+{
+    const char *texts[] = {
+        line,
+        "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{\"metadata\":"
+        "{\"resourceVersion\":\"3\"}}]}",
+        "{\"kind\":\"Status\",\"metadata\":{},\"code\":409}",
+        "{\"object\":{\"metadata\":{\"name\":\"a\"}},\"type\":\"ADDED\"}",
+        "{\"metadata\":{\"resourceVersion\":5}}",
+    };
+    for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+        json_t *doc = json_loads(texts[t], 0, NULL);
+        cr_assert(doc, "%s", texts[t]);
+        char *own = json_dumps(doc, JSON_COMPACT);
+        json_decref(doc);
+        fakeapi__jscan_want a[NWANT], b[NWANT];
+        want_init(a);
+        want_init(b);
+        cr_assert_eq(fakeapi__json_scan(own, strlen(own), a, NWANT), 0, "%s", own);
+        cr_assert_eq(fakeapi__json_scan_own(own, strlen(own), b, NWANT), 0, "%s", own);
+        for (int i = 0; i < NWANT; i++) {
+            cr_assert_eq(a[i].found, b[i].found, "%s: path %d", own, i);
+            cr_assert(!a[i].found ||
+                          (a[i].len == b[i].len && !memcmp(a[i].str, b[i].str, a[i].len)),
+                      "%s: path %d", own, i);
+        }
+        free(own);
+    }
+    /* Nothing after the last wanted member is read: not even garbage. */
+    const char *cut = "{\"metadata\":{\"resourceVersion\":\"9\",\"x\":[tru";
+    fakeapi__jscan_want w[1] = {{.path = {"metadata", "resourceVersion"}}};
+    cr_assert_eq(fakeapi__json_scan(cut, strlen(cut), w, 1), -1);
+    cr_assert_eq(fakeapi__json_scan_own(cut, strlen(cut), w, 1), 0);
+    cr_assert(w[0].found && w[0].len == 1 && w[0].str[0] == '9');
+}
