@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kh/jsonfast.h"
 #include "types.h"
 
 /* ---- path elements ---- */
@@ -207,12 +208,14 @@ int fakeapi__pe_compare(const fakeapi__pe *a, const fakeapi__pe *b)
     }
 }
 
+/* v as json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes it (the faster writer). */
 static int add_json(fakeapi__strbuf *out, const json_t *v)
 {
-    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = 0;
+    char *t = kh_json_dump_compact(v, &len);
     if (!t)
         return -1;
-    int rc = fakeapi__strbuf_adds(out, t);
+    int rc = fakeapi__strbuf_add(out, t, len);
     free(t);
     return rc;
 }
@@ -259,7 +262,7 @@ int fakeapi__pe_parse(fakeapi__pe *pe, const char *text)
     case 'f':
         return fakeapi__pe_field(pe, rest);
     case 'k': {
-        json_t *v = json_loads(rest, 0, NULL);
+        json_t *v = kh_json_loadb(rest, strlen(rest), 0, NULL);
         if (!json_is_object(v)) {
             json_decref(v);
             return -1;
@@ -630,6 +633,148 @@ fakeapi__fpset *fakeapi__fpset_recursive_difference(const fakeapi__fpset *a,
     return combine(a, b, OP_RDIFF);
 }
 
+/* Take entry i out of s (its element and subtree freed). */
+static void drop_at(fakeapi__fpset *s, size_t i)
+{
+    fakeapi__pe_deinit(&s->v[i].pe);
+    fakeapi__fpset_free(s->v[i].child);
+    memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof *s->v);
+    s->n--;
+}
+
+bool fakeapi__fpset_subtract(fakeapi__fpset *s, const fakeapi__fpset *b)
+{
+    bool changed = false;
+    if (!s || !b)
+        return false;
+    size_t i = 0, j = 0;
+    while (i < s->n && j < b->n) {
+        int c = fakeapi__pe_compare(&s->v[i].pe, &b->v[j].pe);
+        if (c < 0) {
+            i++;
+            continue;
+        }
+        if (c > 0) {
+            j++;
+            continue;
+        }
+        entry *e = &s->v[i];
+        if (e->member && b->v[j].member) {
+            e->member = false;
+            changed = true;
+        }
+        if (e->child && b->v[j].child && fakeapi__fpset_subtract(e->child, b->v[j].child)) {
+            changed = true;
+            if (!e->child->n) {
+                fakeapi__fpset_free(e->child);
+                e->child = NULL;
+            }
+        }
+        j++;
+        if (!e->member && !e->child)
+            drop_at(s, i);
+        else
+            i++;
+    }
+    return changed;
+}
+
+int fakeapi__fpset_add(fakeapi__fpset *s, const fakeapi__fpset *b, bool *changed)
+{
+    if (!b || !b->n)
+        return 0;
+    /* The elements both have: members and subtrees. */
+    size_t extra = 0;
+    for (size_t i = 0, j = 0; j < b->n;) {
+        int c = i >= s->n ? 1 : fakeapi__pe_compare(&s->v[i].pe, &b->v[j].pe);
+        if (c > 0)
+            extra++;
+        if (!c) {
+            entry *e = &s->v[i];
+            const entry *eb = &b->v[j];
+            if (eb->member && !e->member) {
+                e->member = true;
+                *changed = true;
+            }
+            if (eb->child && !e->child) {
+                if (!(e->child = fakeapi__fpset_copy(eb->child)))
+                    return -1;
+                *changed = true;
+            } else if (eb->child && fakeapi__fpset_add(e->child, eb->child, changed) < 0) {
+                return -1;
+            }
+        }
+        i += c <= 0;
+        j += c >= 0;
+    }
+    /* The ones only b has go in, in order: merged into a new array. */
+    if (extra) {
+        /* Copy first (s untouched on ENOMEM), then merge. */
+        entry *add = calloc(extra, sizeof *add);
+        entry *v = malloc((s->n + extra) * sizeof *v);
+        size_t na = 0;
+        bool oom = !add || !v;
+        for (size_t i = 0, j = 0; !oom && j < b->n;) {
+            int c = i >= s->n ? 1 : fakeapi__pe_compare(&s->v[i].pe, &b->v[j].pe);
+            if (c > 0) {
+                const entry *eb = &b->v[j];
+                entry *ne = &add[na++];
+                ne->member = eb->member;
+                oom = fakeapi__pe_copy(&ne->pe, &eb->pe) < 0 ||
+                      (eb->child && !(ne->child = fakeapi__fpset_copy(eb->child)));
+            }
+            i += c <= 0;
+            j += c >= 0;
+        }
+        if (oom) {
+            for (size_t x = 0; add && x < na; x++) {
+                fakeapi__pe_deinit(&add[x].pe);
+                fakeapi__fpset_free(add[x].child);
+            }
+            free(add);
+            free(v);
+            return -1;
+        }
+        size_t i = 0, x = 0, k = 0;
+        while (i < s->n || x < na) {
+            if (x >= na || (i < s->n && fakeapi__pe_compare(&s->v[i].pe, &add[x].pe) < 0))
+                v[k++] = s->v[i++];
+            else
+                v[k++] = add[x++];
+        }
+        free(add);
+        free(s->v);
+        s->v = v;
+        s->n = s->cap = k;
+        *changed = true;
+    }
+    return 0;
+}
+
+bool fakeapi__fpset_remove(fakeapi__fpset *s, const fakeapi__pe *path, size_t n)
+{
+    if (!s || !n)
+        return false;
+    long i = find(s, &path[0]);
+    if (i < 0)
+        return false;
+    entry *e = &s->v[i];
+    bool changed = false;
+    if (n == 1) {
+        changed = e->member;
+        e->member = false;
+    } else if (e->child && fakeapi__fpset_remove(e->child, path + 1, n - 1)) {
+        changed = true;
+        if (!e->child->n) {
+            fakeapi__fpset_free(e->child);
+            e->child = NULL;
+        }
+    }
+    if (!e->member && !e->child)
+        drop_at(s, (size_t)i);
+    return changed;
+}
+
 #define MAX_DEPTH 128
 
 typedef struct iter {
@@ -676,42 +821,37 @@ int fakeapi__fpset_iterate(const fakeapi__fpset *s, fakeapi__fpset_fn fn, void *
     return rc;
 }
 
-static int to_json(const fakeapi__fpset *s, json_t *out)
+/* Write s into out; key is scratch space shared down the tree. */
+static int to_json(const fakeapi__fpset *s, json_t *out, fakeapi__strbuf *key)
 {
-    fakeapi__strbuf key = {0};
     int rc = 0;
     for (size_t i = 0; !rc && i < s->n; i++) {
         const entry *e = &s->v[i];
-        key.len = 0;
-        if (fakeapi__pe_serialize(&e->pe, &key) < 0 || key.failed) {
-            rc = -1;
-            break;
-        }
+        key->len = 0;
+        if (fakeapi__pe_serialize(&e->pe, key) < 0 || key->failed)
+            return -1;
         json_t *o = json_object();
-        if (!o) {
-            rc = -1;
-            break;
-        }
+        /* The key goes in first: key is written over below. Names come
+         * from JSON keys and values from the JSON writer: UTF-8 already. */
+        if (!o || json_object_setn_new_nocheck(out, key->data, key->len, o) < 0)
+            return -1;
         if (e->member && e->child)
-            rc = json_object_set_new(o, ".", json_object());
+            rc = json_object_set_new_nocheck(o, ".", json_object());
         if (!rc && e->child)
-            rc = to_json(e->child, o);
-        if (!rc)
-            rc = json_object_set_new(out, key.data, o);
-        else
-            json_decref(o);
+            rc = to_json(e->child, o, key);
     }
-    fakeapi__strbuf_deinit(&key);
     return rc;
 }
 
 json_t *fakeapi__fpset_to_json(const fakeapi__fpset *s)
 {
     json_t *o = json_object();
-    if (o && s && to_json(s, o) < 0) {
+    fakeapi__strbuf key = {0};
+    if (o && s && to_json(s, o, &key) < 0) {
         json_decref(o);
-        return NULL;
+        o = NULL;
     }
+    fakeapi__strbuf_deinit(&key);
     return o;
 }
 
@@ -723,18 +863,45 @@ char *fakeapi__fpset_to_text(const fakeapi__fpset *s)
     return t;
 }
 
-static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, char *err, size_t errlen)
+/*
+ * Whether key k (parsed as pe) is written as fakeapi__pe_serialize writes
+ * it. A field name always is; keys and values are written again to see.
+ */
+static bool key_canonical(const char *k, const fakeapi__pe *pe)
+{
+    if (pe->kind == FAKEAPI__PE_FIELD)
+        return true;
+    fakeapi__strbuf b = {0};
+    bool same = fakeapi__pe_serialize(pe, &b) == 0 && !b.failed && b.data && !strcmp(b.data, k);
+    fakeapi__strbuf_deinit(&b);
+    return same;
+}
+
+/*
+ * Parse one level of fieldsV1 into s. *canon (when not NULL) is cleared
+ * unless fields is exactly what to_json writes for the result: keys in
+ * element order, each as serialised, "." first and only beside children.
+ */
+static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, bool *canon, char *err,
+                     size_t errlen)
 {
     const char *k;
     json_t *v;
+    size_t at = 0;
     if (depth > MAX_DEPTH) {
         snprintf(err, errlen, "fieldsV1 nested too deeply");
         return -1;
     }
     json_object_foreach((json_t *)fields, k, v)
     {
-        if (!strcmp(k, "."))
+        at++;
+        if (!strcmp(k, ".")) {
+            /* to_json writes "." first, as {}, in a member that has children. */
+            if (canon && (depth == 0 || at != 1 || !json_is_object(v) || json_object_size(v) ||
+                          json_object_size(fields) < 2))
+                *canon = false;
             continue;
+        }
         if (!json_is_object(v)) {
             snprintf(err, errlen, "fieldsV1: the value of %s is not an object", k);
             return -1;
@@ -748,20 +915,38 @@ static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, char *e
         bool member = !json_object_size(v) || json_object_get(v, ".");
         bool children = json_object_size(v) > (json_object_get(v, ".") ? 1u : 0u);
         int rc = 0;
-        if (member)
-            rc = fakeapi__fpset_insert(s, &pe, 1);
-        if (!rc && children) {
-            long i = find(s, &pe);
-            if (i < 0) {
+        bool last = s->n && fakeapi__pe_compare(&s->v[s->n - 1].pe, &pe) < 0;
+        /* A member without children is written {}, never {".":{}}. */
+        if (canon && *canon &&
+            ((s->n && !last) || (member && !children && json_object_size(v)) ||
+             !key_canonical(k, &pe)))
+            *canon = false;
+        long i = -1;
+        if (!s->n || last) {
+            /* In order (as written): append, the element taken. */
+            if (push(s, &pe, member, NULL) < 0) {
+                fakeapi__pe_deinit(&pe);
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            memset(&pe, 0, sizeof pe);
+            i = (long)s->n - 1;
+        } else {
+            if (member)
+                rc = fakeapi__fpset_insert(s, &pe, 1);
+            if (!rc && children && (i = find(s, &pe)) < 0) {
                 rc = fakeapi__fpset_insert(s, &pe, 1);
                 i = find(s, &pe);
-                s->v[i].member = false;
+                if (!rc)
+                    s->v[i].member = false;
             }
+        }
+        if (!rc && children) {
             entry *e = &s->v[i];
             if (!rc && !e->child && !(e->child = fakeapi__fpset_new()))
                 rc = -1;
             if (!rc)
-                rc = from_json(v, e->child, depth + 1, err, errlen);
+                rc = from_json(v, e->child, depth + 1, canon, err, errlen);
             if (!rc && !e->child->n) {
                 fakeapi__fpset_free(e->child);
                 e->child = NULL;
@@ -777,16 +962,143 @@ static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, char *e
     return 0;
 }
 
-int fakeapi__fpset_from_json(const json_t *fields, fakeapi__fpset **out, char *err, size_t errlen)
+/*
+ * One level of fieldsV1 checked as from_json reads it, nothing built: 0 if
+ * it parses (*canon cleared unless canonical), -1 with a message in err.
+ */
+static int check_json(const json_t *fields, int depth, bool *canon, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    size_t at = 0;
+    fakeapi__pe prev = {0};
+    bool have_prev = false, prev_owned = false;
+    int rc = 0;
+    if (depth > MAX_DEPTH) {
+        snprintf(err, errlen, "fieldsV1 nested too deeply");
+        return -1;
+    }
+    json_object_foreach((json_t *)fields, k, v)
+    {
+        at++;
+        if (!strcmp(k, ".")) {
+            if (depth == 0 || at != 1 || !json_is_object(v) || json_object_size(v) ||
+                json_object_size(fields) < 2)
+                *canon = false;
+            continue;
+        }
+        if (!json_is_object(v)) {
+            snprintf(err, errlen, "fieldsV1: the value of %s is not an object", k);
+            rc = -1;
+            break;
+        }
+        fakeapi__pe pe = {0};
+        bool owned = !(k[0] == 'f' && k[1] == ':');
+        if (!owned) {
+            pe.kind = FAKEAPI__PE_FIELD;
+            pe.name = (char *)k + 2; /* borrowed */
+        } else if (fakeapi__pe_parse(&pe, k) < 0) {
+            snprintf(err, errlen, "fieldsV1: invalid path element %s", k);
+            fakeapi__pe_deinit(&pe);
+            rc = -1;
+            break;
+        }
+        bool member = !json_object_size(v) || json_object_get(v, ".");
+        bool children = json_object_size(v) > (json_object_get(v, ".") ? 1u : 0u);
+        if (*canon && ((have_prev && fakeapi__pe_compare(&prev, &pe) >= 0) ||
+                       (member && !children && json_object_size(v)) || !key_canonical(k, &pe)))
+            *canon = false;
+        if (prev_owned)
+            fakeapi__pe_deinit(&prev);
+        prev = pe;
+        prev_owned = owned;
+        have_prev = true;
+        if (children && (rc = check_json(v, depth + 1, canon, err, errlen)) < 0)
+            break;
+    }
+    if (prev_owned)
+        fakeapi__pe_deinit(&prev);
+    return rc;
+}
+
+int fakeapi__fpset_check_json(const json_t *fields, bool *canonical, char *err, size_t errlen)
 {
     if (errlen)
         *err = 0;
+    *canonical = true;
+    if (!json_is_object(fields)) {
+        snprintf(err, errlen, "fieldsV1 is not an object");
+        return -1;
+    }
+    return check_json(fields, 0, canonical, err, errlen);
+}
+
+/* Whether v (a fieldsV1 value) says its path is a member. */
+static bool json_member(const json_t *v)
+{
+    return !json_object_size(v) || json_object_get(v, ".");
+}
+
+bool fakeapi__fpset_within_json(const fakeapi__fpset *s, const json_t *fields)
+{
+    if (!s || !s->n)
+        return true;
+    fakeapi__strbuf key = {0};
+    bool within = true;
+    for (size_t i = 0; within && i < s->n; i++) {
+        const entry *e = &s->v[i];
+        key.len = 0;
+        const json_t *v = NULL;
+        if (fakeapi__pe_serialize(&e->pe, &key) == 0 && !key.failed)
+            v = json_object_get(fields, key.data);
+        within = v && (!e->member || json_member(v)) &&
+                 (!e->child || fakeapi__fpset_within_json(e->child, v));
+    }
+    fakeapi__strbuf_deinit(&key);
+    return within;
+}
+
+bool fakeapi__fpset_meets_json(const fakeapi__fpset *s, const json_t *fields)
+{
+    if (!s || !json_object_size(fields))
+        return false;
+    fakeapi__strbuf key = {0};
+    bool meets = false;
+    for (size_t i = 0; !meets && i < s->n; i++) {
+        const entry *e = &s->v[i];
+        key.len = 0;
+        if (fakeapi__pe_serialize(&e->pe, &key) < 0 || key.failed) {
+            meets = true; /* cannot tell: say so, the caller decodes */
+            break;
+        }
+        const json_t *v = json_object_get(fields, key.data);
+        if (!v)
+            continue;
+        meets =
+            (e->member && json_member(v)) || (e->child && fakeapi__fpset_meets_json(e->child, v));
+    }
+    fakeapi__strbuf_deinit(&key);
+    return meets;
+}
+
+int fakeapi__fpset_from_json(const json_t *fields, fakeapi__fpset **out, char *err, size_t errlen)
+{
+    return fakeapi__fpset_from_json_canon(fields, out, NULL, err, errlen);
+}
+
+int fakeapi__fpset_from_json_canon(const json_t *fields, fakeapi__fpset **out, bool *canonical,
+                                   char *err, size_t errlen)
+{
+    if (errlen)
+        *err = 0;
+    if (canonical)
+        *canonical = true;
     if (!json_is_object(fields)) {
         snprintf(err, errlen, "fieldsV1 is not an object");
         return -1;
     }
     fakeapi__fpset *s = fakeapi__fpset_new();
-    if (!s || from_json(fields, s, 0, err, errlen) < 0) {
+    if (!s || from_json(fields, s, 0, canonical, err, errlen) < 0) {
         if (!s)
             snprintf(err, errlen, "out of memory");
         fakeapi__fpset_free(s);

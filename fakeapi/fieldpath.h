@@ -99,6 +99,16 @@ fakeapi__fpset *fakeapi__fpset_intersection(const fakeapi__fpset *a, const fakea
 fakeapi__fpset *fakeapi__fpset_recursive_difference(const fakeapi__fpset *a,
                                                     const fakeapi__fpset *b);
 
+/*
+ * In place, without copying what stays: s − b (as fakeapi__fpset_difference)
+ * and s ∪ b (as fakeapi__fpset_union; -1 on ENOMEM, s then holds a part of
+ * b), and the member path of n elements taken out. The first and last
+ * return whether s changed; _add sets *changed when it did.
+ */
+bool fakeapi__fpset_subtract(fakeapi__fpset *s, const fakeapi__fpset *b);
+int fakeapi__fpset_add(fakeapi__fpset *s, const fakeapi__fpset *b, bool *changed);
+bool fakeapi__fpset_remove(fakeapi__fpset *s, const fakeapi__pe *path, size_t n);
+
 /* The subtree under element pe (borrowed; NULL if none). */
 const fakeapi__fpset *fakeapi__fpset_child(const fakeapi__fpset *s, const fakeapi__pe *pe);
 /* A new set with only what s holds at and below the one-element path pe (NULL on ENOMEM). */
@@ -119,6 +129,29 @@ json_t *fakeapi__fpset_to_json(const fakeapi__fpset *s);
 char *fakeapi__fpset_to_text(const fakeapi__fpset *s);
 /* Parse fieldsV1; *out gets a new set. 0, or -1 with a message in err. */
 int fakeapi__fpset_from_json(const json_t *fields, fakeapi__fpset **out, char *err, size_t errlen);
+/*
+ * As fakeapi__fpset_from_json; *canonical tells whether fields is exactly
+ * what fakeapi__fpset_to_json gives for the set (key order and spelling),
+ * so that a caller may keep fields instead of encoding the set again.
+ */
+int fakeapi__fpset_from_json_canon(const json_t *fields, fakeapi__fpset **out, bool *canonical,
+                                   char *err, size_t errlen);
+
+/*
+ * Check fields as fakeapi__fpset_from_json reads it without building the
+ * set: 0 if it would decode (*canonical as _from_json_canon says), or -1
+ * with a message in err.
+ */
+int fakeapi__fpset_check_json(const json_t *fields, bool *canonical, char *err, size_t errlen);
+/*
+ * Whether a member path of s is a member of the set that fields (canonical
+ * fieldsV1, see above) holds: whether fakeapi__fpset_subtract would change
+ * that set.
+ */
+bool fakeapi__fpset_meets_json(const fakeapi__fpset *s, const json_t *fields);
+/* Whether every member path of s is a member there: whether fakeapi__fpset_add would not change it.
+ */
+bool fakeapi__fpset_within_json(const fakeapi__fpset *s, const json_t *fields);
 
 /* ---- schemas ---- */
 

@@ -109,6 +109,16 @@ typedef struct mf_entry {
     char *time; /* NULL: not set */
     char *sub;  /* "" for the main resource */
     fakeapi__fpset *set;
+    /*
+     * What the entry was decoded from, when it is written exactly as
+     * managed_encode writes it: fields (its fieldsV1) while set is
+     * unchanged, raw (the entry object) while nothing in it changed.
+     * Change set only through entry_set or entry_dirty.
+     */
+    json_t *fields;
+    json_t *raw;
+    /* set is not decoded yet (an empty stand-in): fields says it; see entry_fpset. */
+    bool lazy;
 } mf_entry;
 
 typedef struct managed {
@@ -116,8 +126,47 @@ typedef struct managed {
     size_t n, cap;
 } managed;
 
+/* The set changed: what was decoded no longer says it. */
+static void entry_dirty(mf_entry *e)
+{
+    json_decref(e->fields);
+    json_decref(e->raw);
+    e->fields = NULL;
+    e->raw = NULL;
+}
+
+/* Replace the entry's set (taken). */
+static void entry_set(mf_entry *e, fakeapi__fpset *set)
+{
+    fakeapi__fpset_free(e->set);
+    e->set = set;
+    e->lazy = false;
+    entry_dirty(e);
+}
+
+/* The entry's set, decoded from its fields first when that was left for later. NULL on ENOMEM. */
+static fakeapi__fpset *entry_fpset(mf_entry *e)
+{
+    if (!e->lazy)
+        return e->set;
+    fakeapi__fpset *set = NULL;
+    char err[128];
+    if (fakeapi__fpset_from_json(e->fields, &set, err, sizeof err) < 0)
+        return NULL;
+    fakeapi__fpset_free(e->set);
+    e->set = set;
+    e->lazy = false;
+    return set;
+}
+
+static bool entry_empty(const mf_entry *e)
+{
+    return e->lazy ? !json_object_size(e->fields) : fakeapi__fpset_empty(e->set);
+}
+
 static void entry_deinit(mf_entry *e)
 {
+    entry_dirty(e);
     free(e->manager);
     free(e->api_version);
     free(e->time);
@@ -195,7 +244,7 @@ static void remove_entry(managed *m, size_t i)
 static void drop_empty(managed *m)
 {
     for (size_t i = m->n; i-- > 0;)
-        if (fakeapi__fpset_empty(m->v[i].set))
+        if (entry_empty(&m->v[i]))
             remove_entry(m, i);
 }
 
@@ -210,8 +259,58 @@ static bool is_reset(const json_t *mf)
            !json_object_size(json_array_get(mf, 0));
 }
 
-/* Decode managedFields; 0, or -1 when invalid (m left empty). NULL or absent: empty. */
-static int managed_decode(const json_t *mf, managed *m, char *err, size_t errlen)
+/* Whether o has the members managed_encode writes, in its order, all strings but fieldsV1. */
+static bool entry_canonical(const json_t *o)
+{
+    static const char *const order[] = {"manager",    "operation", "apiVersion", "time",
+                                        "fieldsType", "fieldsV1",  "subresource"};
+    const size_t time_at = 3, fields_at = 5, sub_at = 6, n = 7;
+    size_t k = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v)
+    {
+        while (k < n && strcmp(order[k], key)) {
+            if (k != time_at && k != sub_at)
+                return false; /* a member it always writes is missing */
+            k++;
+        }
+        if (k == n || (k != fields_at && !json_is_string(v)) ||
+            (k == sub_at && !json_string_length(v)))
+            return false;
+        k++;
+    }
+    return k > fields_at;
+}
+
+/* Whether e->raw still says what e does (see mf_entry). */
+static bool raw_current(const mf_entry *e)
+{
+    if (!e->raw || !e->fields)
+        return false;
+    const json_t *t = json_object_get(e->raw, "time"),
+                 *sub = json_object_get(e->raw, "subresource");
+    const json_t *mgr = json_object_get(e->raw, "manager");
+    const json_t *av = json_object_get(e->raw, "apiVersion");
+    const char *op = json_string_value(json_object_get(e->raw, "operation"));
+    return json_string_length(mgr) == strlen(e->manager) &&
+           !strcmp(json_string_value(mgr), e->manager) && op &&
+           !strcmp(op, e->apply ? "Apply" : "Update") &&
+           json_string_length(av) == strlen(e->api_version) &&
+           !strcmp(json_string_value(av), e->api_version) && !t == !e->time &&
+           (!t ||
+            (json_string_length(t) == strlen(e->time) && !strcmp(json_string_value(t), e->time))) &&
+           !sub == !*e->sub &&
+           (!sub ||
+            (json_string_length(sub) == strlen(e->sub) && !strcmp(json_string_value(sub), e->sub)));
+}
+
+/*
+ * Decode managedFields; 0, or -1 when invalid (m left empty). NULL or
+ * absent: empty. lazy: an entry written as managed_encode writes it is
+ * checked but its set is decoded only when needed (entry_fpset).
+ */
+static int managed_decode(const json_t *mf, managed *m, bool lazy, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     if (!mf || json_is_null(mf))
@@ -245,8 +344,17 @@ static int managed_decode(const json_t *mf, managed *m, char *err, size_t errlen
             goto bad;
         }
         fakeapi__fpset *set = NULL;
-        if (fv1 && !json_is_null(fv1)) {
-            if (fakeapi__fpset_from_json(fv1, &set, err, errlen) < 0)
+        bool canon = false, later = false;
+        if (fv1 && !json_is_null(fv1) && lazy) {
+            if (fakeapi__fpset_check_json(fv1, &canon, err, errlen) < 0)
+                goto bad;
+            later = canon;
+        }
+        if (later) {
+            if (!(set = fakeapi__fpset_new()))
+                goto bad;
+        } else if (fv1 && !json_is_null(fv1)) {
+            if (fakeapi__fpset_from_json_canon(fv1, &set, &canon, err, errlen) < 0)
                 goto bad;
         } else if (!(set = fakeapi__fpset_new())) {
             goto bad;
@@ -255,9 +363,16 @@ static int managed_decode(const json_t *mf, managed *m, char *err, size_t errlen
         long at = find_entry(m, mgr ? mgr : "", apply, apiv, sub ? sub : "");
         if (at >= 0)
             remove_entry(m, (size_t)at);
-        if (add_entry(m, mgr ? mgr : "", apply, apiv, time, sub ? sub : "", set) < 0) {
+        long at2 = add_entry(m, mgr ? mgr : "", apply, apiv, time, sub ? sub : "", set);
+        if (at2 < 0) {
             snprintf(err, errlen, "out of memory");
             goto bad;
+        }
+        if (canon) {
+            m->v[at2].lazy = later;
+            m->v[at2].fields = json_incref(fv1);
+            if (entry_canonical(e))
+                m->v[at2].raw = json_incref(e);
         }
     }
     return 0;
@@ -288,8 +403,15 @@ static json_t *managed_encode(managed *m)
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < m->n; i++) {
         const mf_entry *e = &m->v[i];
+        if (raw_current(e)) {
+            if (json_array_append(arr, e->raw) < 0) {
+                json_decref(arr);
+                return NULL;
+            }
+            continue;
+        }
         json_t *o = json_object();
-        json_t *fields = fakeapi__fpset_to_json(e->set);
+        json_t *fields = e->fields ? json_incref(e->fields) : fakeapi__fpset_to_json(e->set);
         if (!o || !fields) {
             json_decref(o);
             json_decref(fields);
@@ -349,38 +471,6 @@ static json_t *strip_managed_view(const json_t *obj)
     return c;
 }
 
-/* The paths strip-meta drops from every entry (exact paths, not subtrees). */
-static fakeapi__fpset *strip_set(void)
-{
-    static const char *const meta[] = {"name",       "namespace",     "creationTimestamp",
-                                       "selfLink",   "uid",           "clusterName",
-                                       "generation", "managedFields", "resourceVersion"};
-    fakeapi__fpset *s = fakeapi__fpset_new();
-    fakeapi__pe p[2];
-    int rc = 0;
-    if (!s)
-        return NULL;
-    const char *top[] = {"apiVersion", "kind", "metadata"};
-    for (size_t i = 0; !rc && i < 3; i++) {
-        rc = fakeapi__pe_field(&p[0], top[i]);
-        if (!rc)
-            rc = fakeapi__fpset_insert(s, p, 1);
-        fakeapi__pe_deinit(&p[0]);
-    }
-    for (size_t i = 0; !rc && i < sizeof meta / sizeof meta[0]; i++) {
-        rc = fakeapi__pe_field(&p[0], "metadata") | fakeapi__pe_field(&p[1], meta[i]);
-        if (!rc)
-            rc = fakeapi__fpset_insert(s, p, 2);
-        fakeapi__pe_deinit(&p[0]);
-        fakeapi__pe_deinit(&p[1]);
-    }
-    if (rc) {
-        fakeapi__fpset_free(s);
-        return NULL;
-    }
-    return s;
-}
-
 /* A set restricted to the write's scope (a new set; NULL on ENOMEM). */
 static fakeapi__fpset *scoped(const fakeapi__fpset *s, fakeapi__ssa_scope scope)
 {
@@ -416,26 +506,32 @@ static void comparison_deinit(comparison *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Compare a and b (either may be NULL) within scope. 0, or -1 on ENOMEM. */
+/*
+ * Compare a and b (either may be NULL) within scope. 0, or -1 on ENOMEM.
+ * no_managed: leave metadata.managedFields out (a and b may carry theirs).
+ */
+static int compare_objects_part(const fakeapi__ssa_opts *o, const json_t *a, const json_t *b,
+                                bool no_managed, comparison *r)
+{
+    memset(r, 0, sizeof *r);
+    fakeapi__typed_part part = {NULL, NULL, no_managed};
+    if (o->scope == FAKEAPI__SSA_STATUS_ONLY)
+        part.only = "status";
+    else if (o->scope == FAKEAPI__SSA_NO_STATUS)
+        part.skip = "status";
+    bool whole = !part.only && !part.skip && !part.no_managed;
+    if (fakeapi__typed_compare_part(&o->type, a, b, whole ? NULL : &part, &r->added, &r->modified,
+                                    &r->removed) < 0) {
+        memset(r, 0, sizeof *r);
+        return -1;
+    }
+    return 0;
+}
+
 static int compare_objects(const fakeapi__ssa_opts *o, const json_t *a, const json_t *b,
                            comparison *r)
 {
-    fakeapi__fpset *added = NULL, *modified = NULL, *removed = NULL;
-    memset(r, 0, sizeof *r);
-    int rc = fakeapi__typed_compare(&o->type, a, b, &added, &modified, &removed);
-    if (!rc) {
-        r->added = scoped(added, o->scope);
-        r->modified = scoped(modified, o->scope);
-        r->removed = scoped(removed, o->scope);
-        if (!r->added || !r->modified || !r->removed)
-            rc = -1;
-    }
-    fakeapi__fpset_free(added);
-    fakeapi__fpset_free(modified);
-    fakeapi__fpset_free(removed);
-    if (rc)
-        comparison_deinit(r);
-    return rc;
+    return compare_objects_part(o, a, b, false, r);
 }
 
 static bool comparison_same(const comparison *r)
@@ -473,69 +569,101 @@ static void conflicts_deinit(conflicts *c)
 static int move_ownership(managed *m, long self, const comparison *r, bool force, conflicts *out)
 {
     memset(out, 0, sizeof *out);
-    fakeapi__fpset *changed = fakeapi__fpset_union(r->modified, r->added);
-    if (!changed)
-        return -1;
-    out->v = calloc(m->n ? m->n : 1, sizeof *out->v);
-    if (!out->v) {
-        fakeapi__fpset_free(changed);
-        return -1;
-    }
-    for (size_t i = 0; i < m->n; i++) {
-        if ((long)i == self)
-            continue;
-        fakeapi__fpset *cs = fakeapi__fpset_intersection(m->v[i].set, changed);
-        if (!cs)
-            goto oom;
-        if (fakeapi__fpset_empty(cs)) {
-            fakeapi__fpset_free(cs);
-            continue;
+    if (!force) {
+        fakeapi__fpset *changed = fakeapi__fpset_union(r->modified, r->added);
+        if (!changed)
+            return -1;
+        out->v = calloc(m->n ? m->n : 1, sizeof *out->v);
+        if (!out->v) {
+            fakeapi__fpset_free(changed);
+            return -1;
         }
-        out->v[out->n].entry = i;
-        out->v[out->n++].set = cs;
+        for (size_t i = 0; i < m->n; i++) {
+            if ((long)i == self)
+                continue;
+            fakeapi__fpset *own = entry_fpset(&m->v[i]);
+            fakeapi__fpset *cs = own ? fakeapi__fpset_intersection(own, changed) : NULL;
+            if (!cs) {
+                fakeapi__fpset_free(changed);
+                return -1;
+            }
+            if (fakeapi__fpset_empty(cs)) {
+                fakeapi__fpset_free(cs);
+                continue;
+            }
+            out->v[out->n].entry = i;
+            out->v[out->n++].set = cs;
+        }
+        fakeapi__fpset_free(changed);
+        if (out->n)
+            return 1;
     }
-    fakeapi__fpset_free(changed);
-    if (out->n && !force)
-        return 1;
-    for (size_t k = 0; k < out->n; k++) {
-        mf_entry *e = &m->v[out->v[k].entry];
-        fakeapi__fpset *d = fakeapi__fpset_difference(e->set, out->v[k].set);
-        if (!d)
-            return -1;
-        fakeapi__fpset_free(e->set);
-        e->set = d;
-    }
+    /* Forced (or nothing in conflict): the others lose what changed and what went. */
     for (size_t i = 0; i < m->n; i++) {
         if ((long)i == self)
             continue;
-        fakeapi__fpset *d = fakeapi__fpset_difference(m->v[i].set, r->removed);
-        if (!d)
+        mf_entry *e = &m->v[i];
+        if (e->lazy && !fakeapi__fpset_meets_json(r->modified, e->fields) &&
+            !fakeapi__fpset_meets_json(r->added, e->fields) &&
+            !fakeapi__fpset_meets_json(r->removed, e->fields))
+            continue; /* it owns none of them: left as it is */
+        fakeapi__fpset *own = entry_fpset(e);
+        if (!own)
             return -1;
-        fakeapi__fpset_free(m->v[i].set);
-        m->v[i].set = d;
+        bool ch = fakeapi__fpset_subtract(own, r->modified);
+        ch |= fakeapi__fpset_subtract(own, r->added);
+        ch |= fakeapi__fpset_subtract(own, r->removed);
+        if (ch)
+            entry_dirty(e);
     }
     return 0;
-oom:
-    fakeapi__fpset_free(changed);
-    return -1;
 }
 
-/* Strip-meta on every entry, then drop the empty ones. */
+/* Strip-meta on every entry (the exact paths, not their subtrees), then drop the empty ones. */
 static int strip_all(managed *m)
 {
-    fakeapi__fpset *strip = strip_set();
-    if (!strip)
-        return -1;
+    static const char *const top[] = {"apiVersion", "kind", "metadata"};
+    static const char *const meta[] = {"name",       "namespace",     "creationTimestamp",
+                                       "selfLink",   "uid",           "clusterName",
+                                       "generation", "managedFields", "resourceVersion"};
+    /* The same as fieldsV1 keys. */
+    static const char *const top_keys[] = {"f:apiVersion", "f:kind", "f:metadata"};
+    static const char *const meta_keys[] = {
+        "f:name",        "f:namespace",  "f:creationTimestamp", "f:selfLink",       "f:uid",
+        "f:clusterName", "f:generation", "f:managedFields",     "f:resourceVersion"};
     for (size_t i = 0; i < m->n; i++) {
-        fakeapi__fpset *d = fakeapi__fpset_difference(m->v[i].set, strip);
-        if (!d) {
-            fakeapi__fpset_free(strip);
-            return -1;
+        fakeapi__pe p[2] = {{.kind = FAKEAPI__PE_FIELD}, {.kind = FAKEAPI__PE_FIELD}};
+        bool ch = false;
+        if (m->v[i].lazy) {
+            /* Its fields as written: only one with a path to strip is decoded. */
+            const json_t *f = m->v[i].fields, *fm = json_object_get(f, "f:metadata");
+            bool hit = false;
+            for (size_t k = 0; !hit && k < sizeof top_keys / sizeof top_keys[0]; k++) {
+                const json_t *v = json_object_get(f, top_keys[k]);
+                hit = v && (!json_object_size(v) || json_object_get(v, "."));
+            }
+            for (size_t k = 0; !hit && fm && k < sizeof meta_keys / sizeof meta_keys[0]; k++) {
+                const json_t *v = json_object_get(fm, meta_keys[k]);
+                hit = v && (!json_object_size(v) || json_object_get(v, "."));
+            }
+            if (!hit)
+                continue;
         }
-        fakeapi__fpset_free(m->v[i].set);
-        m->v[i].set = d;
+        fakeapi__fpset *own = entry_fpset(&m->v[i]);
+        if (!own)
+            return -1;
+        for (size_t k = 0; k < sizeof top / sizeof top[0]; k++) {
+            p[0].name = (char *)top[k];
+            ch |= fakeapi__fpset_remove(own, p, 1);
+        }
+        p[0].name = (char *)"metadata";
+        for (size_t k = 0; k < sizeof meta / sizeof meta[0]; k++) {
+            p[1].name = (char *)meta[k];
+            ch |= fakeapi__fpset_remove(own, p, 2);
+        }
+        if (ch)
+            entry_dirty(&m->v[i]);
     }
-    fakeapi__fpset_free(strip);
     drop_empty(m);
     return 0;
 }
@@ -558,6 +686,9 @@ static int cap_updaters(managed *m)
         n += !m->v[i].apply;
     if (n <= MAX_UPDATE_MANAGERS)
         return 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!entry_fpset(&m->v[i]))
+            return -1;
     size_t *u = calloc(n, sizeof *u);
     size_t *first = calloc(n, sizeof *first); /* per updater: the first of its version */
     bool *gone = calloc(m->n, sizeof *gone);
@@ -608,8 +739,7 @@ static int cap_updaters(managed *m)
             free(t);
             goto out;
         }
-        fakeapi__fpset_free(m->v[b].set);
-        m->v[b].set = un;
+        entry_set(&m->v[b], un);
         free(m->v[b].time);
         m->v[b].time = t;
         gone[u[i]] = true;
@@ -636,11 +766,11 @@ static const char *sub_of(const fakeapi__ssa_opts *o)
  * write's version and subresource). 0, or -1 on ENOMEM.
  */
 static int record_update(const fakeapi__ssa_opts *o, managed *m, const json_t *a, const json_t *b,
-                         const char *manager)
+                         bool no_managed, const char *manager)
 {
     comparison r;
     conflicts cs;
-    if (compare_objects(o, a, b, &r) < 0)
+    if (compare_objects_part(o, a, b, no_managed, &r) < 0)
         return -1;
     long self = find_entry(m, manager, false, o->api_version, sub_of(o));
     int rc = move_ownership(m, self, &r, true, &cs);
@@ -648,30 +778,43 @@ static int record_update(const fakeapi__ssa_opts *o, managed *m, const json_t *a
     if (rc < 0)
         goto out;
     rc = -1;
-    fakeapi__fpset *prev = self >= 0 ? m->v[self].set : NULL;
-    fakeapi__fpset *keep = prev ? fakeapi__fpset_difference(prev, r.removed) : fakeapi__fpset_new();
-    fakeapi__fpset *u1 = keep ? fakeapi__fpset_union(keep, r.modified) : NULL;
-    fakeapi__fpset *now = u1 ? fakeapi__fpset_union(u1, r.added) : NULL;
-    fakeapi__fpset_free(keep);
-    fakeapi__fpset_free(u1);
-    if (!now)
-        goto out;
+    /* Its entry: what it had, less what went, with what it changed. */
     bool touched = !fakeapi__fpset_empty(r.modified) || !fakeapi__fpset_empty(r.added);
     if (self >= 0) {
-        fakeapi__fpset_free(m->v[self].set);
-        m->v[self].set = now;
+        mf_entry *e = &m->v[self];
+        /* Still undecoded: left so when its fields stay what they were. */
+        bool same = e->lazy && !fakeapi__fpset_meets_json(r.removed, e->fields) &&
+                    fakeapi__fpset_within_json(r.modified, e->fields) &&
+                    fakeapi__fpset_within_json(r.added, e->fields);
+        if (!same) {
+            if (!entry_fpset(e))
+                goto out;
+            bool ch = fakeapi__fpset_subtract(e->set, r.removed);
+            int arc = fakeapi__fpset_add(e->set, r.modified, &ch);
+            if (!arc)
+                arc = fakeapi__fpset_add(e->set, r.added, &ch);
+            if (ch || arc)
+                entry_dirty(e);
+            if (arc)
+                goto out;
+        }
         if (touched) {
             char *t = strdup(o->now);
             if (!t)
                 goto out;
-            free(m->v[self].time);
-            m->v[self].time = t;
+            free(e->time);
+            e->time = t;
         }
     } else if (touched) {
+        fakeapi__fpset *now = r.added;
+        bool ch = false;
+        r.added = NULL;
+        if (fakeapi__fpset_add(now, r.modified, &ch) < 0) {
+            fakeapi__fpset_free(now);
+            goto out;
+        }
         if (add_entry(m, manager, false, o->api_version, o->now, sub_of(o), now) < 0)
             goto out;
-    } else {
-        fakeapi__fpset_free(now);
     }
     rc = 0;
 out:
@@ -893,7 +1036,7 @@ static int apply_once(const fakeapi__ssa_opts *o, const json_t *live_s, const ma
     if (managed_copy(m, mm) < 0)
         return -1;
     if (!mm->n && live_s) {
-        if (record_update(o, mm, NULL, live_s, BEFORE_FIRST_APPLY) < 0 || strip_all(mm) < 0)
+        if (record_update(o, mm, NULL, live_s, false, BEFORE_FIRST_APPLY) < 0 || strip_all(mm) < 0)
             goto out;
     }
     json_t *empty = json_object();
@@ -904,7 +1047,8 @@ static int apply_once(const fakeapi__ssa_opts *o, const json_t *live_s, const ma
     long self = find_entry(mm, manager, true, o->api_version, sub);
     if (self >= 0) {
         last = mm->v[self].set;
-        mm->v[self].set = fakeapi__fpset_copy(cset);
+        mm->v[self].set = NULL;
+        entry_set(&mm->v[self], fakeapi__fpset_copy(cset));
         if (!mm->v[self].set)
             goto out;
         char *apiv = strdup(o->api_version);
@@ -990,7 +1134,7 @@ int fakeapi__ssa_apply(const fakeapi__ssa_opts *o, const json_t *live, const jso
     }
     if (live) {
         json_t *lmf = json_object_get(json_object_get(live, "metadata"), "managedFields");
-        if (managed_decode(lmf, &m, msg, sizeof msg) < 0)
+        if (managed_decode(lmf, &m, false, msg, sizeof msg) < 0)
             memset(&m, 0, sizeof m); /* an invalid list is reset */
         if (!(live_s = strip_managed(live)))
             goto oom;
@@ -1037,6 +1181,13 @@ done:
     return rc;
 }
 
+/* Whether obj's metadata holds managedFields and nothing else. */
+static bool managed_only(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    return json_object_size(meta) == 1 && json_object_get(meta, "managedFields");
+}
+
 int fakeapi__ssa_update(const fakeapi__ssa_opts *o, const json_t *live, json_t *next,
                         const char *manager)
 {
@@ -1049,20 +1200,27 @@ int fakeapi__ssa_update(const fakeapi__ssa_opts *o, const json_t *live, json_t *
     if (!*sub_of(o)) {
         if (is_reset(nmf)) {
             from_live = false;
-        } else if (nmf && managed_decode(nmf, &m, msg, sizeof msg) == 0 && m.n) {
+        } else if (nmf && managed_decode(nmf, &m, true, msg, sizeof msg) == 0 && m.n) {
             from_live = false;
         } else {
             managed_deinit(&m);
         }
     }
-    if (from_live && managed_decode(lmf, &m, msg, sizeof msg) < 0)
+    if (from_live && managed_decode(lmf, &m, true, msg, sizeof msg) < 0)
         memset(&m, 0, sizeof m);
-    json_t *a = live ? strip_managed_view(live) : NULL;
-    json_t *b = strip_managed_view(next);
+    /*
+     * The comparison leaves managedFields out; only where that would leave
+     * metadata empty does it take copies without them (an empty metadata
+     * compares as no metadata).
+     */
+    bool copies = managed_only(live) || managed_only(next);
+    json_t *a = live && copies ? strip_managed_view(live) : NULL;
+    json_t *b = copies ? strip_managed_view(next) : NULL;
     int rc = -1;
-    if ((live && !a) || !b)
+    if (copies && ((live && !a) || !b))
         goto out;
-    if (record_update(o, &m, a, b, manager) < 0 || strip_all(&m) < 0 || cap_updaters(&m) < 0)
+    if (record_update(o, &m, copies ? a : live, copies ? b : next, !copies, manager) < 0 ||
+        strip_all(&m) < 0 || cap_updaters(&m) < 0)
         goto out;
     rc = put_managed(next, &m);
 out:

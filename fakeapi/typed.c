@@ -206,7 +206,20 @@ typedef struct cmp {
     size_t n;
     fakeapi__fpset *added, *modified, *removed;
     int rc;
+    const fakeapi__typed_part *part; /* NULL: all of it */
 } cmp;
+
+/* Whether member k of the object at c->path is left out of the comparison. */
+static bool cmp_skips(const cmp *c, const char *k)
+{
+    const fakeapi__typed_part *p = c->part;
+    if (!p)
+        return false;
+    if (c->n == 0)
+        return (p->only && strcmp(k, p->only)) || (p->skip && !strcmp(k, p->skip));
+    return c->n == 1 && p->no_managed && c->path[0].kind == FAKEAPI__PE_FIELD &&
+           !strcmp(c->path[0].name, "metadata") && !strcmp(k, "managedFields");
+}
 
 static void cmp_insert(cmp *c, fakeapi__fpset *s)
 {
@@ -278,7 +291,8 @@ static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const jso
 {
     if ((!a && !b) || c->rc)
         return;
-    if (a && b && json_equal((json_t *)a, (json_t *)b))
+    /* (A part of the root is compared whether or not the rest differs.) */
+    if (a && b && !(c->part && c->n == 0) && json_equal((json_t *)a, (json_t *)b))
         return;
     fakeapi__fpnode node;
     fakeapi__fptype_describe(t, b ? b : a, &node);
@@ -315,6 +329,8 @@ static void compare(cmp *c, const fakeapi__fptype *t, const json_t *a, const jso
             json_object_foreach((json_t *)o, k, v)
             {
                 if (side && a && json_object_get(a, k))
+                    continue;
+                if (cmp_skips(c, k))
                     continue;
                 if (c->n >= MAX_DEPTH)
                     break;
@@ -391,9 +407,20 @@ int fakeapi__typed_compare(const fakeapi__fptype *t, const json_t *a, const json
                            fakeapi__fpset **added, fakeapi__fpset **modified,
                            fakeapi__fpset **removed)
 {
-    cmp *c = calloc(1, sizeof *c);
+    return fakeapi__typed_compare_part(t, a, b, NULL, added, modified, removed);
+}
+
+int fakeapi__typed_compare_part(const fakeapi__fptype *t, const json_t *a, const json_t *b,
+                                const fakeapi__typed_part *part, fakeapi__fpset **added,
+                                fakeapi__fpset **modified, fakeapi__fpset **removed)
+{
+    /* The path buffer needs no clearing: entries are set as they are used. */
+    cmp *c = malloc(sizeof *c);
     if (!c)
         return -1;
+    c->n = 0;
+    c->rc = 0;
+    c->part = part;
     c->added = fakeapi__fpset_new();
     c->modified = fakeapi__fpset_new();
     c->removed = fakeapi__fpset_new();

@@ -32,6 +32,22 @@ int fakeapi__typed_compare(const fakeapi__fptype *t, const json_t *a, const json
                            fakeapi__fpset **added, fakeapi__fpset **modified,
                            fakeapi__fpset **removed);
 
+/*
+ * As fakeapi__typed_compare, on a part of the objects: with only set, the
+ * root member of that name alone; with skip set, every root member but it;
+ * with no_managed, not metadata.managedFields either (as if neither object
+ * had it). The sets hold what the whole comparison holds there.
+ */
+typedef struct fakeapi__typed_part {
+    const char *only;
+    const char *skip;
+    bool no_managed;
+} fakeapi__typed_part;
+
+int fakeapi__typed_compare_part(const fakeapi__fptype *t, const json_t *a, const json_t *b,
+                                const fakeapi__typed_part *part, fakeapi__fpset **added,
+                                fakeapi__fpset **modified, fakeapi__fpset **removed);
+
 /* Remove from v, in place, every member path of s (with what is below it). */
 void fakeapi__typed_remove(const fakeapi__fptype *t, json_t *v, const fakeapi__fpset *s);
 

@@ -598,6 +598,23 @@ static void binding_conflict(fakeapi__ctx *c, const char *name, const char *fmt,
                         "Operation cannot be fulfilled on pods/binding \"%s\": %s", name, why);
 }
 
+/*
+ * parent[key] as a container of parent's own (parent is one already): a
+ * shallow copy of the object (or array) there, put in its place, or a new
+ * empty one when there is none. What is inside stays shared: change only
+ * the members themselves. NULL on ENOMEM.
+ */
+static json_t *own_member(json_t *parent, const char *key, bool array)
+{
+    json_t *v = json_object_get(parent, key);
+    json_t *own = (array ? json_is_array(v) : json_is_object(v)) ? json_copy(v)
+                  : array                                        ? json_array()
+                                                                 : json_object();
+    if (!own || json_object_set_new(parent, key, own) < 0)
+        return NULL;
+    return own;
+}
+
 /* Set spec.nodeName and the PodScheduled condition on the pod named name. */
 static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
 {
@@ -626,7 +643,8 @@ static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
         fakeapi__storage_error(c);
         goto out;
     }
-    int rc = fakeapi__store_get(c->srv->store, "/pods", c->ns, name, &cur);
+    /* Read only: the new state shares what it does not change with it. */
+    int rc = fakeapi__store_get_shared(c->srv->store, "/pods", c->ns, name, &cur);
     const char *uid = fakeapi__meta_str(binding, "uid");
     const char *rv = fakeapi__meta_str(binding, "resourceVersion");
     const char *bound = cur ? jstr(json_object_get(cur, "spec"), "nodeName") : NULL;
@@ -653,38 +671,48 @@ static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
         binding_conflict(c, name,
                          "the object has been modified; please apply your changes to "
                          "the latest version and try again");
-    } else if (!(next = json_deep_copy(cur))) {
+    } else if (!(next = json_copy(cur))) {
         fakeapi__storage_error(c);
     } else {
-        json_t *spec = json_object_get(next, "spec");
-        if (!json_is_object(spec))
-            json_object_set_new(next, "spec", spec = json_object());
+        /* Every container changed below is next's own copy first. */
+        json_t *spec = own_member(next, "spec", false);
+        json_t *meta = own_member(next, "metadata", false);
+        json_t *st = own_member(next, "status", false);
+        json_t *conds = st ? own_member(st, "conditions", true) : NULL;
+        if (!spec || !meta || !conds) {
+            fakeapi__storage_error(c);
+            goto abort;
+        }
         json_object_set_new(spec, "nodeName", json_string(node));
         const char *k;
-        json_t *v;
-        json_t *meta = fakeapi__meta(next);
+        json_t *v, *ann = NULL;
         json_object_foreach(json_object_get(json_object_get(binding, "metadata"), "annotations"), k,
                             v)
         {
-            json_t *ann = json_object_get(meta, "annotations");
-            if (!json_is_object(ann))
-                json_object_set_new(meta, "annotations", ann = json_object());
+            if (!ann && !(ann = own_member(meta, "annotations", false))) {
+                fakeapi__storage_error(c);
+                goto abort;
+            }
             json_object_set(ann, k, v);
         }
-        json_t *st = json_object_get(next, "status");
-        if (!json_is_object(st))
-            json_object_set_new(next, "status", st = json_object());
-        json_t *conds = json_object_get(st, "conditions"), *cond = NULL, *x;
-        if (!json_is_array(conds))
-            json_object_set_new(st, "conditions", conds = json_array());
-        size_t i;
+        json_t *cond = NULL, *x;
+        size_t i, at = 0;
         json_array_foreach(conds, i, x)
         {
-            if (jstr(x, "type") && !strcmp(jstr(x, "type"), "PodScheduled"))
+            if (jstr(x, "type") && !strcmp(jstr(x, "type"), "PodScheduled")) {
                 cond = x;
+                at = i;
+            }
         }
-        if (!cond)
+        if (cond) {
+            cond = json_copy(cond);
+            if (!cond || json_array_set_new(conds, at, cond) < 0) {
+                fakeapi__storage_error(c);
+                goto abort;
+            }
+        } else {
             json_array_append_new(conds, cond = json_pack("{s:s}", "type", "PodScheduled"));
+        }
         char now[40];
         fakeapi__fmt_time(fakeapi__srv_now(c->srv), now, sizeof now);
         if (!jstr(cond, "status") || strcmp(jstr(cond, "status"), "True"))
@@ -707,6 +735,7 @@ static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
             goto out;
         }
     }
+abort:
     fakeapi__txn_abort(&t);
 out:
     json_decref(cur);

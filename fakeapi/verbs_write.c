@@ -3,6 +3,7 @@
  * they share: type and name checks, metadata stamping, generation, finalizer
  * rules, CRD schemas, status/spec separation.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1114,10 +1115,52 @@ static void keep_server_fields(json_t *next, const json_t *cur)
     }
 }
 
-/* A copy of obj's members in their order, but for those named skip or
+/*
+ * Whether a and b are the same JSON written the same way: equal values,
+ * object members in the same order (json_equal ignores the order).
+ */
+static bool same_text(const json_t *a, const json_t *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || json_typeof(a) != json_typeof(b))
+        return false;
+    if (json_is_object(a)) {
+        if (json_object_size(a) != json_object_size(b))
+            return false;
+        void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+        for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                         ib = json_object_iter_next((json_t *)b, ib)) {
+            if (strcmp(json_object_iter_key(ia), json_object_iter_key(ib)) ||
+                !same_text(json_object_iter_value(ia), json_object_iter_value(ib)))
+                return false;
+        }
+        return !ia && !ib;
+    }
+    if (json_is_array(a)) {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!same_text(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    if (json_is_real(a)) /* 0.0 and -0.0 are equal but written apart */
+        return json_real_value(a) == json_real_value(b) &&
+               signbit(json_real_value(a)) == signbit(json_real_value(b));
+    return json_equal((json_t *)a, (json_t *)b);
+}
+
+/*
+ * A copy of obj's members in their order, but for those named skip or
  * skip2 (NULL: none), whose values are shared instead (the caller replaces
- * or drops them). NULL when out of memory. */
-static json_t *copy_but(const json_t *obj, const char *skip, const char *skip2)
+ * or drops them). A member whose value mine (an object of the caller's own
+ * that shares nothing with obj; NULL: none) has written the same way is
+ * taken from mine instead of copied: a client writing /status sends back
+ * the rest of the object as it read it. NULL when out of memory.
+ */
+static json_t *copy_but(const json_t *obj, const char *skip, const char *skip2, const json_t *mine)
 {
     json_t *out = json_object();
     const char *k;
@@ -1125,7 +1168,10 @@ static json_t *copy_but(const json_t *obj, const char *skip, const char *skip2)
     json_object_foreach((json_t *)obj, k, v)
     {
         bool share = (skip && !strcmp(k, skip)) || (skip2 && !strcmp(k, skip2));
-        json_t *nv = share ? json_incref(v) : json_deep_copy(v);
+        json_t *own = share ? NULL : json_object_get(mine, k);
+        json_t *nv = share                           ? json_incref(v)
+                     : own != v && same_text(v, own) ? json_incref(own)
+                                                     : json_deep_copy(v);
         if (!out || !nv || json_object_set_new(out, k, nv) < 0) {
             json_decref(nv);
             json_decref(out);
@@ -1137,14 +1183,44 @@ static json_t *copy_but(const json_t *obj, const char *skip, const char *skip2)
 
 /* The state a /status write starts from: cur copied but for its status
  * and, when the write's ownership is recorded (record_managed replaces it
- * in every case), its managedFields: both only shared until replaced. */
-static json_t *status_base(const fakeapi__ctx *c, const json_t *cur)
+ * in every case), its managedFields: both only shared until replaced. What
+ * the body of a PUT (next: the decoded body, sharing nothing with cur) has
+ * the same as cur is taken from it instead. */
+/* Whether objects a and b have the same members in the same order, written
+ * the same way but for the values of skip and skip2 (NULL: none). */
+static bool same_members(const json_t *a, const json_t *b, const char *skip, const char *skip2)
+{
+    if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia && ib;
+         ia = json_object_iter_next((json_t *)a, ia), ib = json_object_iter_next((json_t *)b, ib)) {
+        const char *k = json_object_iter_key(ia);
+        if (strcmp(k, json_object_iter_key(ib)))
+            return false;
+        if ((skip && !strcmp(k, skip)) || (skip2 && !strcmp(k, skip2)))
+            continue;
+        json_t *va = json_object_iter_value(ia), *vb = json_object_iter_value(ib);
+        if (va == vb || !same_text(va, vb))
+            return false;
+    }
+    return !ia && !ib;
+}
+
+static json_t *status_base(const fakeapi__ctx *c, const json_t *cur, const json_t *next)
 {
     const json_t *meta = json_object_get(cur, "metadata");
+    /* The body is cur but for its status and managedFields (a client
+     * sending back what it read): it is the base itself. */
+    if (next && json_is_object(meta) && same_members(cur, next, "status", "metadata") &&
+        same_members(meta, json_object_get(next, "metadata"), "managedFields", NULL))
+        return json_incref((json_t *)next);
     if (!json_is_object(meta))
-        return copy_but(cur, "status", NULL);
-    json_t *out = copy_but(cur, "status", "metadata");
-    json_t *m = out ? copy_but(meta, is_apply(c) ? NULL : "managedFields", NULL) : NULL;
+        return copy_but(cur, "status", NULL, next);
+    json_t *out = copy_but(cur, "status", "metadata", next);
+    json_t *m = out ? copy_but(meta, is_apply(c) ? NULL : "managedFields", NULL,
+                               json_object_get(next, "metadata"))
+                    : NULL;
     if (!m || json_object_set_new(out, "metadata", m) < 0) {
         json_decref(out);
         return NULL;
@@ -1157,7 +1233,7 @@ static json_t *scope_write(const fakeapi__ctx *c, const json_t *cur, json_t *nex
 {
     if (sub && !strcmp(sub, "status")) {
         /* Only status changes (and, as the API server allows, nothing else). */
-        json_t *out = status_base(c, cur);
+        json_t *out = status_base(c, cur, strcmp(c->req->method, "PUT") ? NULL : next);
         json_t *st = json_object_get(next, "status");
         if (out && st)
             json_object_set(out, "status", st);

@@ -214,6 +214,89 @@ static json_t *entry_of(const json_t *obj, const char *manager)
 /* A /status write copies the object but for status and managedFields:
  * members keep their places, the other managers' entries stay as they
  * were. */
+/* obj's members in the opposite order (values shared). */
+static json_t *reversed(const json_t *obj)
+{
+    const char *keys[64];
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        cr_assert_lt(n, 64);
+        keys[n++] = k;
+    }
+    json_t *out = json_object();
+    while (n-- > 0)
+        json_object_set(out, keys[n], json_object_get(obj, keys[n]));
+    return out;
+}
+
+static json_t *put_status(const json_t *body)
+{
+    char *text = json_dumps(body, JSON_COMPACT);
+    cr_assert(text);
+    json_t *s = req(200, "PUT", DP "/status", text);
+    free(text);
+    return s;
+}
+
+/*
+ * A client sending back the whole object it read, as it read it or in
+ * another order: only status changes, the stored members keep their order.
+ */
+Test(subresources, status_put_of_the_whole_object)
+{
+    json_decref(mk_deploy());
+    json_t *d = req(200, "GET", DP, NULL);
+    json_t *body = json_deep_copy(d);
+    json_object_set_new(body, "status", json_pack("{s:i}", "replicas", 1));
+    json_t *s = put_status(body);
+    json_decref(body);
+    cr_assert_eq(jint(s, "status.replicas"), 1);
+    cr_assert(json_equal(jget(s, "spec"), jget(d, "spec")));
+    char *top = member_names(s), *meta = member_names(jget(s, "metadata"));
+
+    /* As read, status changed. */
+    body = json_deep_copy(s);
+    json_object_set_new(json_object_get(body, "status"), "readyReplicas", json_integer(1));
+    json_t *s2 = put_status(body);
+    json_decref(body);
+    cr_assert_eq(jint(s2, "status.readyReplicas"), 1);
+    char *top2 = member_names(s2), *meta2 = member_names(jget(s2, "metadata"));
+    cr_assert_str_eq(top2, top);
+    cr_assert_str_eq(meta2, meta);
+    cr_assert(json_equal(jget(s2, "spec"), jget(d, "spec")));
+    free(top2);
+    free(meta2);
+
+    /* In another order, with another spec: the stored spec and order stay. */
+    body = reversed(s2);
+    json_object_set_new(body, "metadata", reversed(jget(s2, "metadata")));
+    json_object_set_new(body, "spec", json_pack("{s:i}", "replicas", 7));
+    json_object_set_new(body, "status", json_pack("{s:i}", "replicas", 2));
+    json_t *s3 = put_status(body);
+    json_decref(body);
+    cr_assert_eq(jint(s3, "status.replicas"), 2);
+    cr_assert_eq(jint(s3, "spec.replicas"), 1);
+    cr_assert(json_equal(jget(s3, "spec"), jget(d, "spec")));
+    top2 = member_names(s3);
+    meta2 = member_names(jget(s3, "metadata"));
+    cr_assert_str_eq(top2, top);
+    cr_assert_str_eq(meta2, meta);
+    json_t *g = req(200, "GET", DP, NULL);
+    cr_assert(json_equal(g, s3));
+    json_decref(g);
+    free(top);
+    free(meta);
+    free(top2);
+    free(meta2);
+    json_decref(s3);
+    json_decref(s2);
+    json_decref(s);
+    json_decref(d);
+}
+
 Test(subresources, status_write_keeps_order_and_other_managers)
 {
     json_decref(mk_deploy());

@@ -154,6 +154,115 @@ Test(fieldpath, set_algebra)
     fakeapi__fpset_free(b);
 }
 
+/* The in-place operations give what the copying ones give, and say when s changed. */
+Test(fieldpath, in_place_algebra_matches_copies)
+{
+    static const char *const sets[] = {
+        "{}",
+        "{\"f:data\":{\"f:a\":{},\"f:b\":{}},\"f:x\":{}}",
+        "{\"f:data\":{\"f:b\":{},\"f:c\":{}},\"f:y\":{}}",
+        "{\"f:data\":{}}",
+        "{\"f:m\":{\".\":{},\"f:k\":{}}}",
+        "{\"f:m\":{}}",
+        "{\"f:m\":{\"f:k\":{},\"f:l\":{\"f:z\":{}}}}",
+        "{\"f:spec\":{\"f:ports\":{\"k:{\\\"port\\\":80}\":{\".\":{},\"f:port\":{}},"
+        "\"k:{\\\"port\\\":443}\":{}}},\"i:0\":{}}",
+        "{\"f:spec\":{\"f:ports\":{\"k:{\\\"port\\\":80}\":{\"f:name\":{}}}},\"v:1\":{}}",
+    };
+    size_t n = sizeof sets / sizeof sets[0];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            fakeapi__fpset *a = set_of(sets[i]), *b = set_of(sets[j]);
+            fakeapi__fpset *d = fakeapi__fpset_difference(a, b);
+            fakeapi__fpset *u = fakeapi__fpset_union(a, b);
+            fakeapi__fpset *s = fakeapi__fpset_copy(a);
+            bool changed = fakeapi__fpset_subtract(s, b);
+            cr_assert(fakeapi__fpset_equal(s, d), "%s - %s", sets[i], sets[j]);
+            cr_assert_eq(changed, !fakeapi__fpset_equal(a, d), "%s - %s", sets[i], sets[j]);
+            char *want = fakeapi__fpset_to_text(d), *got = fakeapi__fpset_to_text(s);
+            cr_assert_str_eq(got, want);
+            free(want);
+            free(got);
+            fakeapi__fpset_free(s);
+            s = fakeapi__fpset_copy(a);
+            changed = false;
+            cr_assert_eq(fakeapi__fpset_add(s, b, &changed), 0);
+            cr_assert(fakeapi__fpset_equal(s, u), "%s + %s", sets[i], sets[j]);
+            cr_assert_eq(changed, !fakeapi__fpset_equal(a, u), "%s + %s", sets[i], sets[j]);
+            fakeapi__fpset_free(s);
+            fakeapi__fpset_free(d);
+            fakeapi__fpset_free(u);
+            fakeapi__fpset_free(a);
+            fakeapi__fpset_free(b);
+        }
+    }
+}
+
+Test(fieldpath, remove_takes_one_member_path_out)
+{
+    fakeapi__fpset *s = set_of("{\"f:metadata\":{\".\":{},\"f:labels\":{\"f:a\":{}},\"f:name\":{}},"
+                               "\"f:spec\":{}}");
+    fakeapi__pe p[2] = {{.kind = FAKEAPI__PE_FIELD, .name = (char *)"metadata"},
+                        {.kind = FAKEAPI__PE_FIELD, .name = (char *)"name"}};
+    cr_assert(fakeapi__fpset_remove(s, p, 2));
+    cr_assert(!fakeapi__fpset_remove(s, p, 2)); /* gone already */
+    cr_assert(fakeapi__fpset_remove(s, p, 1));  /* the member, not what is below it */
+    assert_text(s, "{\"f:metadata\":{\"f:labels\":{\"f:a\":{}}},\"f:spec\":{}}");
+    p[1].name = (char *)"labels"; /* a parent that is no member */
+    cr_assert(!fakeapi__fpset_remove(s, p, 2));
+    fakeapi__pe q[3] = {p[0], p[1], {.kind = FAKEAPI__PE_FIELD, .name = (char *)"a"}};
+    cr_assert(fakeapi__fpset_remove(s, q, 3)); /* the empty parents go with it */
+    assert_text(s, "{\"f:spec\":{}}");
+    fakeapi__fpset_free(s);
+}
+
+/* Canonical: fieldsV1 exactly as the set would be written again. */
+Test(fieldpath, canonical_fieldsv1_is_recognised)
+{
+    static const struct {
+        const char *text;
+        bool canonical;
+    } cases[] = {
+        {"{}", true},
+        {"{\"f:data\":{\"f:a\":{},\"f:b\":{}}}", true},
+        {"{\"f:m\":{\".\":{},\"f:k\":{}}}", true},
+        {"{\"f:ports\":{\"k:{\\\"containerPort\\\":80,\\\"protocol\\\":\\\"TCP\\\"}\":{}}}", true},
+        {"{\"f:x\":{\"i:0\":{},\"i:2\":{}},\"f:y\":{\"v:\\\"a\\\"\":{}}}", true},
+        {"{\"f:x\":{\"i:2\":{},\"i:0\":{}}}", false},         /* order */
+        {"{\"f:data\":{\"f:b\":{},\"f:a\":{}}}", false},      /* order */
+        {"{\"f:m\":{\"f:k\":{},\".\":{}}}", false},           /* "." last */
+        {"{\"f:m\":{\".\":{}}}", false},                      /* "." alone */
+        {"{\"f:m\":{\".\":{\"f:z\":{}},\"f:k\":{}}}", false}, /* "." not {} */
+        {"{\".\":{},\"f:a\":{}}", false},                     /* at the top */
+        {"{\"k:{\\\"protocol\\\":\\\"TCP\\\",\\\"containerPort\\\":80}\":{}}", false},
+        {"{\"k:{\\\"port\\\": 80}\":{}}", false}, /* spacing */
+        {"{\"i:01\":{}}", false},
+        {"{\"v:1e0\":{}}", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *j = parse(cases[i].text);
+        fakeapi__fpset *s = NULL;
+        bool canon = !cases[i].canonical;
+        char err[256];
+        cr_assert_eq(fakeapi__fpset_from_json_canon(j, &s, &canon, err, sizeof err), 0, "%s: %s",
+                     cases[i].text, err);
+        cr_assert_eq(canon, cases[i].canonical, "%s", cases[i].text);
+        /* Whatever the spelling, the set is the one the plain decoder gives. */
+        fakeapi__fpset *plain = NULL;
+        cr_assert_eq(fakeapi__fpset_from_json(j, &plain, err, sizeof err), 0);
+        cr_assert(fakeapi__fpset_equal(s, plain), "%s", cases[i].text);
+        char *text = fakeapi__fpset_to_text(s);
+        if (cases[i].canonical)
+            cr_assert_str_eq(text, cases[i].text);
+        else
+            cr_assert_str_neq(text, cases[i].text);
+        free(text);
+        fakeapi__fpset_free(plain);
+        fakeapi__fpset_free(s);
+        json_decref(j);
+    }
+}
+
 static int collect(const fakeapi__pe *path, size_t n, void *ud)
 {
     fakeapi__strbuf *b = ud;

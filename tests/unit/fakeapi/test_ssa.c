@@ -252,6 +252,111 @@ Test(ssa, managed_fields_reset_and_invalid)
     json_decref(live);
 }
 
+/* The managedFields text of obj, compact. */
+static char *mf_text(const json_t *obj)
+{
+    return json_dumps(json_object_get(json_object_get(obj, "metadata"), "managedFields"),
+                      JSON_COMPACT);
+}
+
+/*
+ * An update keeps the entries it does not change as they were written (the
+ * same JSON, not just equal), takes its own entry's new time, and writes
+ * anything stored in another spelling as it always writes it.
+ */
+Test(ssa, unchanged_entries_are_kept_and_others_written_again)
+{
+    fakeapi__ssa_opts o = opts_for("k8s.io.api.apps.v1.Deployment", "apps/v1");
+    o.scope = FAKEAPI__SSA_STATUS_ONLY;
+    o.subresource = "status";
+    json_t *live =
+        J("{\"metadata\":{\"name\":\"d\",\"managedFields\":["
+          "{\"manager\":\"alice\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+          "\"2026-12-03T07:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:"
+          "replicas\":{}}}},"
+          "{\"manager\":\"ctrl\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+          "\"2026-12-03T07:30:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{\"f:"
+          "replicas\":{}}},\"subresource\":\"status\"}]},"
+          "\"spec\":{\"replicas\":2},\"status\":{\"replicas\":1}}");
+    json_t *next = json_deep_copy(live);
+    json_object_set_new(json_object_get(next, "status"), "replicas", json_integer(2));
+    cr_assert_eq(fakeapi__ssa_update(&o, live, next, "ctrl"), 0);
+    const json_t *lmf = json_object_get(json_object_get(live, "metadata"), "managedFields");
+    const json_t *nmf = json_object_get(json_object_get(next, "metadata"), "managedFields");
+    /* alice's entry is the stored one; ctrl's keeps its fieldsV1 with the new time. */
+    cr_assert_eq(json_array_get(nmf, 0), json_array_get(lmf, 0));
+    cr_assert_eq(json_object_get(json_array_get(nmf, 1), "fieldsV1"),
+                 json_object_get(json_array_get(lmf, 1), "fieldsV1"));
+    char *text = mf_text(next);
+    cr_assert_str_eq(
+        text,
+        "[{\"manager\":\"alice\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+        "\"2026-12-03T07:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:"
+        "replicas\":{}}}},"
+        "{\"manager\":\"ctrl\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+        "\"" NOW "\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{\"f:"
+        "replicas\":{}}},\"subresource\":\"status\"}]");
+    free(text);
+    json_decref(next);
+
+    /* Stored in another order and spelling: written again as always. */
+    json_t *odd =
+        J("{\"metadata\":{\"name\":\"d\",\"managedFields\":["
+          "{\"operation\":\"Update\",\"manager\":\"alice\",\"apiVersion\":\"apps/v1\",\"time\":"
+          "\"2026-12-03T07:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:"
+          "replicas\":{}}}},"
+          "{\"manager\":\"bob\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+          "\"2026-12-03T07:10:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{\"f:"
+          "x\":{},\"f:b\":{\".\":{}}}},\"subresource\":\"status\"}]},"
+          "\"spec\":{\"replicas\":2},\"status\":{\"replicas\":1,\"b\":{},\"x\":1}}");
+    next = json_deep_copy(odd);
+    json_object_set_new(json_object_get(next, "status"), "replicas", json_integer(3));
+    cr_assert_eq(fakeapi__ssa_update(&o, odd, next, "ctrl"), 0);
+    text = mf_text(next);
+    cr_assert_str_eq(
+        text,
+        "[{\"manager\":\"alice\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+        "\"2026-12-03T07:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:"
+        "replicas\":{}}}},"
+        "{\"manager\":\"bob\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+        "\"2026-12-03T07:10:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{\"f:"
+        "b\":{},\"f:x\":{}}},\"subresource\":\"status\"},"
+        "{\"manager\":\"ctrl\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\",\"time\":"
+        "\"" NOW "\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{\"f:"
+        "replicas\":{}}},\"subresource\":\"status\"}]");
+    free(text);
+    json_decref(next);
+    json_decref(odd);
+
+    /* Taking a field over and strip-meta change entries kept as written too. */
+    json_t *other = J("{\"metadata\":{\"name\":\"d\",\"managedFields\":["
+                      "{\"manager\":\"bob\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                      "\"time\":\"2026-12-03T07:10:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                      "\"f:metadata\":{\"f:name\":{}},\"f:spec\":{\"f:replicas\":{}}}},"
+                      "{\"manager\":\"carol\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                      "\"time\":\"2026-12-03T07:20:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                      "\"f:status\":{\".\":{},\"f:replicas\":{}}},\"subresource\":\"status\"}]},"
+                      "\"spec\":{\"replicas\":2},\"status\":{\"replicas\":1}}");
+    next = json_deep_copy(other);
+    json_object_set_new(json_object_get(next, "status"), "replicas", json_integer(4));
+    cr_assert_eq(fakeapi__ssa_update(&o, other, next, "ctrl"), 0);
+    text = mf_text(next);
+    cr_assert_str_eq(text,
+                     "[{\"manager\":\"bob\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                     "\"time\":\"2026-12-03T07:10:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                     "\"f:spec\":{\"f:replicas\":{}}}},"
+                     "{\"manager\":\"carol\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                     "\"time\":\"2026-12-03T07:20:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                     "\"f:status\":{}},\"subresource\":\"status\"},"
+                     "{\"manager\":\"ctrl\",\"operation\":\"Update\",\"apiVersion\":\"apps/v1\","
+                     "\"time\":\"" NOW "\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{"
+                     "\"f:replicas\":{}}},\"subresource\":\"status\"}]");
+    free(text);
+    json_decref(next);
+    json_decref(other);
+    json_decref(live);
+}
+
 Test(ssa, bad_configurations)
 {
     fakeapi__ssa_opts o = cm();
