@@ -19,7 +19,10 @@
  * by get, list and by_index are new and the caller's own - change them
  * freely, json_decref them when done; they never change with the cache.
  * A read costs about 1-3 us per KB of object. Objects passed to handlers
- * are borrowed for the call: read-only; json_deep_copy to keep one.
+ * are borrowed for the call: read-only; json_deep_copy to keep one. (The
+ * cache keeps the objects of recent watch events as they came, within a
+ * budget, for the next event's old object: handlers must never change
+ * them.)
  *
  * Threads: each informer runs one thread (list/watch and handler dispatch);
  * a namespaced kind in a cache scoped to N namespaces runs one per
