@@ -579,19 +579,6 @@ int ctrl__store_get(ctrl__store *s, const char *key, json_t **out)
     return 0;
 }
 
-int ctrl__store_get_shared(ctrl__store *s, const char *key, json_t **out)
-{
-    json_t *obj = NULL;
-    json_t *rec = peek_object(s, key, true, &obj);
-    json_decref(rec);
-    if (!rec)
-        return CTRL_ERR_NOT_FOUND;
-    if (!obj)
-        return CTRL_ERR_NOMEM;
-    *out = obj;
-    return 0;
-}
-
 bool ctrl__store_has_rv(ctrl__store *s, const char *key, const char *rv)
 {
     if (!rv || !*rv)
@@ -639,6 +626,26 @@ static json_t *shared_tree(ctrl__store *s, const char *key, const json_t *rec)
     json_incref(tree);
     pthread_mutex_unlock(&s->tmu);
     return tree;
+}
+
+int ctrl__store_get_shared(ctrl__store *s, const char *key, bool keep, json_t **out)
+{
+    json_t *obj = NULL, *rec;
+    if (keep) {
+        pthread_rwlock_rdlock(&s->lock);
+        rec = json_object_get(s->objects, key);
+        obj = rec ? shared_tree(s, key, rec) : NULL;
+        pthread_rwlock_unlock(&s->lock);
+    } else {
+        rec = peek_object(s, key, true, &obj);
+        json_decref(rec); /* only its presence is asked */
+    }
+    if (!rec)
+        return CTRL_ERR_NOT_FOUND;
+    if (!obj)
+        return CTRL_ERR_NOMEM;
+    *out = obj;
+    return 0;
 }
 
 static void release(hit *v, size_t n)

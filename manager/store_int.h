@@ -86,8 +86,10 @@ int ctrl__store_add_index(ctrl__store *s, const char *name, ctrl_index_fn fn, vo
 int ctrl__store_get(ctrl__store *s, const char *key, json_t **out);
 /* get_shared: as get, but *out (a reference of the caller's) is READ-ONLY:
  * the object the store keeps for key when there is one (see put), else
- * one unpacked for the caller. For handing objects to handlers. */
-int ctrl__store_get_shared(ctrl__store *s, const char *key, json_t **out);
+ * one unpacked - with keep, kept as by_index_shared keeps its objects
+ * (ctrl_informer_get_shared); without, for this caller only (handing
+ * objects to handlers: a resync would otherwise keep every object). */
+int ctrl__store_get_shared(ctrl__store *s, const char *key, bool keep, json_t **out);
 bool ctrl__store_has_rv(ctrl__store *s, const char *key, const char *rv);
 int ctrl__store_list(ctrl__store *s, const char *ns, const ctrl__selector *sel, json_t **out);
 int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, json_t **out);

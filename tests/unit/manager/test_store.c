@@ -46,9 +46,13 @@ Test(store, kept_objects)
     cr_assert(json_equal(got, v1));
     json_object_set_new(got, "changed", json_true()); /* the caller's own */
     json_decref(got);
-    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", &shared), 0);
+    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", false, &shared), 0);
     cr_assert_eq(shared, v1, "the kept object itself");
     json_decref(shared);
+    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", true, &shared), 0);
+    cr_assert_eq(shared, v1);
+    json_decref(shared);
+    cr_assert_eq(ctrl__store_get_shared(s, "ns/b", true, &shared), CTRL_ERR_NOT_FOUND);
     json_t *arr = NULL;
     cr_assert_eq(ctrl__store_by_index_shared(s, "tier", "web", &arr), 0);
     cr_assert_eq(json_array_size(arr), 1);
@@ -75,9 +79,20 @@ Test(store, kept_objects)
     cr_assert_eq(ctrl__store_put(s, "ns/a", v3, false, &old), 0);
     cr_assert_eq(old, v2);
     json_decref(old);
-    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", &shared), 0);
+    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", false, &shared), 0);
     cr_assert_neq(shared, v3);
     cr_assert(json_equal(shared, v3));
+    json_t *again = NULL;
+    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", false, &again), 0);
+    cr_assert_neq(again, shared, "without keep: unpacked for each caller");
+    json_decref(again);
+    json_decref(shared);
+    /* With keep, unpacked once and shared while unchanged. */
+    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", true, &shared), 0);
+    cr_assert(json_equal(shared, v3));
+    cr_assert_eq(ctrl__store_get_shared(s, "ns/a", true, &again), 0);
+    cr_assert_eq(again, shared);
+    json_decref(again);
     json_decref(shared);
     cr_assert_eq(ctrl__store_remove(s, "ns/a", &old), 0);
     cr_assert(json_equal(old, v3));
