@@ -255,6 +255,13 @@ static int cache_get(void *ud, const char *api_version, const char *kind, const 
     return inf ? ctrl_informer_get(inf, ns ? ns : "", name, out) : 1;
 }
 
+static int cache_get_shared(void *ud, const char *api_version, const char *kind, const char *ns,
+                            const char *name, json_t **out)
+{
+    ctrl_informer *inf = synced_informer(ud, api_version, kind);
+    return inf ? ctrl_informer_get_shared(inf, ns ? ns : "", name, out) : 1;
+}
+
 static int cache_list(void *ud, const char *api_version, const char *kind, const char *ns,
                       const char *label_selector, json_t **items)
 {
@@ -308,8 +315,10 @@ int ctrl_builder_complete(ctrl_builder *b, ctrl_reconcile_fn fn, void *user)
         goto out;
     /* Reads of the kinds the cache holds come from it (controller-runtime's
      * default client); the api_reader stays live. */
-    ctrl_client_set_reader(client,
-                           &(ctrl_reader){.get = cache_get, .list = cache_list, .ud = cache});
+    ctrl_client_set_reader(client, &(ctrl_reader){.get = cache_get,
+                                                  .list = cache_list,
+                                                  .ud = cache,
+                                                  .get_shared = cache_get_shared});
 
     /* Resolve every informer first: nothing is registered until all exist. */
     rc = ctrl_cache_informer(cache, b->api_version, b->kind, NULL, &plans[0].inf, NULL);

@@ -319,13 +319,16 @@ static int call_obj(ctrl_client *c, const char *method, const char *path, const 
 
 /* ---- reads ---- */
 
-int ctrl_client_get(ctrl_client *c, const char *api_version, const char *kind, const char *ns,
-                    const char *name, json_t **out, ctrl_error *err)
+/* A get, from the reader (get_shared: read-only callers) or the server. */
+static int get(ctrl_client *c, const char *api_version, const char *kind, const char *ns,
+               const char *name, bool shared, json_t **out, ctrl_error *err)
 {
     if (!c || !name || !out)
         return ctrl__error_set(err, CTRL_ERR_ARG, "client, name and out are required");
-    if (c->reader.get) {
-        int rc = c->reader.get(c->reader.ud, api_version, kind, ns, name, out);
+    int (*fn)(void *, const char *, const char *, const char *, const char *, json_t **) =
+        shared && c->reader.get_shared ? c->reader.get_shared : c->reader.get;
+    if (fn) {
+        int rc = fn(c->reader.ud, api_version, kind, ns, name, out);
         if (rc == CTRL_ERR_NOT_FOUND)
             return ctrl__error_set(err, CTRL_ERR_NOT_FOUND, "%s \"%s\" not found (cache)",
                                    kind ? kind : "", name);
@@ -339,6 +342,18 @@ int ctrl_client_get(ctrl_client *c, const char *api_version, const char *kind, c
         rc = call_obj(c, "GET", b.p, NULL, NULL, true, out, err);
     free(b.p);
     return rc;
+}
+
+int ctrl_client_get(ctrl_client *c, const char *api_version, const char *kind, const char *ns,
+                    const char *name, json_t **out, ctrl_error *err)
+{
+    return get(c, api_version, kind, ns, name, false, out, err);
+}
+
+int ctrl_client_get_shared(ctrl_client *c, const char *api_version, const char *kind,
+                           const char *ns, const char *name, json_t **out, ctrl_error *err)
+{
+    return get(c, api_version, kind, ns, name, true, out, err);
 }
 
 static void add_selectors(sbuf *b, bool *first, const ctrl_list_options *o)

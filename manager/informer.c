@@ -250,7 +250,9 @@ static void dispatch_upsert(ctrl_informer *inf, const char *key, json_t *obj, bo
     hook_before(inf, key);
     pthread_mutex_lock(&inf->dispatch_mu);
     json_t *old = NULL;
-    if (ctrl__store_put(inf->store, key, obj, &old) == 0) {
+    /* A watch event's object is kept by the store (read-only from now on,
+     * as for handlers): its next update or delete needs it again. */
+    if (ctrl__store_put(inf->store, key, obj, !relist, &old) == 0) {
         if (old)
             call_update(inf, old, obj);
         else
@@ -684,7 +686,7 @@ static void resync(ctrl_informer *inf)
         pthread_mutex_lock(&inf->dispatch_mu);
         json_t *cur = NULL;
         /* Only what is still there, as it is now. */
-        if (ctrl__store_get(inf->store, key, &cur) == 0)
+        if (ctrl__store_get_shared(inf->store, key, false, &cur) == 0)
             call_update(inf, cur, cur);
         pthread_mutex_unlock(&inf->dispatch_mu);
         json_decref(cur);
@@ -886,7 +888,7 @@ int ctrl_informer_add_handler(ctrl_informer *inf, const ctrl_event_handler *h)
         json_object_foreach(all, key, null)
         {
             json_t *obj = NULL;
-            if (ctrl__store_get(inf->store, key, &obj) == 0)
+            if (ctrl__store_get_shared(inf->store, key, false, &obj) == 0)
                 h->on_add(obj, true, h->user);
             json_decref(obj);
         }
@@ -965,6 +967,18 @@ int ctrl_informer_get(ctrl_informer *inf, const char *ns, const char *name, json
     if (n < 0 || (size_t)n >= sizeof key)
         return CTRL_ERR_NOT_FOUND;
     return ctrl__store_get(inf->store, key, out);
+}
+
+int ctrl_informer_get_shared(ctrl_informer *inf, const char *ns, const char *name, json_t **out)
+{
+    if (!inf || !name || !out)
+        return CTRL_ERR_ARG;
+    char key[CTRL__KEY_MAX];
+    int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name)
+                      : snprintf(key, sizeof key, "%s", name);
+    if (n < 0 || (size_t)n >= sizeof key)
+        return CTRL_ERR_NOT_FOUND;
+    return ctrl__store_get_shared(inf->store, key, true, out);
 }
 
 int ctrl_informer_list(ctrl_informer *inf, const char *ns, const char *label_selector, json_t **out)

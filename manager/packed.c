@@ -44,21 +44,20 @@ static void put_bytes(writer *w, const void *p, size_t len)
     w->n += len;
 }
 
-static void put_byte(writer *w, unsigned char c)
+static inline void put_byte(writer *w, unsigned char c)
 {
-    put_bytes(w, &c, 1);
+    if (w->n < w->cap)
+        w->buf[w->n] = (char)c;
+    w->n++;
 }
 
-static void put_varint(writer *w, uint64_t v)
+static inline void put_varint(writer *w, uint64_t v)
 {
-    unsigned char b[10];
-    size_t n = 0;
     while (v >= 0x80) {
-        b[n++] = (unsigned char)(v | 0x80);
+        put_byte(w, (unsigned char)(v | 0x80));
         v >>= 7;
     }
-    b[n++] = (unsigned char)v;
-    put_bytes(w, b, n);
+    put_byte(w, (unsigned char)v);
 }
 
 static bool pack_value(writer *w, const json_t *v, int depth)
@@ -185,10 +184,14 @@ static bool get_varint(reader *r, uint64_t *out)
 
 /* A length or count that the rest of the buffer can hold (each item takes
  * at least min bytes). */
-static bool get_size(reader *r, size_t min, size_t *out)
+static inline bool get_size(reader *r, size_t min, size_t *out)
 {
     uint64_t v;
-    if (!get_varint(r, &v) || v > (uint64_t)(r->end - r->p) / min)
+    if (r->p < r->end && *r->p < 0x80) /* most lengths and counts: one byte */
+        v = *r->p++;
+    else if (!get_varint(r, &v))
+        return false;
+    if (v > (uint64_t)(r->end - r->p) / min)
         return false;
     *out = (size_t)v;
     return true;

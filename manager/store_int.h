@@ -5,8 +5,8 @@
  * as client-go's MetaNamespaceKeyFunc. Every object is also filed in the
  * built-in "namespace" index and in every index added with
  * ctrl__store_add_index. Objects are kept packed (packed.c; store.c
- * says why): writers hand in json_t objects that the store does not keep,
- * and readers get new json_t objects of their own, unpacked.
+ * says why): writers hand in json_t objects, and readers get new json_t
+ * objects of their own, unpacked (except by_index_shared).
  *
  * Threads: one writer at a time (the informer serialises its writers);
  * readers (get, has_rv, list, by_index, keys, len) from any thread at once. A
@@ -47,15 +47,19 @@ void ctrl__store_free(ctrl__store *s);
 /*
  * Writers (one thread at a time).
  *
- * put: store a copy of obj (a JSON object; borrowed, not kept) under key,
- * which must be ctrl__store_key(obj); *old (may be NULL) receives the
- * object it replaced (new, the caller's), or NULL. CTRL_ERR_ARG when obj
- * cannot be written as JSON (not an object, a string that is not UTF-8);
+ * put: store obj (a JSON object) packed under key, which must be
+ * ctrl__store_key(obj). With keep, the store also keeps a reference to obj
+ * itself (store.c, "Recent objects"), so that nobody may change obj from
+ * then on; without, obj is borrowed and not kept. *old (may be NULL)
+ * receives the object it replaced, or NULL: a reference of the caller's,
+ * but READ-ONLY (it may be an object the store keeps and shares with
+ * readers): json_decref it, never change it. CTRL_ERR_ARG when obj cannot
+ * be written as JSON (not an object, a string that is not UTF-8);
  * CTRL_ERR_NOMEM. On error the store and *old are unchanged.
  * remove: drop key; *old as for put (NULL when absent); CTRL_ERR_NOMEM
  * (only when *old or an index needs the object) leaves the key stored.
  */
-int ctrl__store_put(ctrl__store *s, const char *key, const json_t *obj, json_t **old);
+int ctrl__store_put(ctrl__store *s, const char *key, const json_t *obj, bool keep, json_t **old);
 int ctrl__store_remove(ctrl__store *s, const char *key, json_t **old);
 
 /* Add an index and file every stored object in it (CTRL_ERR_ARG if the
@@ -80,6 +84,12 @@ int ctrl__store_add_index(ctrl__store *s, const char *name, ctrl_index_fn fn, vo
  * all), in list's order, every value null; NULL when out of memory.
  */
 int ctrl__store_get(ctrl__store *s, const char *key, json_t **out);
+/* get_shared: as get, but *out (a reference of the caller's) is READ-ONLY:
+ * the object the store keeps for key when there is one (see put), else
+ * one unpacked - with keep, kept as by_index_shared keeps its objects
+ * (ctrl_informer_get_shared); without, for this caller only (handing
+ * objects to handlers: a resync would otherwise keep every object). */
+int ctrl__store_get_shared(ctrl__store *s, const char *key, bool keep, json_t **out);
 bool ctrl__store_has_rv(ctrl__store *s, const char *key, const char *rv);
 int ctrl__store_list(ctrl__store *s, const char *ns, const ctrl__selector *sel, json_t **out);
 int ctrl__store_by_index(ctrl__store *s, const char *name, const char *value, json_t **out);

@@ -19,7 +19,10 @@
  * by get, list and by_index are new and the caller's own - change them
  * freely, json_decref them when done; they never change with the cache.
  * A read costs about 1-3 us per KB of object. Objects passed to handlers
- * are borrowed for the call: read-only; json_deep_copy to keep one.
+ * are borrowed for the call: read-only; json_deep_copy to keep one. (The
+ * cache keeps the objects of recent watch events as they came, within a
+ * budget, for the next event's old object: handlers must never change
+ * them.)
  *
  * Threads: each informer runs one thread (list/watch and handler dispatch);
  * a namespaced kind in a cache scoped to N namespaces runs one per
@@ -124,6 +127,14 @@ void ctrl_informer_last_rv(ctrl_informer *inf, char *buf, size_t len);
 /* A cached object: *out is a new object of the caller's own.
  * CTRL_ERR_NOT_FOUND; CTRL_ERR_NOMEM. */
 int ctrl_informer_get(ctrl_informer *inf, const char *ns, const char *name, json_t **out);
+/* As ctrl_informer_get, but *out (a reference of the caller's:
+ * json_decref it) is shared with the cache and every other caller:
+ * READ-ONLY, as ctrl_informer_by_index_shared's objects - never change it
+ * or anything in it (json_deep_copy it to change it). The object of a
+ * recent watch event is handed out as it came, others are unpacked once
+ * per stored version and kept while unchanged: a read-only caller pays a
+ * reference instead of an unpack (~90k instructions for a 3.4 KB Pod). */
+int ctrl_informer_get_shared(ctrl_informer *inf, const char *ns, const char *name, json_t **out);
 
 /* Cached objects in (namespace, name) order, in ns (NULL = all), matching
  * label_selector (NULL = all; CTRL_ERR_ARG if malformed): *out is a new array

@@ -138,6 +138,13 @@ void ctrl_client_discovery_invalidate(ctrl_client *c);
 /* GET one object. */
 int ctrl_client_get(ctrl_client *c, const char *api_version, const char *kind, const char *ns,
                     const char *name, json_t **out, ctrl_error *err);
+/* As ctrl_client_get, for a caller that only reads the object: from a
+ * manager's cache, *out (a reference of the caller's: json_decref it) is
+ * shared with the cache - READ-ONLY, never change it or anything in it
+ * (ctrl_informer_get_shared) - and costs a reference instead of a copy;
+ * from the server, it is the caller's own as with ctrl_client_get. */
+int ctrl_client_get_shared(ctrl_client *c, const char *api_version, const char *kind,
+                           const char *ns, const char *name, json_t **out, ctrl_error *err);
 
 typedef struct ctrl_list_options {
     const char *label_selector; /* NULL = everything */
@@ -279,7 +286,10 @@ int ctrl_client_request(ctrl_client *c, const char *method, const char *path, co
  * one on each controller's client so that reads of the kinds its cache
  * holds come from the cache. get returns 0 (a new reference the caller may
  * modify), CTRL_ERR_NOT_FOUND, or 1 for "not mine: ask the server"; list
- * returns 0 with a new array of items, or 1. Called on the caller's thread.
+ * returns 0 with a new array of items, or 1. get_shared (may be NULL: get
+ * then answers ctrl_client_get_shared) is get for read-only callers: *out a
+ * reference the caller must never change, shared with the cache. Called on
+ * the caller's thread.
  */
 typedef struct ctrl_reader {
     int (*get)(void *ud, const char *api_version, const char *kind, const char *ns,
@@ -287,6 +297,8 @@ typedef struct ctrl_reader {
     int (*list)(void *ud, const char *api_version, const char *kind, const char *ns,
                 const char *label_selector, json_t **items);
     void *ud;
+    int (*get_shared)(void *ud, const char *api_version, const char *kind, const char *ns,
+                      const char *name, json_t **out);
 } ctrl_reader;
 
 /* Install (copied) or remove (NULL) c's reader; c's children do not inherit

@@ -125,6 +125,11 @@ Test(cache, shared_index_reads)
     cr_assert_str_eq(shared_v(inf, "carol", &b), "1");
     cr_assert_eq(json_array_get(a, 0), json_array_get(b, 0), "unchanged: one shared object");
     json_decref(b);
+    /* A shared get hands out that same object. */
+    json_t *g = NULL, *g2 = NULL;
+    cr_assert_eq(ctrl_informer_get_shared(inf, "default", "s1", &g), 0);
+    cr_assert_eq(g, json_array_get(a, 0));
+    cr_assert_eq(ctrl_informer_get_shared(inf, "default", "nope", &g2), CTRL_ERR_NOT_FOUND);
     /* An ordinary read is a copy of its own. */
     cr_assert_eq(ctrl_informer_by_index(inf, "owner", "carol", &b), 0);
     cr_assert_neq(json_array_get(a, 0), json_array_get(b, 0));
@@ -138,6 +143,11 @@ Test(cache, shared_index_reads)
     cr_assert_str_eq(
         json_string_value(json_object_get(json_object_get(json_array_get(a, 0), "data"), "v")), "1",
         "a reference taken before the update still sees its version");
+    cr_assert_eq(ctrl_informer_get_shared(inf, "default", "s1", &g2), 0);
+    cr_assert_eq(g2, json_array_get(b, 0), "the updated object, shared");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(g, "data"), "v")), "1");
+    json_decref(g2);
+    json_decref(g);
     /* Moving to another index value, and deleting. */
     put_cm("default", "s1", "\"owner\":\"dave\"", "3");
     WAIT_FOR(count_by(inf, "owner", "carol") == 0, 5000);

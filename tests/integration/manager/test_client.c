@@ -687,6 +687,60 @@ Test(client, reader_answers_for_the_kinds_it_holds)
     ctrl_error_deinit(&err);
 }
 
+/* One object shared by every read-only get of the fake reader. */
+static json_t *shared_cm;
+
+static int fake_get_shared(void *ud, const char *av, const char *kind, const char *ns,
+                           const char *name, json_t **out)
+{
+    (void)ud, (void)av, (void)ns;
+    if (strcmp(kind, "ConfigMap"))
+        return 1;
+    if (strcmp(name, "cached"))
+        return CTRL_ERR_NOT_FOUND;
+    *out = json_incref(shared_cm);
+    return 0;
+}
+
+/* Read-only gets take the reader's shared object; a reader without
+ * get_shared answers them with copies, and kinds it does not hold (or no
+ * reader) go to the server. */
+Test(client, shared_gets)
+{
+    shared_cm = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                          "metadata", "name", "cached");
+    ctrl_client_set_reader(
+        client, &(ctrl_reader){.get = fake_get, .list = fake_list, .get_shared = fake_get_shared});
+    json_t *a = NULL, *b = NULL;
+    ctrl_error err = {0};
+    cr_assert_eq(ctrl_client_get_shared(client, "v1", "ConfigMap", "default", "cached", &a, &err),
+                 0);
+    cr_assert_eq(a, shared_cm);
+    cr_assert_eq(ctrl_client_get(client, "v1", "ConfigMap", "default", "cached", &b, &err), 0);
+    cr_assert_neq(b, shared_cm, "an ordinary get is a copy of the caller's own");
+    cr_assert(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+    int rc = ctrl_client_get_shared(client, "v1", "ConfigMap", "default", "other", &a, &err);
+    cr_assert(ctrl_err_is_not_found(rc));
+    cr_assert_eq(ctrl_client_get_shared(client, "v1", "Namespace", NULL, "default", &a, &err), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(a, "metadata"), "name")),
+                     "default", "from the server");
+    json_decref(a);
+    ctrl_client_set_reader(client, &(ctrl_reader){.get = fake_get, .list = fake_list});
+    cr_assert_eq(ctrl_client_get_shared(client, "v1", "ConfigMap", "default", "cached", &a, &err),
+                 0);
+    cr_assert_neq(a, shared_cm, "no get_shared: get answers");
+    json_decref(a);
+    ctrl_client_set_reader(client, NULL);
+    rc = ctrl_client_get_shared(client, "v1", "ConfigMap", "default", "cached", &a, &err);
+    cr_assert(ctrl_err_is_not_found(rc), "without the reader the server answers (nothing there)");
+    cr_assert_eq(ctrl_client_get_shared(client, "v1", "Namespace", NULL, "default", NULL, &err),
+                 CTRL_ERR_ARG);
+    json_decref(shared_cm);
+    ctrl_error_deinit(&err);
+}
+
 /* A client of its own to srv (the suite's client is left alone). */
 static ctrl_client *client_for(fakeapi_server *srv)
 {
