@@ -521,7 +521,7 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     int idx = kc__node_index(s->cfg, nn);
     if (idx < 0)
         goto out;
-    rc = ctrl_client_get(c, "v1", "Node", "", nn, &node, NULL);
+    rc = ctrl_client_get_shared(c, "v1", "Node", "", nn, &node, NULL); /* read only */
     if (rc < 0 && !ctrl_err_is_not_found(rc)) {
         res = ctrl_err(rc);
         goto out;

@@ -217,7 +217,8 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     ctrl_client *c = ctrl_ctx_client(ctx);
     json_t *node = NULL, *pods = NULL;
     ctrl_result res = ctrl_done();
-    int rc = ctrl_client_get(c, "v1", "Node", "", req->name, &node, NULL);
+    /* Read only: the taints are changed on a copy. */
+    int rc = ctrl_client_get_shared(c, "v1", "Node", "", req->name, &node, NULL);
     if (ctrl_err_is_not_found(rc))
         return ctrl_done();
     if (rc < 0)

@@ -399,7 +399,9 @@ static ctrl_result reconcile(ctrl_ctx *ctx, const ctrl_request *req, void *user)
     json_t *by_name = NULL, *blocked = NULL;
     char *msg = NULL;
     ctrl_result res = ctrl_done();
-    int rc = ctrl_client_get(c, "v1", "Pod", req->ns, req->name, &pod, NULL);
+    /* Read only (a condition is written on a copy; account keeps references
+     * to its labels and terms, which nothing changes). */
+    int rc = ctrl_client_get_shared(c, "v1", "Pod", req->ns, req->name, &pod, NULL);
     if (rc < 0 || !ours_pending(pod)) {
         set_unsched(s, key, false);
         json_decref(pod);
