@@ -47,6 +47,7 @@ enum {
     Q_STATE,
     Q_ORPHANS,
     Q_UID_LIVE,
+    Q_IS_DELETING,
     Q_BEGIN,
     Q_COMMIT,
     Q_ROLLBACK,
@@ -55,8 +56,9 @@ enum {
 
 static const char *const queries[Q_MAX] = {
     [Q_GET] = "SELECT data FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
-    [Q_PUT] = "INSERT INTO objects(key,ns,name,uid,rv,labels,data) VALUES(?1,?2,?3,?4,?5,?6,?7) "
-              "ON CONFLICT(key,ns,name) DO UPDATE SET uid=?4,rv=?5,labels=?6,data=?7",
+    [Q_PUT] = "INSERT INTO objects(key,ns,name,uid,rv,labels,data,deleting) "
+              "VALUES(?1,?2,?3,?4,?5,?6,?7,?8) "
+              "ON CONFLICT(key,ns,name) DO UPDATE SET uid=?4,rv=?5,labels=?6,data=?7,deleting=?8",
     [Q_DEL] = "DELETE FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
     [Q_EVENT] = "INSERT INTO events(rv,type,key,ns,name,data,prev,ts) "
                 "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -77,33 +79,32 @@ static const char *const queries[Q_MAX] = {
     [Q_COUNT_NS] = "SELECT count(*) FROM objects WHERE key=?1 AND ns=?2",
     [Q_HIST_LEN] = "SELECT count(*) FROM events",
     [Q_AGE_RV] = "SELECT max(rv) FROM events WHERE ts < ?1",
-    /* instr first: most objects are not being deleted, and it saves parsing them. */
-    [Q_STATE] = "SELECT CASE WHEN instr(data,'\"deletionTimestamp\"') THEN "
-                "json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL ELSE 0 END "
-                "FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
-    /* INDEXED BY: left to itself, SQLite walks the whole table in primary
-     * key order (to skip the sort) and parses every object, on every
-     * collector sweep, i.e. after every write. */
-    [Q_DELETING] = "SELECT key,ns,name FROM objects INDEXED BY objects_deleting WHERE "
-                   "json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL "
+    [Q_STATE] = "SELECT deleting FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
+    /* INDEXED BY: left to itself, SQLite may walk the whole table in
+     * primary key order, on every collector sweep, i.e. after every write. */
+    [Q_DELETING] = "SELECT key,ns,name FROM objects INDEXED BY objects_dying WHERE deleting=1 "
                    "ORDER BY key,ns,name",
     [Q_ORPHANS] = "SELECT DISTINCT o.key,o.ns,o.name FROM owners o WHERE NOT EXISTS "
                   "(SELECT 1 FROM objects WHERE uid=o.owner) ORDER BY o.key,o.ns,o.name",
-    [Q_UID_LIVE] = "SELECT 1 FROM objects WHERE uid=?1 AND "
-                   "json_extract(data,'$.metadata.deletionTimestamp') IS NULL",
+    [Q_UID_LIVE] = "SELECT 1 FROM objects WHERE uid=?1 AND deleting=0",
+    [Q_IS_DELETING] = "SELECT json_extract(?1,'$.metadata.deletionTimestamp') IS NOT NULL",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
 };
 
+/*
+ * objects.deleting is 1 when the object's metadata.deletionTimestamp is set
+ * (not null), else 0: written with the object, so that neither the uid
+ * lookups (owners_live, on every write of a dependent) nor the indexes
+ * parse the stored JSON. A store written before the column existed gets it
+ * on open (migrate_sql).
+ */
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS objects(key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
     " uid TEXT NOT NULL, rv INTEGER NOT NULL, labels TEXT, data TEXT NOT NULL,"
-    " PRIMARY KEY(key, ns, name));"
-    "CREATE INDEX IF NOT EXISTS objects_uid ON objects(uid);"
-    "CREATE INDEX IF NOT EXISTS objects_deleting ON objects(key) WHERE "
-    " json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL;"
+    " deleting INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(key, ns, name));"
     "CREATE TABLE IF NOT EXISTS events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
     " key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, prev TEXT,"
     " ts INTEGER NOT NULL DEFAULT 0);"
@@ -111,6 +112,20 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS owners(owner TEXT NOT NULL, key TEXT NOT NULL, ns TEXT NOT NULL,"
     " name TEXT NOT NULL, PRIMARY KEY(owner, key, ns, name)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS owners_dep ON owners(key, ns, name);";
+
+static const char migrate_sql[] =
+    "BEGIN;"
+    "ALTER TABLE objects ADD COLUMN deleting INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE objects SET deleting=1 WHERE "
+    " json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL;"
+    "DROP INDEX IF EXISTS objects_uid;"
+    "DROP INDEX IF EXISTS objects_deleting;"
+    "COMMIT;";
+
+/* After schema_sql and any migration. */
+static const char index_sql[] =
+    "CREATE INDEX IF NOT EXISTS objects_uid_live ON objects(uid, deleting);"
+    "CREATE INDEX IF NOT EXISTS objects_dying ON objects(key, ns, name) WHERE deleting=1;";
 
 #define KEPT_BUCKETS 1024
 #define KEPT_MAX 512 /* entries; the one kept longest ago goes first */
@@ -352,6 +367,22 @@ static uint64_t get_meta(fakeapi__store *s, const char *k)
     return v;
 }
 
+/* Add objects.deleting to a store written before it existed. 0 or -1. */
+static int migrate(fakeapi__store *s)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT deleting FROM objects LIMIT 0", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_finalize(st);
+        return 0;
+    }
+    if (sqlite3_exec(s->db, migrate_sql, NULL, NULL, NULL) == SQLITE_OK)
+        return 0;
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
 /* Open the connection: the file at path, or a private memdb database. */
 static int open_db(fakeapi__store *s, const char *path)
 {
@@ -424,7 +455,8 @@ int fakeapi__store_open(const char *path, fakeapi__store **out, char *err, size_
     const char *pragmas = path ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                                : "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;";
     if (sqlite3_exec(s->db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK || migrate(s) < 0 ||
+        sqlite3_exec(s->db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
     for (int i = 0; i < Q_MAX; i++)
         if (sqlite3_prepare_v3(s->db, queries[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL) !=
@@ -600,16 +632,34 @@ int fakeapi__store_get_shared(fakeapi__store *s, const char *key, const char *ns
     return fakeapi__store_get(s, key, ns, name, out);
 }
 
+/* Whether text's metadata.deletionTimestamp is set: 1, 0, or -1 on error.
+ * Most objects do not name it at all, which saves parsing them. */
+static int text_deleting(fakeapi__store *s, const char *text)
+{
+    if (!strstr(text, "\"deletionTimestamp\""))
+        return 0;
+    sqlite3_stmt *st = stmt(s, Q_IS_DELETING);
+    bind_text(st, 1, text);
+    int rc = sqlite3_step(st);
+    int out = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_reset(st);
+    return out;
+}
+
 int fakeapi__store_put(fakeapi__store *s, const char *key, const char *ns, const char *name,
                        const char *uid, uint64_t rv, const char *labels, const char *text)
 {
     kept_drop(s, key, ns, name);
+    int deleting = text ? text_deleting(s, text) : 0;
+    if (deleting < 0)
+        return -1;
     sqlite3_stmt *st = stmt(s, Q_PUT);
     bind_key(st, key, ns, name);
     bind_text(st, 4, uid ? uid : "");
     sqlite3_bind_int64(st, 5, (sqlite3_int64)rv);
     bind_text(st, 6, labels);
     bind_text(st, 7, text);
+    sqlite3_bind_int(st, 8, deleting);
     return run(st);
 }
 
