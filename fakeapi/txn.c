@@ -71,14 +71,21 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
         obj = conv;
         prev = conv_prev;
     }
+    int rc = -1;
     char *text = kh_json_dump_compact(obj, &len);
-    /* An update that read the kept tree has its text already. */
+    /* prev is the stored state (txn.h), whose text is what serialising it
+     * gives: an update that read the kept tree has it already, any other
+     * reads it from the table, both cheaper than serialising prev again. */
     char *prev_text = prev && !conv_prev
                           ? fakeapi__store_kept_text(s, res->store_key, ns, name, prev, &prev_len)
                           : NULL;
-    if (prev && !prev_text)
-        prev_text = kh_json_dump_compact(prev, &prev_len);
-    int rc = -1;
+    if (prev && !prev_text && name) {
+        int got = fakeapi__store_get_text(s, res->store_key, ns, name, &prev_text, &prev_len);
+        if (got < 0)
+            goto out;
+        if (got == 1)
+            prev_text = kh_json_dump_compact(prev, &prev_len);
+    }
     if (!text || !name || (prev && !prev_text))
         goto out;
     /* History keeps the state before a delete too, so past revisions can be
