@@ -322,6 +322,20 @@ Test(store, owners_dependents_orphans)
     cr_assert_eq(fakeapi__store_commit(st), 0);
     cr_assert_str_eq(orphans(), "/replicasets:d/web-1,/replicasets:d/web-2");
 
+    /* The same owners again, in another order or repeated, change nothing;
+     * one more, or one fewer, does. */
+    set_owners("/replicasets", "d", "web-2", "[\"owner-2\",\"owner-1\",\"owner-2\"]");
+    cr_assert_str_eq(deps("owner-1"), "/replicasets:d/web-1,/replicasets:d/web-2");
+    cr_assert_str_eq(deps("owner-2"), "/replicasets:d/web-2");
+    set_owners("/replicasets", "d", "web-2", "[\"owner-2\",\"owner-1\",\"rs-2\"]");
+    cr_assert_str_eq(deps("rs-2"), "/replicasets:d/web-2");
+    set_owners("/replicasets", "d", "web-2", "[\"owner-1\",\"owner-1\",\"owner-2\"]");
+    cr_assert_str_eq(deps("rs-2"), "");
+    cr_assert_str_eq(deps("owner-2"), "/replicasets:d/web-2");
+    set_owners("/replicasets", "d", "web-1", "[\"owner-1\",\"owner-2\"]");
+    set_owners("/replicasets", "d", "web-1", "[\"owner-1\"]");
+    cr_assert_str_eq(deps("owner-2"), "/replicasets:d/web-2");
+
     /* Replacing the owners replaces the links. */
     set_owners("/replicasets", "d", "web-2", "[\"owner-2\"]");
     cr_assert_str_eq(deps("owner-1"), "/replicasets:d/web-1");
