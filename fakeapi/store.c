@@ -27,6 +27,7 @@
 enum {
     Q_GET,
     Q_PUT,
+    Q_PUT_IDS,
     Q_DEL,
     Q_EVENT,
     Q_SCAN_ALL,
@@ -57,9 +58,15 @@ enum {
 
 static const char *const queries[Q_MAX] = {
     [Q_GET] = "SELECT data FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
+    /* An update that keeps uid and deleting (most do) sets only what
+     * changed: SQLite then leaves the indexes on them alone. Otherwise
+     * nothing changes, and Q_PUT_IDS follows. */
     [Q_PUT] = "INSERT INTO objects(key,ns,name,uid,rv,labels,data,deleting) "
               "VALUES(?1,?2,?3,?4,?5,?6,?7,?8) "
-              "ON CONFLICT(key,ns,name) DO UPDATE SET uid=?4,rv=?5,labels=?6,data=?7,deleting=?8",
+              "ON CONFLICT(key,ns,name) DO UPDATE SET rv=?5,labels=?6,data=?7 "
+              "WHERE uid=?4 AND deleting=?8",
+    [Q_PUT_IDS] = "UPDATE objects SET uid=?4,rv=?5,labels=?6,data=?7,deleting=?8 "
+                  "WHERE key=?1 AND ns=?2 AND name=?3",
     [Q_DEL] = "DELETE FROM objects WHERE key=?1 AND ns=?2 AND name=?3",
     [Q_EVENT] = "INSERT INTO events(rv,type,key,ns,name,data,prev,ts) "
                 "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -660,14 +667,20 @@ int fakeapi__store_put(fakeapi__store *s, const char *key, const char *ns, const
     int deleting = text ? text_deleting(s, text) : 0;
     if (deleting < 0)
         return -1;
-    sqlite3_stmt *st = stmt(s, Q_PUT);
-    bind_key(st, key, ns, name);
-    bind_text(st, 4, uid ? uid : "");
-    sqlite3_bind_int64(st, 5, (sqlite3_int64)rv);
-    bind_text(st, 6, labels);
-    bind_text(st, 7, text);
-    sqlite3_bind_int(st, 8, deleting);
-    return run(st);
+    for (int q = Q_PUT; q <= Q_PUT_IDS; q++) {
+        sqlite3_stmt *st = stmt(s, q);
+        bind_key(st, key, ns, name);
+        bind_text(st, 4, uid ? uid : "");
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)rv);
+        bind_text(st, 6, labels);
+        bind_text(st, 7, text);
+        sqlite3_bind_int(st, 8, deleting);
+        if (run(st) < 0)
+            return -1;
+        if (sqlite3_changes(s->db) > 0)
+            return 0;
+    }
+    return -1;
 }
 
 int fakeapi__store_del(fakeapi__store *s, const char *key, const char *ns, const char *name)

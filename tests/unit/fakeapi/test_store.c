@@ -394,6 +394,10 @@ Test(store, uid_lookups_and_state_follow_the_deletion_timestamp)
     cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "live"), 1);
     put("/configmaps", "d", "live", "u1", NULL, "");
     cr_assert_eq(fakeapi__store_uid_live(st, "u1"), 1);
+    /* A put under the same name with another uid replaces it. */
+    put("/configmaps", "d", "nulled", "u5", NULL, "");
+    cr_assert_eq(fakeapi__store_uid_exists(st, "u3"), 0);
+    cr_assert_eq(fakeapi__store_uid_live(st, "u5"), 1);
     cr_assert_eq(fakeapi__store_begin(st), 0);
     cr_assert_eq(fakeapi__store_del(st, "/configmaps", "d", "live"), 0);
     cr_assert_eq(fakeapi__store_commit(st), 0);
