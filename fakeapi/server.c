@@ -189,6 +189,12 @@ int fakeapi_watches(fakeapi_server *srv, fakeapi_watch_info **out, size_t *n)
     return fakeapi__hub_list(srv->hub, out, n, &next) < 0 ? FAKEAPI_ERR_NOMEM : 0;
 }
 
+int fakeapi_watches_into(fakeapi_server *srv, fakeapi_watch_info **buf, size_t *cap, size_t *n)
+{
+    int64_t next;
+    return fakeapi__hub_list_into(srv->hub, buf, cap, n, &next) < 0 ? FAKEAPI_ERR_NOMEM : 0;
+}
+
 int64_t fakeapi_next_deadline(fakeapi_server *srv)
 {
     fakeapi_watch_info *w = NULL;

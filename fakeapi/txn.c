@@ -1,5 +1,6 @@
 #include "txn.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +72,21 @@ static int write_event(fakeapi__txn *t, const fakeapi__resource *res, json_t *ob
         obj = conv;
         prev = conv_prev;
     }
+    int rc = -1;
     char *text = kh_json_dump_compact(obj, &len);
-    /* An update that read the kept tree has its text already. */
+    /* prev is the stored state (txn.h), whose text is what serialising it
+     * gives: an update that read the kept tree has it already, any other
+     * reads it from the table, both cheaper than serialising prev again. */
     char *prev_text = prev && !conv_prev
                           ? fakeapi__store_kept_text(s, res->store_key, ns, name, prev, &prev_len)
                           : NULL;
-    if (prev && !prev_text)
-        prev_text = kh_json_dump_compact(prev, &prev_len);
-    int rc = -1;
+    if (prev && !prev_text && name) {
+        int got = fakeapi__store_get_text(s, res->store_key, ns, name, &prev_text, &prev_len);
+        if (got < 0)
+            goto out;
+        if (got == 1)
+            prev_text = kh_json_dump_compact(prev, &prev_len);
+    }
     if (!text || !name || (prev && !prev_text))
         goto out;
     /* History keeps the state before a delete too, so past revisions can be
@@ -183,7 +191,23 @@ void fakeapi__txn_keep(fakeapi__txn *t, json_t *obj)
  * a read of such an object stays a parse (and its error). */
 static bool parses_back(const char *text, size_t len)
 {
-    return !memmem(text, len, "\\u0000", 6) && kh_json_utf8_ok(text, len);
+    /* A text has few escapes (memchr finds the backslashes fast) and
+     * mostly no byte outside ASCII, which is valid UTF-8: a word at a time
+     * tells that apart cheaply. */
+    const char *end = text + len;
+    for (const char *p = text; (p = memchr(p, '\\', (size_t)(end - p))); p++)
+        if (end - p >= 6 && !memcmp(p, "\\u0000", 6))
+            return false;
+    uint64_t high = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, text + i, 8);
+        high |= w;
+    }
+    for (; i < len; i++)
+        high |= (unsigned char)text[i];
+    return !(high & 0x8080808080808080ULL) || kh_json_utf8_ok(text, len);
 }
 
 /* After the commit: the store keeps t->keep parsed if the last event of

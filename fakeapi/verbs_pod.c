@@ -727,10 +727,14 @@ static void bind_pod(fakeapi__ctx *c, const char *name, const json_t *binding)
             fakeapi__txn_abort(&t);
             answer_success(c);
             goto out;
-        } else if (fakeapi__txn_commit(&t) < 0) {
-            fakeapi__storage_error(c);
-            goto out;
         } else {
+            /* The kubelet's status write comes next: it starts from the
+             * stored pod kept parsed (next is not touched again). */
+            fakeapi__txn_keep(&t, next);
+            if (fakeapi__txn_commit(&t) < 0) {
+                fakeapi__storage_error(c);
+                goto out;
+            }
             answer_success(c);
             goto out;
         }

@@ -85,10 +85,10 @@ struct fakeapi__watch {
     bool end_sent;            /* the stream's end has gone out (it only waits to be freed) */
     fakeapi__resource *table; /* kubectl asked for Table rows: events carry them */
     bool table_headers_sent;
-    bool partial; /* metadata-only client: events carry PartialObjectMetadata */
+    bool partial;            /* metadata-only client: events carry PartialObjectMetadata */
     fakeapi__resource *conv; /* served in another version than stored: events converted */
-    bool held;     /* deterministic runs: deliver only what is released */
-    size_t budget; /* lines that may pass while held */
+    bool held;               /* deterministic runs: deliver only what is released */
+    size_t budget;           /* lines that may pass while held */
 
     /* Faults that shaped this watch (fault.h). */
     unsigned close_after;   /* end after this many events (0 = never) */
@@ -392,7 +392,7 @@ static void add_line(struct fakeapi__watch *w, const char *type, const char *obj
         obj = conv;
         len = strlen(conv);
     }
-    char *table = w->table && strcmp(type, "ERROR") ? table_text(w, obj, len)
+    char *table = w->table && strcmp(type, "ERROR")     ? table_text(w, obj, len)
                   : w->partial && strcmp(type, "ERROR") ? partial_text(obj, len)
                                                         : NULL;
     if (table) {
@@ -925,14 +925,35 @@ static void copy_cut(char *buf, size_t len, const char *s)
 int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
                       int64_t *next_deadline)
 {
+    fakeapi_watch_info *arr = NULL;
+    size_t cap = 0;
+    if (fakeapi__hub_list_into(hub, &arr, &cap, n, next_deadline) < 0)
+        return -1;
+    *out = arr;
+    return 0;
+}
+
+int fakeapi__hub_list_into(fakeapi__hub *hub, fakeapi_watch_info **buf, size_t *cap, size_t *n,
+                           int64_t *next_deadline)
+{
     *next_deadline = INT64_MAX;
     pthread_mutex_lock(&hub->mu);
-    /* Every field of a reported entry is set below: no zeroing (a scenario
-     * asks at every step, and the strings' buffers are most of the size). */
-    fakeapi_watch_info *arr = malloc((hub->count ? hub->count : 1) * sizeof *arr);
+    /* A buffer big enough for every watch, the caller's when it is: a new
+     * one at every scheduler step was an allocation large enough for
+     * malloc to sweep its small free chunks each time. */
+    size_t want = hub->count ? hub->count : 1;
+    fakeapi_watch_info *arr = *buf;
+    if (!arr || *cap < want) {
+        arr = realloc(arr, want * sizeof *arr);
+        if (arr) {
+            *buf = arr;
+            *cap = want;
+        }
+    }
     size_t i = hub->count, skipped = 0;
     if (arr) {
-        /* The list is newest first; report oldest first. */
+        /* The list is newest first; report oldest first. Every field of
+         * an entry is set (its strings up to their NUL). */
         for (struct fakeapi__watch *w = hub->head; w; w = w->next) {
             pthread_mutex_lock(&w->mu);
             /* A stream that has ended (its end went out, or its client hung
@@ -973,7 +994,6 @@ int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
         /* Ended streams left their slots at the front: close the gap. */
         if (skipped)
             memmove(arr, arr + skipped, (hub->count - skipped) * sizeof *arr);
-        *out = arr;
         *n = hub->count - skipped;
     }
     pthread_mutex_unlock(&hub->mu);

@@ -115,6 +115,10 @@ int fakeapi__hub_control(fakeapi__hub *hub, uint64_t id, int hold, size_t releas
  * the earliest watch timer (timeout or bookmark), INT64_MAX if none. */
 int fakeapi__hub_list(fakeapi__hub *hub, fakeapi_watch_info **out, size_t *n,
                       int64_t *next_deadline);
+/* The same into *buf, *cap entries, grown (realloc) when the watches do
+ * not fit; on failure *buf stays as it was. */
+int fakeapi__hub_list_into(fakeapi__hub *hub, fakeapi_watch_info **buf, size_t *cap, size_t *n,
+                           int64_t *next_deadline);
 
 /* End the watches of client (fakeapi__agent_is); returns how many. */
 int fakeapi__hub_close_client(fakeapi__hub *hub, const char *client);

@@ -111,6 +111,8 @@ typedef struct run {
     int next_group;
     ready_watch *ready; /* outside_count's snapshot */
     size_t n_ready, ready_cap;
+    fakeapi_watch_info *watches; /* outside_count's snapshot, kept from step to step */
+    size_t watches_cap;
     json_t *replica_names;     /* "as" names of steps -> replica index (made when first used) */
     scn__leadership **leaders; /* per invariant: its singleLeader checker, or NULL */
     const scn_run_options *opts;
@@ -164,17 +166,15 @@ static int fail(run *r, int step, const char *fmt, ...)
 static size_t outside_count(void *ud)
 {
     run *r = ud;
-    fakeapi_watch_info *w = NULL;
     size_t n = 0;
     r->n_ready = 0;
-    if (fakeapi_watches(r->srv, &w, &n) < 0)
+    if (fakeapi_watches_into(r->srv, &r->watches, &r->watches_cap, &n) < 0)
         return 0;
+    fakeapi_watch_info *w = r->watches;
     if (n > r->ready_cap) {
         ready_watch *p = realloc(r->ready, n * sizeof *p);
-        if (!p) {
-            free(w);
+        if (!p)
             return 0;
-        }
         r->ready = p;
         r->ready_cap = n;
     }
@@ -189,7 +189,6 @@ static size_t outside_count(void *ud)
         rw->id = w[j].id;
         r->n_ready++;
     }
-    free(w);
     return r->n_ready;
 }
 
@@ -1338,6 +1337,7 @@ static void teardown(run *r)
     json_decref(r->faults);
     json_decref(r->writes_used);
     free(r->ready);
+    free(r->watches);
 }
 
 int scn_run(const scn_scenario *sc, const scn_run_options *opts, scn_run_result *result)

@@ -293,6 +293,11 @@ typedef struct fakeapi_watch_info {
  * it), in the order the watches started.
  */
 int fakeapi_watches(fakeapi_server *srv, fakeapi_watch_info **out, size_t *n);
+/* The same into a buffer the caller keeps from call to call: *buf (NULL
+ * at first) of *cap entries, grown as needed; free() it when done. For a
+ * caller that asks at every step: no allocation a call. On failure *buf
+ * and *cap stay valid. */
+int fakeapi_watches_into(fakeapi_server *srv, fakeapi_watch_info **buf, size_t *cap, size_t *n);
 
 /*
  * Hold a watch's delivery (events keep queueing, nothing is sent) or let it

@@ -182,3 +182,29 @@ Test(kept, a_bound_pod_reports_its_status_on_its_node)
     json_decref(t);
     json_decref(p);
 }
+
+/* A bind keeps the bound pod for the status write that follows; a dry-run
+ * bind keeps nothing, and a second bind is refused from the kept state. */
+Test(kept, a_dry_run_bind_leaves_the_pod_unbound)
+{
+    const char *pods = "/api/v1/namespaces/default/pods";
+    json_t *p = req(201, "POST", pods,
+                    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'q'},"
+                    "'spec':{'containers':[{'name':'c','image':'nginx'}]}}");
+    const char *binding = "{'apiVersion':'v1','kind':'Binding','metadata':{'name':'q'},"
+                          "'target':{'apiVersion':'v1','kind':'Node','name':'node-1'}}";
+    json_decref(req(201, "POST", S("%s/q/binding?dryRun=All", pods), binding));
+    json_t *s = req(200, "PUT", S("%s/q/status", pods),
+                    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'q'},"
+                    "'status':{'phase':'Pending'}}");
+    cr_assert_null(jstr(s, "spec.nodeName"));
+    json_decref(req(201, "POST", S("%s/q/binding", pods), binding));
+    json_decref(req(409, "POST", S("%s/q/binding", pods), binding));
+    json_t *r = req(200, "PUT", S("%s/q/status", pods),
+                    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'q'},"
+                    "'status':{'phase':'Running'}}");
+    cr_assert_str_eq(jstr(r, "spec.nodeName"), "node-1");
+    json_decref(r);
+    json_decref(s);
+    json_decref(p);
+}

@@ -717,6 +717,52 @@ Test(watch, client_disconnect_drops_the_watch)
     cr_assert_eq(watch_count(), 0);
 }
 
+/* fakeapi_watches_into lists what fakeapi_watches does, in the caller's
+ * buffer: grown when the watches outnumber it, reused when they do not. */
+Test(watch, watches_into_a_kept_buffer)
+{
+    fakeapi_watch_info *buf = NULL;
+    size_t cap = 0, n = 9;
+    cr_assert_eq(fakeapi_watches_into(srv, &buf, &cap, &n), 0);
+    cr_assert_eq(n, 0);
+    cr_assert_not_null(buf);
+    wstream *w[3];
+    for (int i = 0; i < 3; i++)
+        w[i] = ws_ok(S("/api/v1/namespaces/ns-%d/configmaps?watch=true", i));
+    cr_assert_eq(fakeapi_watches_into(srv, &buf, &cap, &n), 0);
+    cr_assert_eq(n, 3);
+    cr_assert_geq(cap, 3);
+    fakeapi_watch_info *info = NULL;
+    size_t m = 0;
+    cr_assert_eq(fakeapi_watches(srv, &info, &m), 0);
+    cr_assert_eq(m, 3);
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(buf[i].id, info[i].id);
+        cr_assert_str_eq(buf[i].ns, S("ns-%zu", i), "oldest first");
+        cr_assert_str_eq(buf[i].ns, info[i].ns);
+        cr_assert_str_eq(buf[i].resource, info[i].resource);
+        cr_assert_str_eq(buf[i].kind, "ConfigMap");
+        cr_assert_str_eq(buf[i].client, info[i].client);
+        cr_assert_eq(buf[i].pending, info[i].pending);
+    }
+    free(info);
+    ws_close(w[1]);
+    fakeapi_watch_info *was = buf;
+    size_t was_cap = cap;
+    int64_t t0 = now_ms();
+    do {
+        cr_assert_eq(fakeapi_watches_into(srv, &buf, &cap, &n), 0);
+    } while (n > 2 && now_ms() - t0 < 1500 && (sleep_ms(10), 1));
+    cr_assert_eq(n, 2);
+    cr_assert_eq(buf, was, "fewer watches fit the same buffer");
+    cr_assert_eq(cap, was_cap);
+    cr_assert_str_eq(buf[0].ns, "ns-0");
+    cr_assert_str_eq(buf[1].ns, "ns-2");
+    ws_close(w[0]);
+    ws_close(w[2]);
+    free(buf);
+}
+
 Test(watch_opts, stop_with_open_watches_is_prompt)
 {
     start(NULL);

@@ -6,6 +6,7 @@
 #include "store.h"
 
 #include <criterion/criterion.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,20 @@ Test(store, owners_dependents_orphans)
     cr_assert_eq(fakeapi__store_commit(st), 0);
     cr_assert_str_eq(orphans(), "/replicasets:d/web-1,/replicasets:d/web-2");
 
+    /* The same owners again, in another order or repeated, change nothing;
+     * one more, or one fewer, does. */
+    set_owners("/replicasets", "d", "web-2", "[\"owner-2\",\"owner-1\",\"owner-2\"]");
+    cr_assert_str_eq(deps("owner-1"), "/replicasets:d/web-1,/replicasets:d/web-2");
+    cr_assert_str_eq(deps("owner-2"), "/replicasets:d/web-2");
+    set_owners("/replicasets", "d", "web-2", "[\"owner-2\",\"owner-1\",\"rs-2\"]");
+    cr_assert_str_eq(deps("rs-2"), "/replicasets:d/web-2");
+    set_owners("/replicasets", "d", "web-2", "[\"owner-1\",\"owner-1\",\"owner-2\"]");
+    cr_assert_str_eq(deps("rs-2"), "");
+    cr_assert_str_eq(deps("owner-2"), "/replicasets:d/web-2");
+    set_owners("/replicasets", "d", "web-1", "[\"owner-1\",\"owner-2\"]");
+    set_owners("/replicasets", "d", "web-1", "[\"owner-1\"]");
+    cr_assert_str_eq(deps("owner-2"), "/replicasets:d/web-2");
+
     /* Replacing the owners replaces the links. */
     set_owners("/replicasets", "d", "web-2", "[\"owner-2\"]");
     cr_assert_str_eq(deps("owner-1"), "/replicasets:d/web-1");
@@ -349,6 +364,101 @@ Test(store, deleting_index)
     buf[0] = '\0';
     cr_assert_eq(fakeapi__store_deleting(st, collect_refs, buf), 0);
     cr_assert_str_eq(buf, "/namespaces:/gone-ns");
+}
+
+/* The uid lookups and the state follow deletionTimestamp as the object's
+ * text has it: set (not null) is being deleted; null, absent, or the word
+ * only in a value is not. */
+Test(store, uid_lookups_and_state_follow_the_deletion_timestamp)
+{
+    put("/configmaps", "d", "live", "u1", NULL, "");
+    put("/configmaps", "d", "dying", "u2", NULL, "\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"");
+    put("/configmaps", "d", "nulled", "u3", NULL, "\"deletionTimestamp\":null");
+    put("/configmaps", "d", "named", "u4", NULL,
+        "\"annotations\":{\"a\":\"\\\"deletionTimestamp\\\"\"}");
+    cr_assert_eq(fakeapi__store_uid_live(st, "u1"), 1);
+    cr_assert_eq(fakeapi__store_uid_live(st, "u2"), 0);
+    cr_assert_eq(fakeapi__store_uid_live(st, "u3"), 1);
+    cr_assert_eq(fakeapi__store_uid_live(st, "u4"), 1);
+    cr_assert_eq(fakeapi__store_uid_live(st, "nobody"), 0);
+    cr_assert_eq(fakeapi__store_uid_exists(st, "u2"), 1);
+    cr_assert_eq(fakeapi__store_uid_exists(st, "nobody"), 0);
+    cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "live"), 0);
+    cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "dying"), 1);
+    cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "nulled"), 0);
+    cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "named"), 0);
+    cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "absent"), 2);
+    /* An update sets it, another clears it; a delete drops the uid. */
+    put("/configmaps", "d", "live", "u1", NULL, "\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"");
+    cr_assert_eq(fakeapi__store_uid_live(st, "u1"), 0);
+    cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "live"), 1);
+    put("/configmaps", "d", "live", "u1", NULL, "");
+    cr_assert_eq(fakeapi__store_uid_live(st, "u1"), 1);
+    /* A put under the same name with another uid replaces it. */
+    put("/configmaps", "d", "nulled", "u5", NULL, "");
+    cr_assert_eq(fakeapi__store_uid_exists(st, "u3"), 0);
+    cr_assert_eq(fakeapi__store_uid_live(st, "u5"), 1);
+    cr_assert_eq(fakeapi__store_begin(st), 0);
+    cr_assert_eq(fakeapi__store_del(st, "/configmaps", "d", "live"), 0);
+    cr_assert_eq(fakeapi__store_commit(st), 0);
+    cr_assert_eq(fakeapi__store_uid_live(st, "u1"), 0);
+    cr_assert_eq(fakeapi__store_uid_exists(st, "u1"), 0);
+}
+
+/* A store file written before objects had their deleting column gets it
+ * on open, from the stored texts, and its lookups answer as before. */
+Test(store, an_older_store_file_is_migrated)
+{
+    char dir[] = "/tmp/fakeapi-store-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/old.db", dir);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    const char *old =
+        "CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+        "CREATE TABLE objects(key TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
+        " uid TEXT NOT NULL, rv INTEGER NOT NULL, labels TEXT, data TEXT NOT NULL,"
+        " PRIMARY KEY(key, ns, name));"
+        "CREATE INDEX objects_uid ON objects(uid);"
+        "CREATE INDEX objects_deleting ON objects(key) WHERE "
+        " json_extract(data,'$.metadata.deletionTimestamp') IS NOT NULL;"
+        "INSERT INTO meta VALUES('rev', 2);"
+        "INSERT INTO objects VALUES('/configmaps','d','a','ua',1,NULL,"
+        " '{\"metadata\":{\"name\":\"a\"}}');"
+        "INSERT INTO objects VALUES('/configmaps','d','b','ub',2,NULL,"
+        " '{\"metadata\":{\"name\":\"b\",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"}}');";
+    cr_assert_eq(sqlite3_exec(db, old, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+
+    char err[256] = "";
+    fakeapi__store *mem = st;
+    cr_assert_eq(fakeapi__store_open(path, &st, err, sizeof err), 0, "%s", err);
+    fakeapi__store_lock(st);
+    cr_assert_eq(fakeapi__store_rev(st), 2);
+    cr_assert_eq(fakeapi__store_uid_live(st, "ua"), 1);
+    cr_assert_eq(fakeapi__store_uid_live(st, "ub"), 0);
+    cr_assert_eq(fakeapi__store_state(st, "/configmaps", "d", "b"), 1);
+    char buf[256] = "";
+    cr_assert_eq(fakeapi__store_deleting(st, collect_refs, buf), 0);
+    cr_assert_str_eq(buf, "/configmaps:d/b");
+    put("/configmaps", "d", "c", "uc", NULL, "\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"");
+    buf[0] = '\0';
+    cr_assert_eq(fakeapi__store_deleting(st, collect_refs, buf), 0);
+    cr_assert_str_eq(buf, "/configmaps:d/b,/configmaps:d/c");
+    fakeapi__store_unlock(st);
+    fakeapi__store_close(st);
+    /* Opened again, it is not migrated twice. */
+    cr_assert_eq(fakeapi__store_open(path, &st, err, sizeof err), 0, "%s", err);
+    fakeapi__store_lock(st);
+    cr_assert_eq(fakeapi__store_uid_live(st, "uc"), 0);
+    fakeapi__store_unlock(st);
+    fakeapi__store_close(st);
+    st = mem;
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 Test(store, rollback_restores_everything)
