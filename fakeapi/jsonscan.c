@@ -202,13 +202,15 @@ static int object(scan *s, int depth, unsigned mask)
                     s->w[i].len = vlen;
                 }
             }
-            if (s->own && !(s->pending &= ~leaf))
-                return 1; /* keys are unique: nothing later can change it */
         } else {
             int rc = value(s, depth + 1, inner);
             if (rc != 0)
                 return rc;
         }
+        /* Keys are unique in the server's own text: what this member held
+         * (or did not) for a want is final. Once every want is, stop. */
+        if (s->own && (leaf | inner) && !(s->pending &= ~(leaf | inner)))
+            return 1;
         skip_ws(s);
         if (s->p >= s->end)
             return -1;

@@ -36,10 +36,10 @@ int fakeapi__json_scan(const char *text, size_t len, fakeapi__jscan_want *want, 
 
 /* The same for a text this server wrote itself (kh_json_dump_compact of a
  * document: valid, no key repeated in an object), which is all a response
- * body or a watch line is: the scan stops at the last wanted member it
- * finds instead of reading (and checking) the rest. A wanted member an
- * object repeats, which no such text has, would be taken from its first
- * place, not its last. */
+ * body or a watch line is: the scan stops once every want is settled (found,
+ * or the member its path leads through has been read whole) instead of
+ * reading (and checking) the rest. A wanted member an object repeats, which
+ * no such text has, would be taken from its first place, not its last. */
 int fakeapi__json_scan_own(const char *text, size_t len, fakeapi__jscan_want *want, size_t n);
 
 #endif

@@ -673,7 +673,7 @@ static void trace_line(struct fakeapi__watch *w, const char *line, size_t len)
     char buf[4][256];
     const char *v[4] = {NULL, NULL, NULL, NULL};
     json_t *ev = NULL;
-    bool scanned = fakeapi__json_scan(line, len, want, 4) == 0;
+    bool scanned = fakeapi__json_scan_own(line, len, want, 4) == 0; /* a line of ours */
     for (int i = 0; i < 4 && scanned; i++) {
         if (want[i].found && want[i].len >= sizeof buf[i])
             scanned = false; /* too long to copy here: parse instead */

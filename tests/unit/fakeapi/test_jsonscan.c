@@ -274,6 +274,18 @@ Test(jsonscan, own_text_answers_as_the_whole_scan)
         }
         free(own);
     }
+    /* A want whose path leads through a member that has been read whole
+     * is settled (a cluster-scoped object has no namespace): the scan
+     * stops after metadata. */
+    const char *no_ns = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"n\","
+                        "\"resourceVersion\":\"4\"},\"spec\":[tru";
+    fakeapi__jscan_want m[3] = {{.path = {"object", "metadata", "name"}},
+                                {.path = {"object", "metadata", "namespace"}},
+                                {.path = {"type"}}};
+    cr_assert_eq(fakeapi__json_scan_own(no_ns, strlen(no_ns), m, 3), 0);
+    cr_assert(m[0].found && m[0].len == 1 && m[0].str[0] == 'n');
+    cr_assert(!m[1].found);
+    cr_assert(m[2].found && m[2].len == 5);
     /* Nothing after the last wanted member is read: not even garbage. */
     const char *cut = "{\"metadata\":{\"resourceVersion\":\"9\",\"x\":[tru";
     fakeapi__jscan_want w[1] = {{.path = {"metadata", "resourceVersion"}}};
