@@ -143,7 +143,11 @@ int fakeapi_start(const fakeapi_options *opts, fakeapi_server **out);
 
 /*
  * Stop serving, end open watches, wait for every server thread, close the
- * database and free the server. NULL does nothing.
+ * database and free the server. NULL does nothing. One in-memory store (no
+ * db_path) is kept by the process as the stop left it, and the next start
+ * without a db_path empties and reuses it: a run that stops its server
+ * does not pay for walking the whole store, and the next one not for
+ * growing a new one.
  */
 void fakeapi_stop(fakeapi_server *srv);
 
