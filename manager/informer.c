@@ -957,28 +957,29 @@ void ctrl_informer_last_rv(ctrl_informer *inf, char *buf, size_t len)
     pthread_mutex_unlock(&inf->mu);
 }
 
-int ctrl_informer_get(ctrl_informer *inf, const char *ns, const char *name, json_t **out)
+/* The store key of ns/name (name alone when cluster-scoped): 0, or
+ * CTRL_ERR_ARG / CTRL_ERR_NOT_FOUND (too long to be stored). */
+static int key_of(const ctrl_informer *inf, const char *ns, const char *name, json_t **out,
+                  char *key, size_t len)
 {
     if (!inf || !name || !out)
         return CTRL_ERR_ARG;
+    int n = ns && *ns ? snprintf(key, len, "%s/%s", ns, name) : snprintf(key, len, "%s", name);
+    return n < 0 || (size_t)n >= len ? CTRL_ERR_NOT_FOUND : 0;
+}
+
+int ctrl_informer_get(ctrl_informer *inf, const char *ns, const char *name, json_t **out)
+{
     char key[CTRL__KEY_MAX];
-    int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name)
-                      : snprintf(key, sizeof key, "%s", name);
-    if (n < 0 || (size_t)n >= sizeof key)
-        return CTRL_ERR_NOT_FOUND;
-    return ctrl__store_get(inf->store, key, out);
+    int rc = key_of(inf, ns, name, out, key, sizeof key);
+    return rc < 0 ? rc : ctrl__store_get(inf->store, key, out);
 }
 
 int ctrl_informer_get_shared(ctrl_informer *inf, const char *ns, const char *name, json_t **out)
 {
-    if (!inf || !name || !out)
-        return CTRL_ERR_ARG;
     char key[CTRL__KEY_MAX];
-    int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name)
-                      : snprintf(key, sizeof key, "%s", name);
-    if (n < 0 || (size_t)n >= sizeof key)
-        return CTRL_ERR_NOT_FOUND;
-    return ctrl__store_get_shared(inf->store, key, true, out);
+    int rc = key_of(inf, ns, name, out, key, sizeof key);
+    return rc < 0 ? rc : ctrl__store_get_shared(inf->store, key, true, out);
 }
 
 int ctrl_informer_list(ctrl_informer *inf, const char *ns, const char *label_selector, json_t **out)
