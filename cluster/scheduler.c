@@ -94,7 +94,9 @@ static void unaccount(sched_state *s, const char *key)
     json_t *e = json_object_get(s->acct, key);
     if (!e)
         return;
-    if (json_object_get(e, "anti"))
+    /* account packs a pod without terms as "anti": null: count only what it
+     * counted, or n_anti wrapped and every pod scanned every other pod. */
+    if (json_array_size(json_object_get(e, "anti")))
         s->n_anti--;
     used_add(s, json_string_value(json_object_get(e, "node")), json_object_get(e, "r"), -1);
     json_object_del(s->acct, key);
