@@ -877,6 +877,23 @@ static bool key_canonical(const char *k, const fakeapi__pe *pe)
     return same;
 }
 
+/* Is the "." member v, the at-th of fields at depth, where to_json writes
+ * it: first, as {}, in a member that has children? */
+static bool dot_canonical(const json_t *fields, const json_t *v, int depth, size_t at)
+{
+    return depth > 0 && at == 1 && json_is_object(v) && !json_object_size(v) &&
+           json_object_size(fields) >= 2;
+}
+
+/* What a fieldsV1 value says of its key: a member itself ({} or "."
+ * inside), and whether it has children. */
+static void shape_of(const json_t *v, bool *member, bool *children)
+{
+    const json_t *dot = json_object_get(v, ".");
+    *member = !json_object_size(v) || dot;
+    *children = json_object_size(v) > (dot ? 1u : 0u);
+}
+
 /*
  * Parse one level of fieldsV1 into s. *canon (when not NULL) is cleared
  * unless fields is exactly what to_json writes for the result: keys in
@@ -896,9 +913,7 @@ static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, bool *c
     {
         at++;
         if (!strcmp(k, ".")) {
-            /* to_json writes "." first, as {}, in a member that has children. */
-            if (canon && (depth == 0 || at != 1 || !json_is_object(v) || json_object_size(v) ||
-                          json_object_size(fields) < 2))
+            if (canon && !dot_canonical(fields, v, depth, at))
                 *canon = false;
             continue;
         }
@@ -912,8 +927,8 @@ static int from_json(const json_t *fields, fakeapi__fpset *s, int depth, bool *c
             fakeapi__pe_deinit(&pe);
             return -1;
         }
-        bool member = !json_object_size(v) || json_object_get(v, ".");
-        bool children = json_object_size(v) > (json_object_get(v, ".") ? 1u : 0u);
+        bool member, children;
+        shape_of(v, &member, &children);
         int rc = 0;
         bool last = s->n && fakeapi__pe_compare(&s->v[s->n - 1].pe, &pe) < 0;
         /* A member without children is written {}, never {".":{}}. */
@@ -982,8 +997,7 @@ static int check_json(const json_t *fields, int depth, bool *canon, char *err, s
     {
         at++;
         if (!strcmp(k, ".")) {
-            if (depth == 0 || at != 1 || !json_is_object(v) || json_object_size(v) ||
-                json_object_size(fields) < 2)
+            if (!dot_canonical(fields, v, depth, at))
                 *canon = false;
             continue;
         }
@@ -1003,8 +1017,8 @@ static int check_json(const json_t *fields, int depth, bool *canon, char *err, s
             rc = -1;
             break;
         }
-        bool member = !json_object_size(v) || json_object_get(v, ".");
-        bool children = json_object_size(v) > (json_object_get(v, ".") ? 1u : 0u);
+        bool member, children;
+        shape_of(v, &member, &children);
         if (*canon && ((have_prev && fakeapi__pe_compare(&prev, &pe) >= 0) ||
                        (member && !children && json_object_size(v)) || !key_canonical(k, &pe)))
             *canon = false;
